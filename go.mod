@@ -1,0 +1,3 @@
+module github.com/mailbench/mailbench
+
+go 1.26.8

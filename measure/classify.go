@@ -1,0 +1,76 @@
+package measure
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// ErrTimeout is returned (wrapped) by clients when their own watchdog or
+// deadline cut an operation short.
+var ErrTimeout = errors.New("operation timed out")
+
+// ProtocolError is a reply that the server sent but that the client did not
+// accept: IMAP NO/BAD, SMTP 4xx/5xx, or a reply of unexpected shape.
+type ProtocolError struct {
+	Op    string // e.g. "SELECT", "RCPT TO"
+	Reply string // the server's words, truncated; never a password
+}
+
+func (e *ProtocolError) Error() string { return e.Op + ": " + e.Reply }
+
+// IntegrityError is a message that arrived corrupted or more than once.
+type IntegrityError struct{ Detail string }
+
+func (e *IntegrityError) Error() string { return "integrity: " + e.Detail }
+
+// Classify maps an error to its ErrorClass. Protocol clients wrap server
+// replies in *ProtocolError so that Classify need not know their types.
+func Classify(err error) ErrorClass {
+	if err == nil {
+		return OK
+	}
+	var pe *ProtocolError
+	var ie *IntegrityError
+	switch {
+	case errors.As(err, &ie):
+		return Integrity
+	case errors.As(err, &pe):
+		return Protocol
+	case errors.Is(err, ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	}
+	if isTLSError(err) {
+		return TLS
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return Timeout
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return Connection
+	}
+	return Other
+}
+
+func isTLSError(err error) bool {
+	var (
+		rec   tls.RecordHeaderError
+		alert tls.AlertError
+		cv    *tls.CertificateVerificationError
+		ua    x509.UnknownAuthorityError
+		hn    x509.HostnameError
+		ci    x509.CertificateInvalidError
+	)
+	return errors.As(err, &rec) || errors.As(err, &alert) || errors.As(err, &cv) ||
+		errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
+}

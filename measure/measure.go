@@ -1,0 +1,94 @@
+// Package measure defines what one timed operation is: the named functions of
+// the SPECmail2008 summary table, the classes of error an operation can end
+// in, and the Observation record that clients hand to an Observer.
+//
+// It is the vocabulary shared by the protocol clients (imapclient, smtpclient),
+// the recorder and the compliance table. It doesn't perform I/O.
+package measure
+
+import "time"
+
+// Function is a timed function, named exactly as in the SPECmail2008 table.
+type Function string
+
+// The fourteen SPECmail2008 functions, and mailbench's delivery-time rows.
+const (
+	SMTPConnect      Function = "SMTP Connect"
+	SMTPData         Function = "SMTP Data"
+	IMAPAppend       Function = "IMAP APPEND"
+	IMAPConnect      Function = "IMAP Connect"
+	IMAPExpunge      Function = "IMAP EXPUNGE"
+	IMAPFetchBody    Function = "IMAP FETCH_NUM_BODYALL"
+	IMAPFetchRange   Function = "IMAP FETCH_RANGE_ENVELOPE_BODYPEEK_HEADERFIELDS_FLAGS_INTERNALDATE_RFC822SIZE_UID"
+	IMAPList         Function = "IMAP LIST"
+	IMAPLsub         Function = "IMAP LSUB_NULL_WILDCARD"
+	IMAPSelectFolder Function = "IMAP SELECT_FOLDER"
+	IMAPSelectInbox  Function = "IMAP SELECT_INBOX"
+	IMAPStore        Function = "IMAP STORE_NUM_SET_FLAGS_DELETED"
+	IMAPUIDStore     Function = "IMAP UID_STORE_NUM_SET_FLAGS_DELETED"
+	IMAPUIDFetch     Function = "IMAP UID_FETCH_RANGE_UID_BODYPEEK_HEADERFIELDS_FLAGS_RFC822SIZE"
+
+	DeliveryLocal  Function = "Delivery Time (local)"
+	DeliveryRemote Function = "Delivery Time (remote)"
+)
+
+// SPECFunctions lists the fourteen timed functions of the SPECmail2008
+// summary table in the table's order.
+var SPECFunctions = []Function{
+	SMTPConnect, SMTPData, IMAPAppend, IMAPConnect, IMAPExpunge, IMAPFetchBody,
+	IMAPFetchRange, IMAPList, IMAPLsub, IMAPSelectFolder, IMAPSelectInbox,
+	IMAPStore, IMAPUIDStore, IMAPUIDFetch,
+}
+
+// AllFunctions is SPECFunctions followed by the delivery-time functions.
+var AllFunctions = append(append([]Function(nil), SPECFunctions...), DeliveryLocal, DeliveryRemote)
+
+// Known reports whether f is one of AllFunctions.
+func Known(f Function) bool {
+	for _, g := range AllFunctions {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrorClass says how an operation failed. The empty class means success.
+type ErrorClass string
+
+const (
+	OK         ErrorClass = ""
+	Timeout    ErrorClass = "timeout"    // our deadline or watchdog fired
+	Connection ErrorClass = "connection" // refused, reset, closed, EOF
+	Protocol   ErrorClass = "protocol"   // NO/BAD, SMTP 4xx/5xx, unexpected reply
+	TLS        ErrorClass = "tls"        // handshake, certificate, version
+	Integrity  ErrorClass = "integrity"  // corrupted or duplicated message
+	Other      ErrorClass = "other"
+)
+
+// ErrorClasses lists the failure classes in report order.
+var ErrorClasses = []ErrorClass{Timeout, Connection, Protocol, TLS, Integrity, Other}
+
+// Observation is one timed operation.
+type Observation struct {
+	Function Function
+	Start    time.Time     // when the operation started (wall clock, monotonic)
+	Duration time.Duration // how long it took, including a failure
+	Class    ErrorClass    // OK on success
+	Err      error         // the failure, nil on success; never holds a password
+}
+
+// Observer receives observations. Implementations must be safe for
+// concurrent use: every simulated session calls Observe from its own goroutine.
+type Observer interface {
+	Observe(Observation)
+}
+
+// ObserverFunc adapts a function to an Observer.
+type ObserverFunc func(Observation)
+
+// Observe calls f(o).
+func (f ObserverFunc) Observe(o Observation) { f(o) }
+
+// Discard is an Observer that drops every observation.
+var Discard Observer = ObserverFunc(func(Observation) {})

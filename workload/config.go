@@ -1,0 +1,167 @@
+package workload
+
+import (
+	"time"
+)
+
+// Config is a workload file: what to load, how hard, for how long, and what
+// counts as compliant. Load it with LoadConfig, which fills defaults, decodes
+// the file over them strictly and validates the result.
+type Config struct {
+	Name string `toml:"name"`
+	Seed int64  `toml:"seed"`
+
+	Target     TargetConfig     `toml:"target"`
+	Sink       SinkConfig       `toml:"sink"`
+	Users      UsersConfig      `toml:"users"`
+	Load       LoadConfig       `toml:"load"`
+	Phases     PhasesConfig     `toml:"phases"`
+	Sessions   SessionsConfig   `toml:"sessions"`
+	Messages   MessagesConfig   `toml:"messages"`
+	Mailboxes  MailboxesConfig  `toml:"mailboxes"`
+	Compliance ComplianceConfig `toml:"compliance"`
+
+	// File is the path the config was read from ("" for built-in defaults).
+	File string `toml:"-"`
+}
+
+// TargetConfig names the system under test.
+type TargetConfig struct {
+	// Embedded starts mailbench's in-process demo target (IMAP + SMTP) and
+	// ignores IMAP and SMTP below.
+	Embedded bool     `toml:"embedded"`
+	IMAP     Endpoint `toml:"imap"`
+	SMTP     Endpoint `toml:"smtp"` // where sessions submit and inbound mail arrives
+}
+
+// Endpoint is one server address and how to reach it.
+type Endpoint struct {
+	Address string `toml:"address"` // host:port
+	TLS     string `toml:"tls"`     // "none" | "starttls" | "implicit"
+	// InsecureSkipVerify disables certificate verification; the report warns.
+	InsecureSkipVerify bool   `toml:"insecure_skip_verify"`
+	CAFile             string `toml:"ca_file"`
+	ServerName         string `toml:"server_name"`
+	SessionResumption  bool   `toml:"session_resumption"`
+	MinTLSVersion      string `toml:"min_tls_version"` // "1.2" | "1.3"
+	Auth               string `toml:"auth"`            // IMAP: "login" | "plain"; SMTP: "none" | "plain" | "login"
+}
+
+// SinkConfig is mailbench's SMTP sink, where the SUT relays remote mail.
+type SinkConfig struct {
+	Enabled         bool   `toml:"enabled"`
+	Listen          string `toml:"listen"` // host:port
+	TLS             string `toml:"tls"`    // "none" | "starttls" | "implicit"
+	CertFile        string `toml:"cert_file"`
+	KeyFile         string `toml:"key_file"`
+	MaxMessageBytes int64  `toml:"max_message_bytes"`
+	MaxRecipients   int    `toml:"max_recipients"`
+	SaveDir         string `toml:"save_dir"` // "" discards bodies
+}
+
+// UsersConfig says who the simulated users are.
+type UsersConfig struct {
+	Count        int    `toml:"count"`
+	Pattern      string `toml:"pattern"`       // fmt pattern with one %d, e.g. "user%d" (1-based)
+	Password     string `toml:"password"`      // never printed
+	PasswordEnv  string `toml:"password_env"`  // env var holding the password; wins over Password
+	File         string `toml:"file"`          // CSV user,password; replaces Count/Pattern
+	LocalDomain  string `toml:"local_domain"`  // default example.test
+	RemoteDomain string `toml:"remote_domain"` // default remote.test
+	// LoginWithDomain logs in as user@local_domain instead of the bare name.
+	LoginWithDomain bool `toml:"login_with_domain"`
+}
+
+// LoadConfig is the target arrival rate and the generator's bounds.
+type LoadConfig struct {
+	// SessionsPerHour is the target. When zero it is
+	// Users.Count × SessionsPerUserHour.
+	SessionsPerHour     float64  `toml:"sessions_per_hour"`
+	SessionsPerUserHour float64  `toml:"sessions_per_user_hour"` // default 4.8
+	MaxConcurrent       int      `toml:"max_concurrent_sessions"`
+	LateTolerance       Duration `toml:"late_tolerance"`      // a session starting later than this is late
+	OpTimeout           Duration `toml:"op_timeout"`          // deadline of every network operation
+	ThinkTime           Duration `toml:"think_time"`          // mean of the exponential think time
+	InboundPerSession   float64  `toml:"inbound_per_session"` // background inbound messages per session
+}
+
+// PhasesConfig is the run's timeline.
+type PhasesConfig struct {
+	Warmup      Duration `toml:"warmup"`
+	Measurement Duration `toml:"measurement"`
+	Rampdown    Duration `toml:"rampdown"` // grace for running sessions after the last start
+	Settle      Duration `toml:"settle"`   // wait for deliveries after ramp-down
+}
+
+// SessionsConfig weights the five session types and sets their parameters.
+type SessionsConfig struct {
+	Check   SessionType `toml:"check"`
+	Read    SessionType `toml:"read"`
+	Cleanup SessionType `toml:"cleanup"`
+	Folders SessionType `toml:"folders"`
+	Send    SessionType `toml:"send"`
+}
+
+// SessionType is one kind of user session.
+type SessionType struct {
+	Weight float64 `toml:"weight"`
+	// FetchCount is how many of the newest messages a range fetch asks for
+	// (check, read, folders). Default 20.
+	FetchCount int `toml:"fetch_count"`
+	// BodiesMin/BodiesMax bound FETCH_NUM_BODYALL per read session (1-3).
+	BodiesMin int `toml:"bodies_min"`
+	BodiesMax int `toml:"bodies_max"`
+}
+
+// MessagesConfig shapes generated mail.
+type MessagesConfig struct {
+	Sizes       []SizeShare      `toml:"sizes"`
+	Recipients  []RecipientShare `toml:"recipients"`
+	RemoteShare float64          `toml:"remote_share"` // probability a recipient is remote (0-1)
+}
+
+// SizeShare is one bucket of the message-size distribution.
+type SizeShare struct {
+	Size  ByteSize `toml:"size"`  // "1KiB", "256KiB", "1MiB" or bytes
+	Share float64  `toml:"share"` // percent; shares sum to 100
+}
+
+// RecipientShare is one bucket of the recipients-per-message distribution.
+type RecipientShare struct {
+	Min   int     `toml:"min"`
+	Max   int     `toml:"max"`
+	Share float64 `toml:"share"` // percent; shares sum to 100
+}
+
+// MailboxesConfig is what `mailbench init` creates per user (and what the
+// embedded target starts with).
+type MailboxesConfig struct {
+	InboxMessages     int      `toml:"inbox_messages"`
+	Folders           []string `toml:"folders"` // besides INBOX, Sent, Drafts, Trash
+	FolderMessagesMin int      `toml:"folder_messages_min"`
+	FolderMessagesMax int      `toml:"folder_messages_max"`
+}
+
+// ComplianceConfig holds the limits. Functions overrides the defaults per
+// function name (exact names of the SPECmail2008 table).
+type ComplianceConfig struct {
+	Limit            Duration                 `toml:"limit"`                     // default 5s
+	RequiredPercent  float64                  `toml:"required_percent"`          // default 95 (strictly greater)
+	DeliveryLimit    Duration                 `toml:"delivery_limit"`            // default 60s
+	DeliveryRequired float64                  `toml:"delivery_required_percent"` // default 95
+	MaxErrorPercent  float64                  `toml:"max_error_percent"`         // default 1 (strictly less)
+	Functions        map[string]FunctionLimit `toml:"functions"`
+}
+
+// FunctionLimit overrides the default limit for one function.
+type FunctionLimit struct {
+	Limit           Duration `toml:"limit"`
+	RequiredPercent float64  `toml:"required_percent"`
+}
+
+// Duration is a time.Duration written as a string ("30s", "1m30s") in TOML.
+// A bare integer is rejected: BurntSushi/toml would take it as nanoseconds.
+type Duration struct{ time.Duration }
+
+// ByteSize is a size written as "4KiB", "1MiB", "512" or an integer.
+type ByteSize int64
