@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,20 @@ func newGen(t testing.TB, seed int64, sizes []int) *Generator {
 	return g
 }
 
+var sharedGens sync.Map // seed -> *Generator over defaultSizes
+
+// sharedGen returns a Generator over defaultSizes, built once per seed per
+// test binary (building the 1 MiB bucket is the slow part under -race).
+func sharedGen(t testing.TB, seed int64) *Generator {
+	t.Helper()
+	if g, ok := sharedGens.Load(seed); ok {
+		return g.(*Generator)
+	}
+	g := newGen(t, seed, defaultSizes)
+	sharedGens.Store(seed, g)
+	return g
+}
+
 // splitMessage returns the raw header (with its blank line) and the body.
 func splitMessage(t *testing.T, msg []byte) (hdr, body []byte) {
 	t.Helper()
@@ -54,8 +69,8 @@ func splitMessage(t *testing.T, msg []byte) (hdr, body []byte) {
 }
 
 func TestSameSeedSameBytes(t *testing.T) {
-	a := newGen(t, 7, defaultSizes)
-	b := newGen(t, 7, defaultSizes)
+	a := sharedGen(t, 7)
+	b := newGen(t, 7, defaultSizes) // built afresh: nothing shared with a
 	env := envelope(2)
 	for _, size := range defaultSizes {
 		for v := range uint64(VariantsPerSize) {
@@ -68,8 +83,8 @@ func TestSameSeedSameBytes(t *testing.T) {
 }
 
 func TestDifferentSeedOrVariantDiffers(t *testing.T) {
-	a := newGen(t, 7, defaultSizes)
-	b := newGen(t, 8, defaultSizes)
+	a := sharedGen(t, 7)
+	b := sharedGen(t, 8)
 	env := envelope(1)
 	for _, size := range defaultSizes {
 		if bytes.Equal(a.Message(env, size, 0), b.Message(env, size, 0)) {
@@ -91,7 +106,7 @@ func TestDifferentSeedOrVariantDiffers(t *testing.T) {
 }
 
 func TestSizeNearTarget(t *testing.T) {
-	g := newGen(t, 1, defaultSizes)
+	g := sharedGen(t, 7)
 	for _, nRcpt := range []int{1, 2, 3} {
 		for _, size := range defaultSizes {
 			for v := range uint64(VariantsPerSize) {
@@ -106,7 +121,7 @@ func TestSizeNearTarget(t *testing.T) {
 }
 
 func TestSizeWriteToAndSourceAgreeWithMessage(t *testing.T) {
-	g := newGen(t, 3, defaultSizes)
+	g := sharedGen(t, 7)
 	for _, nRcpt := range []int{0, 1, 10} {
 		env := envelope(nRcpt)
 		for _, size := range defaultSizes {
@@ -129,7 +144,7 @@ func TestSizeWriteToAndSourceAgreeWithMessage(t *testing.T) {
 }
 
 func TestLinesCRLFAndShort(t *testing.T) {
-	g := newGen(t, 5, defaultSizes)
+	g := sharedGen(t, 7)
 	for _, size := range defaultSizes {
 		for v := range uint64(VariantsPerSize) {
 			msg := g.Message(envelope(10), size, v)
@@ -165,7 +180,7 @@ func TestLinesCRLFAndShort(t *testing.T) {
 }
 
 func TestHeaderParsesAndSumMatches(t *testing.T) {
-	g := newGen(t, 11, defaultSizes)
+	g := sharedGen(t, 7)
 	env := envelope(3)
 	env.Subject = "Grüße\r\nBcc: evil@example.test"
 	for _, size := range defaultSizes {
@@ -383,7 +398,7 @@ func FuzzMessageWellFormed(f *testing.F) {
 }
 
 func BenchmarkMessage(b *testing.B) {
-	g := newGen(b, 1, defaultSizes)
+	g := sharedGen(b, 1)
 	env := envelope(2)
 	for _, size := range defaultSizes {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
@@ -399,7 +414,7 @@ func BenchmarkMessage(b *testing.B) {
 }
 
 func BenchmarkWriteTo(b *testing.B) {
-	g := newGen(b, 1, defaultSizes)
+	g := sharedGen(b, 1)
 	env := envelope(2)
 	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
