@@ -1,0 +1,496 @@
+package imapclient
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	goimap "github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// TLSMode says how the connection is secured.
+type TLSMode string
+
+// The TLS modes.
+const (
+	TLSNone     TLSMode = "none"
+	TLSStartTLS TLSMode = "starttls"
+	TLSImplicit TLSMode = "implicit"
+)
+
+// Authentication mechanisms for Config.Auth.
+const (
+	AuthLogin = "login" // LOGIN user pass
+	AuthPlain = "plain" // AUTHENTICATE PLAIN
+)
+
+// DefaultTimeout is the per-operation deadline when Config.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Config says where and how to connect. The zero TLS mode is "none", the
+// zero Auth is "login".
+type Config struct {
+	Address   string      // host:port
+	TLS       TLSMode     // "none" (default), "starttls" or "implicit"
+	TLSConfig *tls.Config // used for starttls and implicit; ServerName defaults to Address's host
+
+	// Timeout is the deadline of every operation, Connect included.
+	// Zero means DefaultTimeout.
+	Timeout time.Duration
+
+	Auth string // "login" (default) or "plain"
+
+	// Observer receives one Observation per timed operation; nil records nothing.
+	Observer measure.Observer
+
+	// DialContext, if set, replaces net.Dialer.DialContext (custom transports, tests).
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// ConnectBreakdown splits the time of IMAP Connect into its phases.
+type ConnectBreakdown struct {
+	TCP time.Duration // dial
+	// TLS is the handshake; with STARTTLS also the STARTTLS command and the
+	// capability list requested after it.
+	TLS time.Duration
+	// Greeting is waiting for the server greeting plus, when the greeting
+	// carries no [CAPABILITY] code, the CAPABILITY command go-imap sends.
+	Greeting time.Duration
+	// Auth is LOGIN or AUTHENTICATE PLAIN plus, when the OK carries no
+	// [CAPABILITY] code, the CAPABILITY command go-imap sends after it.
+	Auth    time.Duration
+	Resumed bool // the TLS session was resumed
+}
+
+// ErrClosed is returned (wrapped) by operations on a client whose
+// connection is closed, e.g. after a timeout. It is classified as a
+// connection error.
+var ErrClosed = fmt.Errorf("imapclient: client closed: %w", net.ErrClosed)
+
+// Client is one simulated user's IMAP connection. It is NOT safe for
+// concurrent use: one session goroutine drives it, one command at a time.
+//
+// Every operation runs under a watchdog: when Config.Timeout elapses or the
+// context is cancelled, the connection is closed, the operation returns, and
+// the client is unusable afterwards (every later operation fails with
+// ErrClosed).
+type Client struct {
+	lib       *goimap.Client
+	tr        *transport
+	timeout   time.Duration
+	observer  measure.Observer
+	breakdown ConnectBreakdown
+	closed    atomic.Bool
+	lsubTag   uint64
+}
+
+// Breakdown returns the phases of the connect that created c. It doesn't
+// perform I/O.
+func (c *Client) Breakdown() ConnectBreakdown { return c.breakdown }
+
+// Caps reports the capabilities the server advertised after login. It
+// doesn't perform I/O (Connect already fetched them).
+func (c *Client) Caps() imap.CapSet { return c.lib.Caps() }
+
+// Close closes the connection without LOGOUT. It is safe to call more than once.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	err := c.lib.Close()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Connect dials cfg.Address, secures the connection per cfg.TLS, waits for
+// the greeting and logs in, timing it all as one "IMAP Connect"
+// observation. The password never appears in the returned error.
+func Connect(ctx context.Context, cfg Config, login, password string) (*Client, error) {
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c, err := connect(ctx, cfg, timeout, login, password)
+	if err != nil {
+		err = redact(err, password)
+	}
+	if cfg.Observer != nil {
+		cfg.Observer.Observe(observation(measure.IMAPConnect, start, err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func connect(parent context.Context, cfg Config, timeout time.Duration, login, password string) (*Client, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	// timeoutErr maps a failure after the deadline to ErrTimeout, and a
+	// failure after the parent's cancellation to the parent's error.
+	timeoutErr := func(op string, err error) error {
+		if perr := parent.Err(); perr != nil {
+			return fmt.Errorf("imapclient: %s: %w", op, perr)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("imapclient: %s: %w after %v", op, measure.ErrTimeout, timeout)
+		}
+		return err
+	}
+
+	var bd ConnectBreakdown
+	dial := cfg.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	raw, err := dial(ctx, "tcp", cfg.Address)
+	if err != nil {
+		return nil, timeoutErr("dial", fmt.Errorf("imapclient: dial: %w", err))
+	}
+	bd.TCP = time.Since(start)
+
+	tlsConfig := func() *tls.Config {
+		var tc *tls.Config
+		if cfg.TLSConfig != nil {
+			tc = cfg.TLSConfig.Clone()
+		} else {
+			tc = &tls.Config{}
+		}
+		if tc.ServerName == "" {
+			if host, _, err := net.SplitHostPort(cfg.Address); err == nil {
+				tc.ServerName = host
+			}
+		}
+		if tc.NextProtos == nil {
+			tc.NextProtos = []string{"imap"}
+		}
+		return tc
+	}
+
+	var conn net.Conn = raw
+	var prefix []byte
+	switch cfg.TLS {
+	case TLSNone, "":
+	case TLSImplicit:
+		t0 := time.Now()
+		tc := tls.Client(raw, tlsConfig())
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
+		}
+		bd.TLS = time.Since(t0)
+		bd.Resumed = tc.ConnectionState().DidResume
+		conn = tc
+	case TLSStartTLS:
+		t0 := time.Now()
+		greeting, greetingAt, err := startTLSGreeting(ctx, raw)
+		if err != nil {
+			raw.Close()
+			return nil, timeoutErr("STARTTLS", err)
+		}
+		bd.Greeting = greetingAt.Sub(t0)
+		t1 := greetingAt
+		tc := tls.Client(raw, tlsConfig())
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
+		}
+		bd.TLS = time.Since(t1)
+		bd.Resumed = tc.ConnectionState().DidResume
+		conn = tc
+		prefix = greeting
+	default:
+		raw.Close()
+		return nil, fmt.Errorf("imapclient: unknown TLS mode %q", cfg.TLS)
+	}
+
+	tr := newTransport(conn, prefix)
+	c := &Client{
+		lib:      goimap.New(tr, nil),
+		tr:       tr,
+		timeout:  timeout,
+		observer: cfg.Observer,
+	}
+	// The remaining phases run under the watchdog of ctx.
+	var fired atomic.Bool
+	stop := context.AfterFunc(ctx, func() {
+		fired.Store(true)
+		tr.Conn.Close()
+	})
+	fail := func(op string, err error) (*Client, error) {
+		stop()
+		if fired.Load() {
+			err = timeoutErr(op, err)
+		} else {
+			err = c.mapErr(op, err)
+		}
+		c.Close()
+		return nil, err
+	}
+
+	t0 := time.Now()
+	if err := c.lib.WaitGreeting(); err != nil {
+		return fail("greeting", err)
+	}
+	if c.lib.State() != imap.ConnStateNotAuthenticated {
+		return fail("greeting", &measure.ProtocolError{Op: "greeting", Reply: "PREAUTH is not supported"})
+	}
+	if c.lib.Caps() == nil {
+		return fail("CAPABILITY", errors.New("no capability list"))
+	}
+	if cfg.TLS == TLSStartTLS {
+		bd.TLS += time.Since(t0)
+	} else {
+		bd.Greeting = time.Since(t0)
+	}
+
+	t0 = time.Now()
+	switch strings.ToLower(cfg.Auth) {
+	case AuthLogin, "":
+		err = c.lib.Login(login, password).Wait()
+	case AuthPlain:
+		err = c.lib.Authenticate(sasl.NewPlainClient("", login, password))
+	default:
+		err = fmt.Errorf("imapclient: unknown auth mechanism %q", cfg.Auth)
+	}
+	if err != nil {
+		return fail("LOGIN", err)
+	}
+	if c.lib.Caps() == nil {
+		return fail("CAPABILITY", errors.New("no capability list after login"))
+	}
+	bd.Auth = time.Since(t0)
+	if !stop() {
+		return fail("LOGIN", errors.New("deadline"))
+	}
+	c.breakdown = bd
+	return c, nil
+}
+
+// startTLSGreeting reads the greeting from raw, sends STARTTLS and waits for
+// its OK, all in clear text and under ctx's deadline. It returns the
+// greeting line to replay to go-imap (without its capability list, which
+// is void after STARTTLS).
+func startTLSGreeting(ctx context.Context, raw net.Conn) (greeting []byte, greetingAt time.Time, err error) {
+	if dl, ok := ctx.Deadline(); ok {
+		raw.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	br := bufio.NewReaderSize(raw, 1024)
+	readLine := func() (string, error) {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return "", &measure.ProtocolError{Op: "STARTTLS", Reply: "line too long"}
+			}
+			return "", fmt.Errorf("imapclient: STARTTLS: %w", err)
+		}
+		return strings.TrimRight(string(line), "\r\n"), nil
+	}
+	line, err := readLine()
+	if err != nil {
+		return nil, greetingAt, err
+	}
+	greetingAt = time.Now()
+	typ, text := statusOf(strings.TrimPrefix(line, "* "))
+	switch {
+	case !strings.HasPrefix(line, "* "):
+		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(line)}
+	case typ == "PREAUTH":
+		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: "PREAUTH refused before STARTTLS"}
+	case typ != "OK":
+		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(typ + " " + text)}
+	}
+	const tag = "MBS1"
+	if _, err := raw.Write([]byte(tag + " STARTTLS\r\n")); err != nil {
+		return nil, greetingAt, fmt.Errorf("imapclient: STARTTLS: %w", err)
+	}
+	for {
+		line, err := readLine()
+		if err != nil {
+			return nil, greetingAt, err
+		}
+		if !strings.HasPrefix(line, tag+" ") {
+			continue // untagged data, e.g. a CAPABILITY reply
+		}
+		typ, text := statusOf(line[len(tag)+1:])
+		if typ != "OK" {
+			return nil, greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: truncate(typ + " " + text)}
+		}
+		break
+	}
+	if br.Buffered() > 0 {
+		// Clear-text bytes after the OK would be injected into the TLS session.
+		return nil, greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: "data after STARTTLS OK"}
+	}
+	raw.SetDeadline(time.Time{})
+	return []byte("* OK [mailbench] greeting received before STARTTLS\r\n"), greetingAt, nil
+}
+
+// statusOf splits "OK [CODE] text" into the status word and the rest.
+func statusOf(s string) (typ, rest string) {
+	typ, rest, _ = strings.Cut(s, " ")
+	return strings.ToUpper(typ), rest
+}
+
+// do runs one operation under the watchdog and, when fn is not empty,
+// reports its Observation.
+func (c *Client) do(ctx context.Context, fn measure.Function, op string, body func() error) error {
+	if c.closed.Load() {
+		return fmt.Errorf("imapclient: %s: %w", op, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("imapclient: %s: %w", op, err)
+	}
+	start := time.Now()
+	err := c.guard(ctx, op, body)
+	if fn != "" && c.observer != nil {
+		c.observer.Observe(observation(fn, start, err))
+	}
+	return err
+}
+
+const (
+	guardRunning int32 = iota
+	guardDone
+	guardTimeout
+	guardCancelled
+)
+
+// guard runs body; if the timeout elapses or ctx is done first, it closes
+// the connection (which makes body return) and reports that instead.
+func (c *Client) guard(ctx context.Context, op string, body func() error) error {
+	var state atomic.Int32
+	timer := time.AfterFunc(c.timeout, func() {
+		if state.CompareAndSwap(guardRunning, guardTimeout) {
+			c.tr.Conn.Close()
+		}
+	})
+	stop := context.AfterFunc(ctx, func() {
+		if state.CompareAndSwap(guardRunning, guardCancelled) {
+			c.tr.Conn.Close()
+		}
+	})
+	err := body()
+	timer.Stop()
+	stop()
+	if state.CompareAndSwap(guardRunning, guardDone) {
+		return c.mapErr(op, err)
+	}
+	c.Close()
+	if state.Load() == guardTimeout {
+		return fmt.Errorf("imapclient: %s: %w after %v", op, measure.ErrTimeout, c.timeout)
+	}
+	return fmt.Errorf("imapclient: %s: %w", op, context.Cause(ctx))
+}
+
+// mapErr turns a go-imap error into one that measure.Classify understands:
+// NO/BAD replies become *measure.ProtocolError, failures after an I/O error
+// wrap that error (a connection failure), other failures are unexpected
+// replies (protocol errors).
+func (c *Client) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ie *imap.Error
+	if errors.As(err, &ie) {
+		reply := string(ie.Type)
+		if ie.Code != "" {
+			reply += " [" + string(ie.Code) + "]"
+		}
+		if ie.Text != "" {
+			reply += " " + ie.Text
+		}
+		return fmt.Errorf("imapclient: %w", &measure.ProtocolError{Op: op, Reply: truncate(reply)})
+	}
+	var pe *measure.ProtocolError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if ioErr := c.tr.err(); ioErr != nil {
+		c.Close()
+		return fmt.Errorf("imapclient: %s: connection lost: %w", op, ioErr)
+	}
+	if errors.Is(err, ErrClosed) || measure.Classify(err) != measure.Other {
+		return err
+	}
+	// The connection is alive but go-imap gave up: a malformed or
+	// unexpected response. go-imap closes the connection in that case.
+	c.Close()
+	return fmt.Errorf("imapclient: %w", &measure.ProtocolError{Op: op, Reply: truncate("unexpected response: " + err.Error())})
+}
+
+func observation(fn measure.Function, start time.Time, err error) measure.Observation {
+	return measure.Observation{
+		Function: fn,
+		Start:    start,
+		Duration: time.Since(start),
+		Class:    measure.Classify(err),
+		Err:      err,
+	}
+}
+
+// redactedError is an error whose text had a secret removed. It keeps the
+// class of the original error (through a sentinel) but not the original.
+type redactedError struct {
+	text  string
+	class error // a sentinel with the original's class, or nil
+	pe    *measure.ProtocolError
+}
+
+func (e *redactedError) Error() string { return e.text }
+
+func (e *redactedError) Unwrap() error {
+	if e.pe != nil {
+		return e.pe
+	}
+	return e.class
+}
+
+// redact returns err unchanged unless its text contains secret, in which
+// case it returns an error with every occurrence replaced by "***" and the
+// same measure.Classify class.
+func redact(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	scrub := func(s string) string { return strings.ReplaceAll(s, secret, "***") }
+	r := &redactedError{text: scrub(err.Error())}
+	var pe *measure.ProtocolError
+	if errors.As(err, &pe) {
+		r.pe = &measure.ProtocolError{Op: scrub(pe.Op), Reply: scrub(pe.Reply)}
+		return r
+	}
+	switch measure.Classify(err) {
+	case measure.Timeout:
+		r.class = measure.ErrTimeout
+	case measure.Connection:
+		r.class = net.ErrClosed
+	case measure.TLS:
+		r.class = tls.AlertError(40) // handshake_failure
+	case measure.Integrity:
+		r.class = &measure.IntegrityError{Detail: "redacted"}
+	}
+	if errors.Is(err, context.Canceled) {
+		r.class = context.Canceled
+	}
+	return r
+}

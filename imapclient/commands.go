@@ -1,0 +1,438 @@
+package imapclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	goimap "github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/msgsum"
+)
+
+// Trace header fields stamped by mailbench's message generator.
+const (
+	HeaderID   = "X-Mailbench-Id"
+	HeaderSent = "X-Mailbench-Sent"
+	HeaderSum  = msgsum.Header
+)
+
+// HeaderFields are the fields requested by the two range fetches, in the
+// order they go on the wire.
+var HeaderFields = []string{"From", "To", "Subject", "Date", "Message-Id", HeaderID, HeaderSent}
+
+// Mailbox is the state of a mailbox after SELECT.
+type Mailbox struct {
+	Name        string
+	Messages    uint32 // EXISTS
+	UIDNext     uint32
+	UIDValidity uint32
+}
+
+// MessageInfo is what the range fetches return per message.
+type MessageInfo struct {
+	Seq, UID     uint32
+	Size         int64 // RFC822.SIZE
+	Flags        []string
+	ID           string    // X-Mailbench-Id, "" if absent
+	Sent         time.Time // X-Mailbench-Sent (RFC 3339), zero if absent or malformed
+	InternalDate time.Time // only FetchRangeEnvelope asks for it
+	Subject      string    // from ENVELOPE; only FetchRangeEnvelope asks for it
+}
+
+// BodyInfo is what FetchBody learns from a streamed message.
+type BodyInfo struct {
+	Size    int64  // bytes of the BODY[] literal
+	ID      string // X-Mailbench-Id, "" if absent
+	Sum     string // X-Mailbench-Sum as stamped by the sender, "" if absent
+	BodySum string // msgsum checksum of the bytes after the header's blank line
+}
+
+// SelectInbox runs SELECT INBOX, timed as "IMAP SELECT_INBOX".
+func (c *Client) SelectInbox(ctx context.Context) (Mailbox, error) {
+	return c.sel(ctx, measure.IMAPSelectInbox, "INBOX")
+}
+
+// SelectFolder runs SELECT name, timed as "IMAP SELECT_FOLDER".
+func (c *Client) SelectFolder(ctx context.Context, name string) (Mailbox, error) {
+	return c.sel(ctx, measure.IMAPSelectFolder, name)
+}
+
+func (c *Client) sel(ctx context.Context, fn measure.Function, name string) (Mailbox, error) {
+	var mb Mailbox
+	err := c.do(ctx, fn, "SELECT", func() error {
+		data, err := c.lib.Select(name, nil).Wait()
+		if err != nil {
+			return err
+		}
+		mb = Mailbox{Name: name, Messages: data.NumMessages, UIDNext: uint32(data.UIDNext), UIDValidity: data.UIDValidity}
+		return nil
+	})
+	return mb, err
+}
+
+// List runs LIST "" "*", timed as "IMAP LIST", and returns the mailbox names.
+func (c *Client) List(ctx context.Context) ([]string, error) {
+	var names []string
+	err := c.do(ctx, measure.IMAPList, "LIST", func() error {
+		list, err := c.lib.List("", "*", nil).Collect()
+		for _, d := range list {
+			names = append(names, d.Mailbox)
+		}
+		return err
+	})
+	return names, err
+}
+
+// Lsub runs a real LSUB "" "*", timed as "IMAP LSUB_NULL_WILDCARD", and
+// returns the subscribed mailbox names (modified UTF-7 decoded).
+//
+// go-imap v2 has no LSUB and rejects `* LSUB` responses, so the command is
+// written on the connection directly and its responses are taken out of the
+// stream before go-imap sees them; unilateral responses in between still
+// reach go-imap.
+func (c *Client) Lsub(ctx context.Context) ([]string, error) {
+	var names []string
+	err := c.do(ctx, measure.IMAPLsub, "LSUB", func() error {
+		c.lsubTag++
+		tag := "MBL" + itoa(c.lsubTag)
+		tap, err := c.tr.startTap(tag)
+		if err != nil {
+			return err
+		}
+		defer c.tr.stopTap(tap)
+		if _, err := c.tr.Write(lsubCommand(tag)); err != nil {
+			return err
+		}
+		select {
+		case <-tap.done:
+		case <-c.lib.Closed():
+			select {
+			case <-tap.done:
+			default:
+				return errors.New("connection closed during LSUB")
+			}
+		}
+		c.tr.mu.Lock()
+		names = tap.names
+		c.tr.mu.Unlock()
+		return tap.err
+	})
+	return names, err
+}
+
+// FetchRangeEnvelope runs
+//
+//	FETCH from:to (ENVELOPE BODY.PEEK[HEADER.FIELDS (From To Subject Date Message-Id X-Mailbench-Id X-Mailbench-Sent)] FLAGS INTERNALDATE RFC822.SIZE UID)
+//
+// timed as "IMAP FETCH_RANGE_ENVELOPE_…". to == 0 means "*".
+func (c *Client) FetchRangeEnvelope(ctx context.Context, from, to uint32) ([]MessageInfo, error) {
+	if from == 0 {
+		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
+	}
+	set := imap.SeqSet{{Start: from, Stop: to}}
+	opts := &imap.FetchOptions{
+		Envelope:     true,
+		BodySection:  []*imap.FetchItemBodySection{headerSection()},
+		Flags:        true,
+		InternalDate: true,
+		RFC822Size:   true,
+		UID:          true,
+	}
+	return c.fetchInfos(ctx, measure.IMAPFetchRange, "FETCH", set, opts)
+}
+
+// UIDFetchRange runs
+//
+//	UID FETCH fromUID:toUID (UID BODY.PEEK[HEADER.FIELDS (…same…)] FLAGS RFC822.SIZE)
+//
+// timed as "IMAP UID_FETCH_RANGE_…". toUID == 0 means "*".
+func (c *Client) UIDFetchRange(ctx context.Context, fromUID, toUID uint32) ([]MessageInfo, error) {
+	if fromUID == 0 {
+		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
+	}
+	set := imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}
+	opts := &imap.FetchOptions{
+		UID:         true,
+		BodySection: []*imap.FetchItemBodySection{headerSection()},
+		Flags:       true,
+		RFC822Size:  true,
+	}
+	return c.fetchInfos(ctx, measure.IMAPUIDFetch, "UID FETCH", set, opts)
+}
+
+func headerSection() *imap.FetchItemBodySection {
+	return &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: HeaderFields, Peek: true}
+}
+
+func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions) ([]MessageInfo, error) {
+	var infos []MessageInfo
+	err := c.do(ctx, fn, op, func() error {
+		msgs, err := c.lib.Fetch(set, opts).Collect()
+		for _, m := range msgs {
+			infos = append(infos, messageInfo(m))
+		}
+		return err
+	})
+	return infos, err
+}
+
+func messageInfo(m *goimap.FetchMessageBuffer) MessageInfo {
+	mi := MessageInfo{
+		Seq:          m.SeqNum,
+		UID:          uint32(m.UID),
+		Size:         m.RFC822Size,
+		InternalDate: m.InternalDate,
+	}
+	for _, f := range m.Flags {
+		mi.Flags = append(mi.Flags, string(f))
+	}
+	if m.Envelope != nil {
+		mi.Subject = m.Envelope.Subject
+	}
+	for _, sec := range m.BodySection {
+		h := parseHeader(sec.Bytes)
+		mi.ID = h.Get(HeaderID)
+		if s := h.Get(HeaderSent); s != "" {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				mi.Sent = t
+			}
+		}
+	}
+	return mi
+}
+
+// parseHeader parses a message header (or a header prefix); a malformed
+// tail is ignored. It doesn't perform I/O.
+func parseHeader(b []byte) textproto.MIMEHeader {
+	if !bytes.HasSuffix(b, []byte("\n\n")) && !bytes.HasSuffix(b, []byte("\r\n\r\n")) {
+		b = append(append([]byte(nil), b...), "\r\n\r\n"...)
+	}
+	h, _ := textproto.NewReader(bufio.NewReader(bytes.NewReader(b))).ReadMIMEHeader()
+	return h
+}
+
+// FetchBody runs FETCH seq BODY[], timed as "IMAP FETCH_NUM_BODYALL". The
+// literal is streamed: only the header (up to 64 KiB) is kept, the body is
+// hashed with msgsum as it arrives. BODY[] sets \Seen.
+func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
+	var bi BodyInfo
+	if seq == 0 {
+		return bi, errors.New("imapclient: FETCH: sequence numbers start at 1")
+	}
+	err := c.do(ctx, measure.IMAPFetchBody, "FETCH", func() error {
+		cmd := c.lib.Fetch(imap.SeqSetNum(seq), &imap.FetchOptions{
+			BodySection: []*imap.FetchItemBodySection{{}},
+		})
+		found := false
+		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
+			for item := msg.Next(); item != nil; item = msg.Next() {
+				sec, ok := item.(goimap.FetchItemDataBodySection)
+				if !ok || sec.Literal == nil || found {
+					continue
+				}
+				found = true
+				hw, sum := msgsum.NewBodyHasher()
+				bs := &bodySplitter{body: hw}
+				n, err := io.Copy(bs, sec.Literal)
+				if err != nil {
+					cmd.Close()
+					return err
+				}
+				h := parseHeader(bs.header)
+				bi = BodyInfo{Size: n, ID: h.Get(HeaderID), Sum: h.Get(HeaderSum), BodySum: sum()}
+			}
+		}
+		if err := cmd.Close(); err != nil {
+			return err
+		}
+		if !found {
+			return &measure.ProtocolError{Op: "FETCH", Reply: fmt.Sprintf("no BODY[] for message %d", seq)}
+		}
+		return nil
+	})
+	return bi, err
+}
+
+// maxKeptHeader bounds the header bytes FetchBody keeps for parsing.
+const maxKeptHeader = 64 << 10
+
+// bodySplitter is a writer that keeps the message header (up to
+// maxKeptHeader bytes) and forwards the bytes after the first blank line
+// (CRLF CRLF, or LF LF) to body. It doesn't perform I/O itself.
+type bodySplitter struct {
+	body   io.Writer
+	header []byte
+	inBody bool
+	last   [3]byte // the last bytes of the header seen so far (oldest first)
+	seen   int     // header bytes seen, kept or not
+}
+
+func (s *bodySplitter) Write(p []byte) (int, error) {
+	if s.inBody {
+		return s.body.Write(p)
+	}
+	for i, b := range p {
+		// A blank line is LF LF, or LF CR LF; at the very start CRLF or LF.
+		end := false
+		switch {
+		case b != '\n':
+		case s.seen == 0:
+			end = true
+		case s.seen == 1 && s.last[2] == '\r':
+			end = true
+		case s.last[2] == '\n':
+			end = true
+		case s.last[2] == '\r' && s.last[1] == '\n':
+			end = true
+		}
+		s.last[0], s.last[1], s.last[2] = s.last[1], s.last[2], b
+		s.seen++
+		if end {
+			s.keep(p[:i+1])
+			s.inBody = true
+			if _, err := s.body.Write(p[i+1:]); err != nil {
+				return i + 1, err
+			}
+			return len(p), nil
+		}
+	}
+	s.keep(p)
+	return len(p), nil
+}
+
+func (s *bodySplitter) keep(p []byte) {
+	if room := maxKeptHeader - len(s.header); room > 0 {
+		if len(p) > room {
+			p = p[:room]
+		}
+		s.header = append(s.header, p...)
+	}
+}
+
+// Store runs STORE seq +FLAGS.SILENT (\Deleted), timed as
+// "IMAP STORE_NUM_SET_FLAGS_DELETED".
+func (c *Client) Store(ctx context.Context, seq uint32) error {
+	if seq == 0 {
+		return errors.New("imapclient: STORE: sequence numbers start at 1")
+	}
+	return c.store(ctx, measure.IMAPStore, "STORE", imap.SeqSetNum(seq))
+}
+
+// UIDStore runs UID STORE uid +FLAGS.SILENT (\Deleted), timed as
+// "IMAP UID_STORE_NUM_SET_FLAGS_DELETED".
+func (c *Client) UIDStore(ctx context.Context, uid uint32) error {
+	if uid == 0 {
+		return errors.New("imapclient: UID STORE: UIDs start at 1")
+	}
+	return c.store(ctx, measure.IMAPUIDStore, "UID STORE", imap.UIDSetNum(imap.UID(uid)))
+}
+
+func (c *Client) store(ctx context.Context, fn measure.Function, op string, set imap.NumSet) error {
+	return c.do(ctx, fn, op, func() error {
+		return c.lib.Store(set, &imap.StoreFlags{
+			Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}, Silent: true,
+		}, nil).Close()
+	})
+}
+
+// Expunge runs EXPUNGE, timed as "IMAP EXPUNGE".
+func (c *Client) Expunge(ctx context.Context) error {
+	return c.do(ctx, measure.IMAPExpunge, "EXPUNGE", func() error {
+		return c.lib.Expunge().Close()
+	})
+}
+
+// Append runs APPEND mailbox (flags) "date" {len(msg)} with msg as the
+// literal, timed as "IMAP APPEND". It returns the new UID when the server
+// reports APPENDUID (UIDPLUS), else 0. A zero t sends no date.
+func (c *Client) Append(ctx context.Context, mailbox string, msg []byte, flags []string, t time.Time) (uint32, error) {
+	var uid uint32
+	err := c.do(ctx, measure.IMAPAppend, "APPEND", func() error {
+		opts := &imap.AppendOptions{Time: t}
+		for _, f := range flags {
+			opts.Flags = append(opts.Flags, imap.Flag(f))
+		}
+		cmd := c.lib.Append(mailbox, int64(len(msg)), opts)
+		_, werr := cmd.Write(msg)
+		cerr := cmd.Close()
+		data, err := cmd.Wait()
+		if err != nil {
+			return err
+		}
+		if werr != nil {
+			return werr
+		}
+		if cerr != nil {
+			return cerr
+		}
+		uid = uint32(data.UID)
+		return nil
+	})
+	return uid, err
+}
+
+// Create runs CREATE mailbox under the deadline, without an Observation.
+// A NO [ALREADYEXISTS] reply counts as success.
+func (c *Client) Create(ctx context.Context, mailbox string) error {
+	err := c.do(ctx, "", "CREATE", func() error {
+		return c.lib.Create(mailbox, nil).Wait()
+	})
+	if isCode(err, "ALREADYEXISTS") {
+		return nil
+	}
+	return err
+}
+
+// Subscribe runs SUBSCRIBE name under the deadline, without an Observation.
+func (c *Client) Subscribe(ctx context.Context, name string) error {
+	return c.do(ctx, "", "SUBSCRIBE", func() error {
+		return c.lib.Subscribe(name).Wait()
+	})
+}
+
+// Status runs STATUS mailbox (MESSAGES) under the deadline, without an
+// Observation, and returns the message count.
+func (c *Client) Status(ctx context.Context, mailbox string) (uint32, error) {
+	var n uint32
+	err := c.do(ctx, "", "STATUS", func() error {
+		data, err := c.lib.Status(mailbox, &imap.StatusOptions{NumMessages: true}).Wait()
+		if err != nil {
+			return err
+		}
+		if data.NumMessages == nil {
+			return &measure.ProtocolError{Op: "STATUS", Reply: "no MESSAGES in reply"}
+		}
+		n = *data.NumMessages
+		return nil
+	})
+	return n, err
+}
+
+// Logout sends LOGOUT and waits for its reply under the deadline (no
+// Observation), then closes the connection. The connection is closed
+// even when LOGOUT fails.
+func (c *Client) Logout(ctx context.Context) error {
+	err := c.do(ctx, "", "LOGOUT", func() error {
+		return c.lib.Logout().Wait()
+	})
+	c.Close()
+	if errors.Is(err, ErrClosed) {
+		return nil // already closed: nothing to log out of
+	}
+	return err
+}
+
+// isCode reports whether err is a protocol error carrying response code code.
+func isCode(err error, code string) bool {
+	var pe *measure.ProtocolError
+	return errors.As(err, &pe) && strings.Contains(pe.Reply, "["+code+"]")
+}
