@@ -1,0 +1,254 @@
+package smtpsink
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/emersion/go-message/textproto"
+	"github.com/emersion/go-smtp"
+
+	"github.com/mailbench/mailbench/msgsum"
+)
+
+// Header fields stamped by mailbench's message generator.
+const (
+	HeaderID   = "X-Mailbench-Id"
+	HeaderSent = "X-Mailbench-Sent"
+	HeaderSum  = msgsum.Header
+)
+
+// MaxHeaderBytes bounds the message header the sink parses.
+const MaxHeaderBytes = 1 << 20
+
+// Replies to message data the sink refuses.
+var (
+	errRejectTemporary = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure (mailbench fault injection)"}
+	errRejectPermanent = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 3, 0}, Message: "Permanent failure (mailbench fault injection)"}
+	errLineTooLong     = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "Line too long in message data"}
+	errHeaderTooLarge  = &smtp.SMTPError{Code: 552, EnhancedCode: smtp.EnhancedCode{5, 3, 4}, Message: "Message header too large"}
+	errBadHeader       = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "Malformed message header"}
+	errDataTimeout     = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 2}, Message: "Timeout reading message data"}
+	errDataRead        = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Error reading message data"}
+	errSave            = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Local error saving message"}
+	errShuttingDown    = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Sink shutting down"}
+)
+
+type backend struct{ s *Sink }
+
+// NewSession is called by go-smtp on the first HELO/EHLO of a connection
+// (and again after STARTTLS).
+func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	return &session{s: b.s, conn: c.Conn()}, nil
+}
+
+// session accepts any sender and recipient. go-smtp calls its methods from
+// one goroutine at a time.
+type session struct {
+	s     *Sink
+	conn  net.Conn
+	from  string
+	rcpts []string
+}
+
+func (ss *session) Reset()        { ss.from, ss.rcpts = "", nil }
+func (ss *session) Logout() error { return nil }
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	ss.from, ss.rcpts = from, nil
+	return nil
+}
+
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.rcpts = append(ss.rcpts, to)
+	return nil
+}
+
+func (ss *session) Data(r io.Reader) error {
+	err := ss.s.receive(ss.conn, ss.from, slices.Clone(ss.rcpts), r)
+	if err != nil && err != errRejectTemporary && err != errRejectPermanent {
+		ss.s.errors.Add(1)
+	}
+	return err
+}
+
+// receive reads one message from r, streaming the body through the hasher
+// (and into SaveDir), and decides the final reply.
+func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) error {
+	in := &deadlineReader{r: r, conn: conn, timeout: s.opts.ReadTimeout}
+	var src io.Reader = in
+	var save *saveWriter
+	if s.opts.SaveDir != "" {
+		f, err := os.CreateTemp(s.opts.SaveDir, ".incoming-*.eml")
+		if err != nil {
+			return errSave
+		}
+		save = &saveWriter{f: f}
+		defer save.discard()
+		src = io.TeeReader(in, save)
+	}
+	hl := &headerLimitReader{r: src, left: MaxHeaderBytes}
+	br := bufio.NewReaderSize(hl, 32<<10)
+	hdr, err := textproto.ReadHeader(br)
+	if err != nil && !(err == io.EOF && in.err == nil) {
+		return dataFailure(err, in.err, save)
+	}
+	hl.left = -1
+	hash, bodySum := msgsum.NewBodyHasher()
+	if _, err := io.Copy(hash, br); err != nil {
+		return dataFailure(err, in.err, save)
+	}
+	received := s.now()
+	if save != nil {
+		if err := save.f.Close(); err != nil || save.err != nil {
+			return errSave
+		}
+	}
+
+	if d := s.opts.Faults.Delay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-s.closing:
+			t.Stop()
+			return errShuttingDown
+		}
+	}
+	if k := int64(s.opts.Faults.RejectEvery); k > 0 && s.transfers.Add(1)%k == 0 {
+		s.rejected.Add(1)
+		if s.opts.Faults.RejectPermanent {
+			return errRejectPermanent
+		}
+		return errRejectTemporary
+	}
+
+	if save != nil {
+		name := filepath.Join(s.opts.SaveDir, fmt.Sprintf("%d.eml", s.saved.Add(1)))
+		if err := os.Rename(save.f.Name(), name); err != nil {
+			return errSave
+		}
+		save.kept = true
+	}
+
+	a := Arrival{
+		ID:         hdr.Get(HeaderID),
+		Received:   received,
+		Sum:        hdr.Get(HeaderSum),
+		BodySum:    bodySum(),
+		From:       from,
+		Recipients: rcpts,
+		Bytes:      in.n,
+	}
+	if v := hdr.Get(HeaderSent); v != "" {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			a.Sent = t
+			s.recordRelayDelay(received.Sub(t))
+		}
+	}
+	s.messages.Add(1)
+	s.recipients.Add(int64(len(rcpts)))
+	s.bytes.Add(in.n)
+	if s.opts.OnMessage != nil {
+		s.opts.OnMessage(a)
+	}
+	return nil
+}
+
+// dataFailure maps a failure while reading message data to the reply.
+// readErr is the error of the underlying data reader, if any.
+func dataFailure(err, readErr error, save *saveWriter) error {
+	if readErr != nil {
+		err = readErr
+	}
+	var se *smtp.SMTPError
+	var ne net.Error
+	switch {
+	case errors.As(err, &se):
+		return se // ErrDataTooLarge (552), errHeaderTooLarge
+	case errors.Is(err, smtp.ErrTooLongLine):
+		return errLineTooLong
+	case errors.As(err, &ne) && ne.Timeout():
+		return errDataTimeout
+	case readErr != nil:
+		return errDataRead
+	case save != nil && save.err != nil:
+		return errSave
+	}
+	return errBadHeader
+}
+
+// deadlineReader extends the connection's read deadline before each read of
+// message data (go-smtp sets it only per command line), counts the bytes
+// and remembers the first error other than io.EOF.
+type deadlineReader struct {
+	r       io.Reader
+	conn    net.Conn
+	timeout time.Duration
+	n       int64
+	err     error
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.conn != nil && d.timeout > 0 {
+		d.conn.SetReadDeadline(time.Now().Add(d.timeout))
+	}
+	n, err := d.r.Read(p)
+	d.n += int64(n)
+	if err != nil && err != io.EOF && d.err == nil {
+		d.err = err
+	}
+	return n, err
+}
+
+// headerLimitReader fails with errHeaderTooLarge once more than left bytes
+// are read; left < 0 disables the limit.
+type headerLimitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (h *headerLimitReader) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.r.Read(p)
+	}
+	if h.left == 0 {
+		return 0, errHeaderTooLarge
+	}
+	if int64(len(p)) > h.left {
+		p = p[:h.left]
+	}
+	n, err := h.r.Read(p)
+	h.left -= int64(n)
+	return n, err
+}
+
+// saveWriter writes a message to a temporary file. Write never fails, so
+// that a full disk doesn't look like a read error; the first write error is
+// kept in err.
+type saveWriter struct {
+	f    *os.File
+	err  error
+	kept bool
+}
+
+func (w *saveWriter) Write(p []byte) (int, error) {
+	if w.err == nil {
+		_, w.err = w.f.Write(p)
+	}
+	return len(p), nil
+}
+
+// discard removes the temporary file unless the message was kept.
+func (w *saveWriter) discard() {
+	if w.kept {
+		return
+	}
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
