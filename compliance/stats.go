@@ -3,7 +3,9 @@ package compliance
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -208,7 +210,11 @@ type slot struct {
 type Stats struct {
 	rules Rules
 	fixed map[measure.Function]*slot // read-only after NewStats
-	extra sync.Map                   // measure.Function -> *slot, functions without a rule
+
+	// extra holds the functions without a rule, copy-on-write: readers load
+	// the map atomically; writers replace it under extraMu.
+	extra   atomic.Pointer[map[measure.Function]*slot]
+	extraMu sync.Mutex
 }
 
 var _ measure.Observer = (*Stats)(nil)
@@ -238,8 +244,8 @@ func (s *Stats) lookup(f measure.Function) *slot {
 	if sl, ok := s.fixed[f]; ok {
 		return sl
 	}
-	if v, ok := s.extra.Load(f); ok {
-		return v.(*slot)
+	if m := s.extra.Load(); m != nil {
+		return (*m)[f]
 	}
 	return nil
 }
@@ -249,8 +255,19 @@ func (s *Stats) slot(f measure.Function) *slot {
 	if sl := s.lookup(f); sl != nil {
 		return sl
 	}
-	v, _ := s.extra.LoadOrStore(f, &slot{fs: NewFunctionStats(f, 0)})
-	return v.(*slot)
+	s.extraMu.Lock()
+	defer s.extraMu.Unlock()
+	if sl := s.lookup(f); sl != nil {
+		return sl
+	}
+	m := make(map[measure.Function]*slot)
+	if old := s.extra.Load(); old != nil {
+		maps.Copy(m, *old)
+	}
+	sl := &slot{fs: NewFunctionStats(f, 0)}
+	m[f] = sl
+	s.extra.Store(&m)
+	return sl
 }
 
 // Observe records o. It implements measure.Observer and is safe for
@@ -275,10 +292,11 @@ func (s *Stats) Snapshot() map[measure.Function]*FunctionStats {
 	for f, sl := range s.fixed {
 		copySlot(f, sl)
 	}
-	s.extra.Range(func(k, v any) bool {
-		copySlot(k.(measure.Function), v.(*slot))
-		return true
-	})
+	if m := s.extra.Load(); m != nil {
+		for f, sl := range *m {
+			copySlot(f, sl)
+		}
+	}
 	return out
 }
 
