@@ -120,20 +120,32 @@ func (s *smtpSession) Data(r io.Reader) error {
 // message it accepts. Only header lines are prepended, so the body (and any
 // checksum over it) is unchanged.
 func (s *smtpSession) receivedHeader() []byte {
-	helo := s.conn.Hostname()
+	helo, ip, tls := "", "", false
+	if s.conn != nil {
+		helo = s.conn.Hostname()
+		if addr, ok := s.conn.Conn().RemoteAddr().(*net.TCPAddr); ok {
+			ip = addr.IP.String()
+		}
+		_, tls = s.conn.TLSConnectionState()
+	}
+	return receivedHeader(helo, ip, s.t.opts.LocalDomain, tls, time.Now())
+}
+
+// receivedHeader renders a Received header field (RFC 5321 section 4.4)
+// folded over three CRLF-terminated lines. It doesn't perform I/O.
+func receivedHeader(helo, ip, by string, tls bool, at time.Time) []byte {
 	if helo == "" {
 		helo = "unknown"
 	}
-	ip := "unknown"
-	if addr, ok := s.conn.Conn().RemoteAddr().(*net.TCPAddr); ok {
-		ip = addr.IP.String()
+	if ip == "" {
+		ip = "unknown"
 	}
 	proto := "ESMTP"
-	if _, ok := s.conn.TLSConnectionState(); ok {
+	if tls {
 		proto = "ESMTPS"
 	}
 	return fmt.Appendf(nil, "Received: from %s ([%s])\r\n\tby %s (mailbench target) with %s;\r\n\t%s\r\n",
-		sanitizeHeaderValue(helo), ip, s.t.opts.LocalDomain, proto, time.Now().Format(time.RFC1123Z))
+		sanitizeHeaderValue(helo), sanitizeHeaderValue(ip), by, proto, at.Format(time.RFC1123Z))
 }
 
 // sanitizeHeaderValue keeps a client-supplied token from breaking the

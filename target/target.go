@@ -281,7 +281,7 @@ func normalize(o *Options) error {
 
 	seen := make(map[string]bool)
 	for _, m := range standardMailboxes {
-		seen[strings.ToUpper(m)] = true
+		seen[m] = true
 	}
 	folders := make([]string, 0, len(o.Folders))
 	for _, f := range o.Folders {
