@@ -25,8 +25,9 @@
 //	Expunge             "IMAP EXPUNGE"         EXPUNGE
 //	Append              "IMAP APPEND"          APPEND <mbox> (flags) "date" {n} or {n+} + literal
 //
-// go-imap orders the FETCH items itself (as above); the item set is the
-// SPECmail one. Untimed helpers (no Observation, same deadline): Create
+// go-imap orders the FETCH items itself: UID first, the body section last,
+// the other atoms in between in an unspecified (map iteration) order; the
+// item set is the SPECmail one; header names go out as quoted strings. Untimed helpers (no Observation, same deadline): Create
 // (CREATE; NO [ALREADYEXISTS] is success), Subscribe (SUBSCRIBE), Status
 // (STATUS mbox (MESSAGES)), Logout (LOGOUT, then close).
 //
