@@ -1,0 +1,378 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+// SchemaVersion is the version of the JSON report written by WriteJSON.
+const SchemaVersion = 1
+
+// MaxJSONSize bounds what ReadJSON reads.
+const MaxJSONSize = 64 << 20
+
+// The JSON form; see docs/report-schema.md. Durations are integer
+// microseconds (fields ending in _us), times RFC 3339 in UTC.
+type jsonRun struct {
+	SchemaVersion int            `json:"schema_version"`
+	Tool          string         `json:"tool"`
+	Version       string         `json:"version"`
+	Config        string         `json:"config"`
+	Name          string         `json:"name"`
+	Seed          int64          `json:"seed"`
+	Started       string         `json:"started"`
+	Ended         string         `json:"ended"`
+	WarmupUS      int64          `json:"warmup_us"`
+	MeasurementUS int64          `json:"measurement_us"`
+	RampdownUS    int64          `json:"rampdown_us"`
+	Partial       bool           `json:"partial"`
+	PartialReason string         `json:"partial_reason"`
+	Target        jsonTarget     `json:"target"`
+	Sessions      jsonSessions   `json:"sessions"`
+	Sink          jsonSink       `json:"sink"`
+	Warnings      []string       `json:"warnings"`
+	Compliance    jsonTable      `json:"compliance"`
+	Functions     []jsonFunction `json:"functions"`
+}
+
+type jsonTarget struct {
+	IMAP     string `json:"imap"`
+	SMTP     string `json:"smtp"`
+	Sink     string `json:"sink"`
+	Embedded bool   `json:"embedded"`
+}
+
+type jsonSessions struct {
+	TargetPerHour         float64          `json:"target_per_hour"`
+	AchievedPerHour       float64          `json:"achieved_per_hour"`
+	PerUserHour           float64          `json:"per_user_hour"`
+	EquivalentUsers       float64          `json:"equivalent_users"`
+	Started               int64            `json:"started"`
+	Completed             int64            `json:"completed"`
+	Failed                int64            `json:"failed"`
+	Late                  int64            `json:"late"`
+	Dropped               int64            `json:"dropped"`
+	ByType                map[string]int64 `json:"by_type"`
+	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
+}
+
+type jsonSink struct {
+	Messages            int64  `json:"messages"`
+	Recipients          int64  `json:"recipients"`
+	Bytes               int64  `json:"bytes"`
+	RelayDelayP50US     int64  `json:"relay_delay_p50_us"`
+	RelayDelayP95US     int64  `json:"relay_delay_p95_us"`
+	RelayDelayMaxUS     int64  `json:"relay_delay_max_us"`
+	RelayDelayHistogram string `json:"relay_delay_histogram,omitempty"`
+}
+
+type jsonTable struct {
+	Compliant bool         `json:"compliant"`
+	Failing   []string     `json:"failing"`
+	Rows      []jsonRow    `json:"rows"`
+	ErrorRate jsonErrorRow `json:"error_rate"`
+}
+
+type jsonRow struct {
+	Function         string           `json:"function"`
+	LimitUS          int64            `json:"limit_us"`
+	RequiredPercent  float64          `json:"required_percent"`
+	Operations       int64            `json:"operations"`
+	WithinLimit      int64            `json:"within_limit"`
+	Errors           int64            `json:"errors"`
+	ErrorsByClass    map[string]int64 `json:"errors_by_class,omitempty"`
+	PercentCompliant float64          `json:"percent_compliant"`
+	P50US            int64            `json:"p50_us"`
+	P95US            int64            `json:"p95_us"`
+	P99US            int64            `json:"p99_us"`
+	MaxUS            int64            `json:"max_us"`
+	Pass             bool             `json:"pass"`
+	Reason           string           `json:"reason,omitempty"`
+}
+
+type jsonErrorRow struct {
+	Operations int64   `json:"operations"`
+	Errors     int64   `json:"errors"`
+	Percent    float64 `json:"percent"`
+	MaxPercent float64 `json:"max_percent"`
+	Pass       bool    `json:"pass"`
+	Reason     string  `json:"reason,omitempty"`
+}
+
+type jsonFunction struct {
+	Function    string           `json:"function"`
+	LimitUS     int64            `json:"limit_us"`
+	Operations  int64            `json:"operations"`
+	WithinLimit int64            `json:"within_limit"`
+	Errors      map[string]int64 `json:"errors"`
+	Histogram   string           `json:"histogram"`
+}
+
+func us(d time.Duration) int64     { return int64(d / time.Microsecond) }
+func fromUS(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+func fmtJSONTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func parseJSONTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+// functionOrder sorts functions as the SPEC table does, then by name.
+func functionOrder(a, b measure.Function) int {
+	ia, ib := slices.Index(measure.AllFunctions, a), slices.Index(measure.AllFunctions, b)
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia - ib
+	case ia >= 0:
+		return -1
+	case ib >= 0:
+		return 1
+	}
+	return strings.Compare(string(a), string(b))
+}
+
+// WriteJSON writes r as one indented JSON document of schema version
+// SchemaVersion (docs/report-schema.md). Durations are truncated to whole
+// microseconds. Histograms are written in the HdrHistogram V2 compressed
+// base64 encoding. The output is deterministic for a given r.
+func WriteJSON(w io.Writer, r *Run) error {
+	j := jsonRun{
+		SchemaVersion: SchemaVersion,
+		Tool:          r.Tool, Version: r.Version, Config: r.Config, Name: r.Name, Seed: r.Seed,
+		Started: fmtJSONTime(r.Started), Ended: fmtJSONTime(r.Ended),
+		WarmupUS: us(r.Warmup), MeasurementUS: us(r.Measurement), RampdownUS: us(r.Rampdown),
+		Partial: r.Partial, PartialReason: r.PartialReason,
+		Target: jsonTarget{IMAP: r.Target.IMAP, SMTP: r.Target.SMTP, Sink: r.Target.Sink, Embedded: r.Target.Embedded},
+		Sessions: jsonSessions{
+			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
+			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
+			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
+			Late: r.SessionsLate, Dropped: r.SessionsDropped, ByType: r.SessionsByType,
+			MaxConcurrentObserved: r.MaxConcurrentObserved,
+		},
+		Sink: jsonSink{
+			Messages: r.Sink.Messages, Recipients: r.Sink.Recipients, Bytes: r.Sink.Bytes,
+			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
+			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
+		},
+		Warnings: r.Warnings,
+		Compliance: jsonTable{
+			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
+			ErrorRate: jsonErrorRow{
+				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors,
+				Percent: r.Table.Errors.Percent, MaxPercent: r.Table.Errors.MaxPercent,
+				Pass: r.Table.Errors.Pass, Reason: r.Table.Errors.Reason,
+			},
+		},
+	}
+	if j.Sessions.ByType == nil {
+		j.Sessions.ByType = map[string]int64{}
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	if j.Compliance.Failing == nil {
+		j.Compliance.Failing = []string{}
+	}
+	if r.Sink.RelayDelay != nil {
+		enc, err := compliance.EncodeHistogram(r.Sink.RelayDelay)
+		if err != nil {
+			return fmt.Errorf("write report: sink: %w", err)
+		}
+		j.Sink.RelayDelayHistogram = enc
+	}
+	j.Compliance.Rows = make([]jsonRow, 0, len(r.Table.Rows))
+	for _, row := range r.Table.Rows {
+		jr := jsonRow{
+			Function: string(row.Function), LimitUS: us(row.Limit), RequiredPercent: row.RequiredPercent,
+			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors,
+			PercentCompliant: row.PercentCompliant,
+			P50US:            us(row.P50), P95US: us(row.P95), P99US: us(row.P99), MaxUS: us(row.Max),
+			Pass: row.Pass, Reason: row.Reason,
+		}
+		if row.ErrorsByClass != nil {
+			jr.ErrorsByClass = make(map[string]int64, len(row.ErrorsByClass))
+			for k, v := range row.ErrorsByClass {
+				jr.ErrorsByClass[string(k)] = v
+			}
+		}
+		j.Compliance.Rows = append(j.Compliance.Rows, jr)
+	}
+	funcs := make([]measure.Function, 0, len(r.Functions))
+	for f := range r.Functions {
+		funcs = append(funcs, f)
+	}
+	slices.SortFunc(funcs, functionOrder)
+	j.Functions = make([]jsonFunction, 0, len(funcs))
+	for _, f := range funcs {
+		fs := r.Functions[f]
+		if fs == nil {
+			continue
+		}
+		h := fs.Histogram
+		if h == nil {
+			h = compliance.NewHistogram()
+		}
+		enc, err := compliance.EncodeHistogram(h)
+		if err != nil {
+			return fmt.Errorf("write report: %q: %w", f, err)
+		}
+		jf := jsonFunction{
+			Function: string(f), LimitUS: us(fs.Limit), Operations: fs.Operations,
+			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Histogram: enc,
+		}
+		for k, v := range fs.Errors {
+			jf.Errors[string(k)] = v
+		}
+		j.Functions = append(j.Functions, jf)
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// ReadJSON reads a report written by WriteJSON. It is meant for files from
+// other machines: it reads at most MaxJSONSize bytes, rejects unknown fields,
+// other schema versions, trailing data, duplicated functions and
+// inconsistent function stats (compliance.FunctionStats.Check), and decodes
+// every histogram (of mailbench's geometry only), so the result can be
+// merged exactly. The compliance table is read as stored; Merge
+// re-evaluates it. Empty collections are read back as nil.
+func ReadJSON(rd io.Reader) (*Run, error) {
+	data, err := io.ReadAll(io.LimitReader(rd, MaxJSONSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	if len(data) > MaxJSONSize {
+		return nil, fmt.Errorf("read report: larger than %d bytes", MaxJSONSize)
+	}
+	var version struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &version); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	if version.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("read report: schema_version %d, want %d", version.SchemaVersion, SchemaVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var j jsonRun
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	if err := dec.Decode(&struct{}{}); err != io.EOF {
+		return nil, errors.New("read report: trailing data after the report")
+	}
+
+	r := &Run{
+		Tool: j.Tool, Version: j.Version, Config: j.Config, Name: j.Name, Seed: j.Seed,
+		Warmup: fromUS(j.WarmupUS), Measurement: fromUS(j.MeasurementUS), Rampdown: fromUS(j.RampdownUS),
+		Partial: j.Partial, PartialReason: j.PartialReason,
+		Target:                  Target{IMAP: j.Target.IMAP, SMTP: j.Target.SMTP, Sink: j.Target.Sink, Embedded: j.Target.Embedded},
+		TargetSessionsPerHour:   j.Sessions.TargetPerHour,
+		AchievedSessionsPerHour: j.Sessions.AchievedPerHour,
+		SessionsPerUserHour:     j.Sessions.PerUserHour,
+		EquivalentUsers:         j.Sessions.EquivalentUsers,
+		SessionsStarted:         j.Sessions.Started,
+		SessionsCompleted:       j.Sessions.Completed,
+		SessionsFailed:          j.Sessions.Failed,
+		SessionsLate:            j.Sessions.Late,
+		SessionsDropped:         j.Sessions.Dropped,
+		MaxConcurrentObserved:   j.Sessions.MaxConcurrentObserved,
+		Sink: SinkSummary{
+			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
+			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),
+			RelayDelayMax: fromUS(j.Sink.RelayDelayMaxUS),
+		},
+	}
+	if r.Started, err = parseJSONTime(j.Started); err != nil {
+		return nil, fmt.Errorf("read report: started: %w", err)
+	}
+	if r.Ended, err = parseJSONTime(j.Ended); err != nil {
+		return nil, fmt.Errorf("read report: ended: %w", err)
+	}
+	if len(j.Sessions.ByType) > 0 {
+		r.SessionsByType = j.Sessions.ByType
+	}
+	if len(j.Warnings) > 0 {
+		r.Warnings = j.Warnings
+	}
+	if j.Sink.RelayDelayHistogram != "" {
+		if r.Sink.RelayDelay, err = compliance.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
+			return nil, fmt.Errorf("read report: sink: %w", err)
+		}
+	}
+
+	t := &r.Table
+	t.Compliant = j.Compliance.Compliant
+	if len(j.Compliance.Failing) > 0 {
+		t.Failing = j.Compliance.Failing
+	}
+	e := j.Compliance.ErrorRate
+	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Percent: e.Percent,
+		MaxPercent: e.MaxPercent, Pass: e.Pass, Reason: e.Reason}
+	for _, jr := range j.Compliance.Rows {
+		row := compliance.Row{
+			Function: measure.Function(jr.Function), Limit: fromUS(jr.LimitUS), RequiredPercent: jr.RequiredPercent,
+			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors,
+			PercentCompliant: jr.PercentCompliant,
+			P50:              fromUS(jr.P50US), P95: fromUS(jr.P95US), P99: fromUS(jr.P99US), Max: fromUS(jr.MaxUS),
+			Pass: jr.Pass, Reason: jr.Reason,
+		}
+		if len(jr.ErrorsByClass) > 0 {
+			row.ErrorsByClass = make(map[measure.ErrorClass]int64, len(jr.ErrorsByClass))
+			for k, v := range jr.ErrorsByClass {
+				row.ErrorsByClass[measure.ErrorClass(k)] = v
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+
+	if len(j.Functions) > 0 {
+		r.Functions = make(map[measure.Function]*compliance.FunctionStats, len(j.Functions))
+	}
+	for _, jf := range j.Functions {
+		f := measure.Function(jf.Function)
+		if _, dup := r.Functions[f]; dup {
+			return nil, fmt.Errorf("read report: function %q appears twice", f)
+		}
+		h, err := compliance.DecodeHistogram(jf.Histogram)
+		if err != nil {
+			return nil, fmt.Errorf("read report: %q: %w", f, err)
+		}
+		fs := &compliance.FunctionStats{
+			Function: f, Limit: fromUS(jf.LimitUS), Operations: jf.Operations, WithinLimit: jf.WithinLimit,
+			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h,
+		}
+		for k, v := range jf.Errors {
+			fs.Errors[measure.ErrorClass(k)] = v
+		}
+		if err := fs.Check(); err != nil {
+			return nil, fmt.Errorf("read report: %w", err)
+		}
+		r.Functions[f] = fs
+	}
+	return r, nil
+}

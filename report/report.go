@@ -1,0 +1,300 @@
+// Package report holds the result of a whole mailbench run and renders it:
+// WriteText for the terminal (the SPECmail2008 "Summary Results" table plus
+// mailbench's columns), WriteJSON/ReadJSON for files (schema in
+// docs/report-schema.md), and Merge to combine the shards of one run that
+// several load-generator machines measured over the same window.
+//
+// Nothing in this package performs I/O except on the io.Writer or io.Reader
+// it is given. A Run holds no password and the renderers print none.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+// Target is the system under test, as addresses (host:port).
+type Target struct {
+	IMAP, SMTP string
+	Sink       string // where the SUT relays remote mail; "" when no sink ran
+	Embedded   bool   // mailbench's in-process demo target
+}
+
+// SinkSummary is what the SMTP sink received during the run.
+type SinkSummary struct {
+	Messages, Recipients, Bytes                 int64
+	RelayDelayP50, RelayDelayP95, RelayDelayMax time.Duration
+	// RelayDelay optionally holds every relay delay (µs, compliance's
+	// geometry). When every merged run has one, Merge combines them exactly
+	// and recomputes the three figures above; otherwise it keeps the
+	// largest of each figure and warns.
+	RelayDelay *hdrhistogram.Histogram
+}
+
+// Run is the result of one run (or of several merged shards).
+// The session counts cover the measurement window only.
+type Run struct {
+	Tool, Version string
+	Config        string // the workload file; "" for built-in defaults
+	Name          string
+	Seed          int64
+
+	Started, Ended                time.Time
+	Warmup, Measurement, Rampdown time.Duration
+	Partial                       bool   // stopped early (Ctrl-C, fatal error)
+	PartialReason                 string // why, e.g. "interrupted"
+	Target                        Target
+	TargetSessionsPerHour         float64
+	AchievedSessionsPerHour       float64
+	SessionsPerUserHour           float64 // the conversion factor to users (default 4.8)
+	EquivalentUsers               float64 // AchievedSessionsPerHour / SessionsPerUserHour
+	SessionsStarted               int64
+	SessionsCompleted             int64
+	SessionsFailed                int64
+	SessionsLate                  int64 // started, but later than the tolerance
+	SessionsDropped               int64 // never started: generator at its cap or too late
+	SessionsByType                map[string]int64
+	MaxConcurrentObserved         int
+	Sink                          SinkSummary
+	Warnings                      []string
+	Table                         compliance.Table
+	Functions                     map[measure.Function]*compliance.FunctionStats // exact counts + histograms
+}
+
+// Evaluate sets r.Table to the evaluation of r.Functions against rules.
+func (r *Run) Evaluate(rules compliance.Rules) {
+	r.Table = compliance.Evaluate(r.Functions, rules)
+}
+
+// Merge combines the shards of one run, measured by several load generators
+// over the same window, into a new Run; it doesn't modify its arguments.
+// Function counts and histograms merge exactly and the table is re-evaluated
+// against the shards' common rules (recovered from their tables; differing
+// rules or limits are an error). Session counts, sink counts and rates are
+// summed; SessionsByType per type; MaxConcurrentObserved is the sum of the
+// shards' maxima (an upper bound). Started is the earliest start, Ended the
+// latest end. Fields that should agree (names, versions, addresses, seed,
+// phase lengths, sessions per user-hour) are kept when they do; otherwise the
+// distinct values are joined (strings) or the largest is kept, with a
+// warning. The result does not depend on the order of runs.
+func Merge(runs ...*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("merge: no runs")
+	}
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("merge: run %d is nil", i)
+		}
+	}
+	rules := runs[0].Table.Rules()
+	for _, r := range runs[1:] {
+		if !sameRules(rules, r.Table.Rules()) {
+			return nil, errors.New("merge: runs were evaluated against different compliance rules")
+		}
+	}
+	stats := compliance.NewStats(rules)
+	for i, r := range runs {
+		if err := stats.MergeSnapshot(r.Functions); err != nil {
+			return nil, fmt.Errorf("merge: run %d (%s): %w", i, r.Name, err)
+		}
+	}
+
+	var warn []string
+	m := &Run{
+		Tool:          joinDistinct(runs, func(r *Run) string { return r.Tool }),
+		Version:       joinDistinct(runs, func(r *Run) string { return r.Version }),
+		Config:        joinDistinct(runs, func(r *Run) string { return r.Config }),
+		Name:          joinDistinct(runs, func(r *Run) string { return r.Name }),
+		PartialReason: joinDistinct(runs, func(r *Run) string { return r.PartialReason }),
+		Target: Target{
+			IMAP: joinDistinct(runs, func(r *Run) string { return r.Target.IMAP }),
+			SMTP: joinDistinct(runs, func(r *Run) string { return r.Target.SMTP }),
+			Sink: joinDistinct(runs, func(r *Run) string { return r.Target.Sink }),
+		},
+		Functions: stats.Snapshot(),
+	}
+	for _, f := range []struct {
+		name string
+		get  func(*Run) string
+	}{
+		{"names", func(r *Run) string { return r.Name }},
+		{"configs", func(r *Run) string { return r.Config }},
+		{"targets", func(r *Run) string { return r.Target.IMAP + " " + r.Target.SMTP }},
+	} {
+		if n := len(distinct(runs, f.get)); n > 1 {
+			warn = append(warn, fmt.Sprintf("merged runs have %d different %s", n, f.name))
+		}
+	}
+
+	seeds := make(map[int64]bool)
+	for _, r := range runs {
+		seeds[r.Seed] = true
+	}
+	if len(seeds) == 1 {
+		m.Seed = runs[0].Seed
+	} else {
+		warn = append(warn, fmt.Sprintf("merged runs have %d different seeds; seed shown as 0", len(seeds)))
+	}
+
+	for i, r := range runs {
+		if i == 0 || r.Started.Before(m.Started) {
+			m.Started = r.Started
+		}
+		if i == 0 || r.Ended.After(m.Ended) {
+			m.Ended = r.Ended
+		}
+		m.Partial = m.Partial || r.Partial
+		m.Target.Embedded = m.Target.Embedded || r.Target.Embedded
+		m.SessionsStarted += r.SessionsStarted
+		m.SessionsCompleted += r.SessionsCompleted
+		m.SessionsFailed += r.SessionsFailed
+		m.SessionsLate += r.SessionsLate
+		m.SessionsDropped += r.SessionsDropped
+		m.MaxConcurrentObserved += r.MaxConcurrentObserved
+		m.Sink.Messages += r.Sink.Messages
+		m.Sink.Recipients += r.Sink.Recipients
+		m.Sink.Bytes += r.Sink.Bytes
+		for k, v := range r.SessionsByType {
+			if m.SessionsByType == nil {
+				m.SessionsByType = make(map[string]int64)
+			}
+			m.SessionsByType[k] += v
+		}
+		m.Warnings = append(m.Warnings, r.Warnings...)
+	}
+	if m.Target.Embedded && len(runs) > 1 {
+		warn = append(warn, "merged runs include an embedded target: each shard loaded its own server")
+	}
+
+	for _, p := range []struct {
+		name string
+		dst  *time.Duration
+		get  func(*Run) time.Duration
+	}{
+		{"warm-up", &m.Warmup, func(r *Run) time.Duration { return r.Warmup }},
+		{"measurement", &m.Measurement, func(r *Run) time.Duration { return r.Measurement }},
+		{"ramp-down", &m.Rampdown, func(r *Run) time.Duration { return r.Rampdown }},
+	} {
+		var differ bool
+		for _, r := range runs {
+			d := p.get(r)
+			differ = differ || d != p.get(runs[0])
+			*p.dst = max(*p.dst, d)
+		}
+		if differ {
+			warn = append(warn, fmt.Sprintf("merged runs have different %s lengths; the longest is shown", p.name))
+		}
+	}
+
+	m.TargetSessionsPerHour = sumSorted(runs, func(r *Run) float64 { return r.TargetSessionsPerHour })
+	m.AchievedSessionsPerHour = sumSorted(runs, func(r *Run) float64 { return r.AchievedSessionsPerHour })
+	spuh := make(map[float64]bool)
+	for _, r := range runs {
+		spuh[r.SessionsPerUserHour] = true
+	}
+	if len(spuh) == 1 && runs[0].SessionsPerUserHour > 0 {
+		m.SessionsPerUserHour = runs[0].SessionsPerUserHour
+		m.EquivalentUsers = m.AchievedSessionsPerHour / m.SessionsPerUserHour
+	} else {
+		m.EquivalentUsers = sumSorted(runs, func(r *Run) float64 { return r.EquivalentUsers })
+		if len(spuh) > 1 {
+			warn = append(warn, "merged runs have different sessions per user-hour; equivalent users are summed")
+		}
+	}
+
+	if w := mergeRelayDelay(&m.Sink, runs); w != "" {
+		warn = append(warn, w)
+	}
+
+	warn = append(warn, fmt.Sprintf("merged from %d runs", len(runs)))
+	m.Warnings = append(m.Warnings, warn...)
+	slices.Sort(m.Warnings)
+	m.Warnings = slices.Compact(m.Warnings)
+	m.Evaluate(rules)
+	return m, nil
+}
+
+// mergeRelayDelay fills s's relay-delay figures from runs; it returns a
+// warning when they could not be merged exactly.
+func mergeRelayDelay(s *SinkSummary, runs []*Run) string {
+	var have, with int
+	for _, r := range runs {
+		if r.Sink.Messages > 0 || r.Sink.RelayDelayMax > 0 {
+			have++
+			if r.Sink.RelayDelay != nil {
+				with++
+			}
+		}
+	}
+	if have > 0 && with == have {
+		h := compliance.NewHistogram()
+		for _, r := range runs {
+			if r.Sink.RelayDelay != nil {
+				h.Merge(r.Sink.RelayDelay)
+			}
+		}
+		s.RelayDelay = h
+		s.RelayDelayP50 = time.Duration(h.ValueAtPercentile(50)) * time.Microsecond
+		s.RelayDelayP95 = time.Duration(h.ValueAtPercentile(95)) * time.Microsecond
+		s.RelayDelayMax = time.Duration(h.Max()) * time.Microsecond
+		return ""
+	}
+	for _, r := range runs {
+		s.RelayDelayP50 = max(s.RelayDelayP50, r.Sink.RelayDelayP50)
+		s.RelayDelayP95 = max(s.RelayDelayP95, r.Sink.RelayDelayP95)
+		s.RelayDelayMax = max(s.RelayDelayMax, r.Sink.RelayDelayMax)
+	}
+	if have > 1 {
+		return "relay delay p50/p95 are the largest of the merged runs' (no histograms to merge exactly)"
+	}
+	return ""
+}
+
+func sameRules(a, b compliance.Rules) bool {
+	return a.MaxErrorPercent == b.MaxErrorPercent && slices.Equal(a.Functions, b.Functions)
+}
+
+func distinct(runs []*Run, get func(*Run) string) []string {
+	set := make(map[string]bool)
+	for _, r := range runs {
+		set[get(r)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// joinDistinct is the common value of get over runs, or the sorted distinct
+// non-empty values joined by ", ".
+func joinDistinct(runs []*Run, get func(*Run) string) string {
+	var vals []string
+	for _, v := range distinct(runs, get) {
+		if v != "" {
+			vals = append(vals, v)
+		}
+	}
+	return strings.Join(vals, ", ")
+}
+
+// sumSorted adds the values in ascending order, so that the floating-point
+// result does not depend on the order of runs.
+func sumSorted(runs []*Run, get func(*Run) float64) float64 {
+	vals := make([]float64, len(runs))
+	for i, r := range runs {
+		vals[i] = get(r)
+	}
+	sort.Float64s(vals)
+	var s float64
+	for _, v := range vals {
+		s += v
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+)
+
+// WriteText renders r as the terminal report: a header (name, config,
+// target, window, a PARTIAL banner, warnings), the "Summary Results" table in
+// the SPECmail2008 form with mailbench's columns (operations, errors, p50,
+// p95, p99, max in milliseconds, PASS/FAIL), the "Error Rate" row, the load
+// achieved, and the verdict line. Percent compliant is rounded down and the
+// error rate up, so neither looks better than it is. Times are shown in UTC.
+// The output is deterministic for a given r.
+func WriteText(w io.Writer, r *Run) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+
+	tool := strings.TrimSpace(orDash(r.Tool) + " " + r.Version)
+	p("%s benchmark report\n", tool)
+	kv := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	kp := func(k, format string, a ...any) { fmt.Fprintf(kv, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
+	kp("Run", "%s (config %s, seed %d)", orDash(r.Name), orValue(r.Config, "built-in defaults"), r.Seed)
+	target := fmt.Sprintf("IMAP %s, SMTP %s", orDash(r.Target.IMAP), orDash(r.Target.SMTP))
+	if r.Target.Embedded {
+		target += " (embedded demo target)"
+	}
+	kp("Target", "%s", target)
+	kp("Sink", "%s", orValue(r.Target.Sink, "none"))
+	kp("Window", "%s → %s", fmtTime(r.Started), fmtTime(r.Ended))
+	kp("Phases", "warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)
+	if err := kv.Flush(); err != nil {
+		return err
+	}
+	if r.Partial {
+		p("\n*** PARTIAL RUN: %s. The measurement window did not complete; this is not a valid result. ***\n",
+			orValue(r.PartialReason, "stopped early"))
+	}
+	if len(r.Warnings) > 0 {
+		p("\nWarnings:\n")
+		for _, w := range r.Warnings {
+			p("  - %s\n", w)
+		}
+	}
+
+	p("\nSummary Results\n")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Function\tResponse time limit (s)\tRequired % compliant\t% compliant\tOperations\tErrors\tp50 (ms)\tp95 (ms)\tp99 (ms)\tMax (ms)\tResult")
+	for _, row := range r.Table.Rows {
+		pct, p50, p95, p99, mx := "-", "-", "-", "-", "-"
+		if row.Operations > 0 {
+			pct = compliance.FormatCompliant(row.WithinLimit, row.Operations) + "%"
+			p50, p95, p99, mx = fmtMS(row.P50), fmtMS(row.P95), fmtMS(row.P99), fmtMS(row.Max)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t>%s%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			row.Function, compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
+			pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, passFail(row.Pass))
+	}
+	e := r.Table.Errors
+	erate := "-"
+	if e.Operations > 0 {
+		erate = compliance.FormatErrorRate(e.Errors, e.Operations) + "%"
+	}
+	fmt.Fprintf(tw, "%s\tNA\t<%s%%\t%s\t%s\t%s\t\t\t\t\t%s\n", compliance.ErrorRateName,
+		compliance.FormatPercentLimit(e.MaxPercent), erate, fmtInt(e.Operations), fmtInt(e.Errors), passFail(e.Pass))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if classes := errorClasses(r.Table); classes != "" {
+		p("Errors by class: %s\n", classes)
+	}
+
+	p("\n")
+	lw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	lp := func(k, format string, a ...any) { fmt.Fprintf(lw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
+	lp("Target sessions/hour", "%s", fmtFloat1(r.TargetSessionsPerHour))
+	lp("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
+	if r.SessionsPerUserHour > 0 {
+		lp("Equivalent users", "%s (at %s sessions per user per hour)", fmtInt(int64(math.Floor(r.EquivalentUsers))),
+			strconv.FormatFloat(r.SessionsPerUserHour, 'f', -1, 64))
+	} else {
+		lp("Equivalent users", "%s", fmtInt(int64(math.Floor(r.EquivalentUsers))))
+	}
+	lp("Sessions", "started %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))
+	lp("Late / dropped sessions", "%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))
+	if len(r.SessionsByType) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.SessionsByType)) {
+			parts = append(parts, k+" "+fmtInt(r.SessionsByType[k]))
+		}
+		lp("Sessions by type", "%s", strings.Join(parts, ", "))
+	}
+	lp("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
+	if r.Target.Sink != "" || r.Sink.Messages > 0 {
+		lp("Sink", "%s messages, %s recipients, %s bytes; relay delay p50 %s ms, p95 %s ms, max %s ms",
+			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes),
+			fmtMS(r.Sink.RelayDelayP50), fmtMS(r.Sink.RelayDelayP95), fmtMS(r.Sink.RelayDelayMax))
+	}
+	if err := lw.Flush(); err != nil {
+		return err
+	}
+
+	if !r.Table.Compliant {
+		p("\nFailing:\n")
+		for _, row := range r.Table.Rows {
+			if !row.Pass {
+				p("  - %s: %s\n", row.Function, row.Reason)
+			}
+		}
+		if !e.Pass {
+			p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
+		}
+	}
+	p("\n%s\n", Verdict(r.Table))
+	return bw.Flush()
+}
+
+// Verdict is the report's last line: "Verdict: COMPLIANT" or
+// "Verdict: NOT COMPLIANT (failing: X, Y)".
+func Verdict(t compliance.Table) string {
+	if t.Compliant {
+		return "Verdict: COMPLIANT"
+	}
+	return "Verdict: NOT COMPLIANT (failing: " + strings.Join(t.Failing, ", ") + ")"
+}
+
+func errorClasses(t compliance.Table) string {
+	sum := make(map[string]int64)
+	for _, row := range t.Rows {
+		for k, v := range row.ErrorsByClass {
+			sum[string(k)] += v
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(sum)) {
+		parts = append(parts, k+" "+fmtInt(sum[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func orDash(s string) string { return orValue(s, "-") }
+
+func orValue(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// fmtMS renders d in milliseconds with two decimals.
+func fmtMS(d time.Duration) string {
+	return fmtFloat(float64(d)/float64(time.Millisecond), 2)
+}
+
+func fmtFloat1(v float64) string { return fmtFloat(v, 1) }
+
+// fmtFloat renders v with the given decimals and thousands separators.
+func fmtFloat(v float64, decimals int) string {
+	s := strconv.FormatFloat(v, 'f', decimals, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(intPart, "-")
+	intPart = strings.TrimPrefix(intPart, "-")
+	out := groupThousands(intPart)
+	if neg {
+		out = "-" + out
+	}
+	if frac != "" {
+		out += "." + frac
+	}
+	return out
+}
+
+// fmtInt renders n with thousands separators, as SPEC does ("12,019").
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + groupThousands(s[1:])
+	}
+	return groupThousands(s)
+}
+
+func groupThousands(digits string) string {
+	if len(digits) <= 3 {
+		return digits
+	}
+	var b strings.Builder
+	head := len(digits) % 3
+	if head > 0 {
+		b.WriteString(digits[:head])
+	}
+	for i := head; i < len(digits); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(digits[i : i+3])
+	}
+	return b.String()
+}
