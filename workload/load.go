@@ -1,0 +1,1123 @@
+package workload
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// ConfigError is one problem of a config file, located at a line.
+type ConfigError struct {
+	File string // the name the config was loaded under
+	Line int    // 1-based; 0 when the problem has no line (e.g. a missing key)
+	Key  string // e.g. "load.sessions_per_hour"; "" for syntax errors
+	Msg  string // never contains a password
+}
+
+// Error renders "file:line: key: msg", leaving out the parts that are empty.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	if e.File != "" || e.Line > 0 {
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ConfigErrors is every problem found in one config, sorted by line. Its
+// Error lists one problem per line.
+type ConfigErrors []*ConfigError
+
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the individual errors, for errors.As.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Load reads the config file at path and returns it with defaults filled
+// in, decoded strictly and validated; see ParseConfig. Errors name
+// path:line. (It is not called LoadConfig: that name is the [load] table's
+// type.)
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig decodes data, a TOML config named name (used in errors and as
+// Config.File, against which users.file is resolved), over DefaultConfig and
+// validates the result. It is strict: unknown keys (case-sensitive), wrong
+// types, durations without units and invalid values are errors. The error,
+// when not nil, is a ConfigErrors holding every problem found, each with its
+// line. It doesn't perform I/O and doesn't read the environment.
+func ParseConfig(name string, data []byte) (*Config, error) {
+	c := DefaultConfig()
+	c.File = name
+	src := strings.ToValidUTF8(string(data), "\uFFFD")
+	var raw map[string]toml.Primitive
+	md, err := toml.Decode(src, &raw)
+	lines := scanKeyLines([]byte(src))
+	if err != nil {
+		return nil, ConfigErrors{syntaxError(name, src, lines, err)}
+	}
+	d := &decoder{md: &md, file: name, lines: lines, unknown: map[string]bool{}}
+	d.table(raw, reflect.ValueOf(c).Elem(), nil)
+	// Safety net: anything the walk above did not consume is unknown too.
+	for _, k := range md.Undecoded() {
+		p := pathOf(k...)
+		if !d.underUnknown(k) {
+			d.add(p, "unknown key")
+		}
+	}
+	if len(d.errs) == 0 {
+		d.errs = append(d.errs, c.validate(name, lines)...)
+	}
+	if len(d.errs) > 0 {
+		return nil, sortErrors(d.errs)
+	}
+	return c, nil
+}
+
+// Validate checks a Config built in code (no file: errors carry no lines).
+// ParseConfig already validates what it returns. It doesn't perform I/O.
+func (c *Config) Validate() error {
+	if es := c.validate(c.File, nil); len(es) > 0 {
+		return sortErrors(es)
+	}
+	return nil
+}
+
+func sortErrors(es ConfigErrors) ConfigErrors {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Line != es[j].Line {
+			return es[i].Line < es[j].Line
+		}
+		return es[i].Key < es[j].Key
+	})
+	// Drop exact duplicates (the same key reported twice).
+	out := es[:0]
+	for i, e := range es {
+		if i > 0 && e.Error() == es[i-1].Error() {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+var tomlLineRE = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "[^"]*"\))?:? ?`)
+
+// syntaxError turns a toml decode error into a ConfigError. A syntax error
+// on the password's line is not quoted: it could echo the password.
+func syntaxError(name, src string, lines keyLines, err error) *ConfigError {
+	ce := &ConfigError{File: name}
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		ce.Line = pe.Position.Line
+		// The reported line is one too far when the error is at a newline
+		// (e.g. an unclosed "[users"); the byte offset is exact.
+		if st := pe.Position.Start; st >= 0 && st <= len(src) {
+			ce.Line = 1 + strings.Count(src[:st], "\n")
+		}
+		ce.Msg = strings.ReplaceAll(pe.Message, `'\n'`, "end of line")
+	} else {
+		msg := err.Error()
+		if m := tomlLineRE.FindStringSubmatch(msg); m != nil {
+			ce.Line, _ = strconv.Atoi(m[1])
+			msg = msg[len(m[0]):]
+		}
+		ce.Msg = msg
+	}
+	if pl, ok := lines[pathOf("users", "password").String()]; ok && pl == ce.Line {
+		ce.Msg = "invalid syntax (the line is not shown: it holds the password)"
+	}
+	ce.Msg = "syntax error: " + ce.Msg
+	return ce
+}
+
+// decoder walks the document alongside the Config struct, decoding one key
+// at a time so that every wrong type and unknown key is reported, not only
+// the first.
+type decoder struct {
+	md      *toml.MetaData
+	file    string
+	lines   keyLines
+	errs    ConfigErrors
+	unknown map[string]bool // rendered paths reported as unknown
+}
+
+func (d *decoder) add(p keyPath, format string, args ...any) {
+	d.errs = append(d.errs, &ConfigError{File: d.file, Line: d.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
+}
+
+// underUnknown reports whether key k or one of its ancestors was already
+// reported as unknown (or belongs to a value that failed to decode).
+func (d *decoder) underUnknown(k toml.Key) bool {
+	for n := 1; n <= len(k); n++ {
+		if d.unknown[toml.Key(k[:n]).String()] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	durationType = reflect.TypeFor[Duration]()
+	byteSizeType = reflect.TypeFor[ByteSize]()
+)
+
+// isTable reports whether values of t are decoded key by key.
+func isTable(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t != durationType
+}
+
+// table decodes raw (the keys of one TOML table) into the struct rv.
+func (d *decoder) table(raw map[string]toml.Primitive, rv reflect.Value, p keyPath) {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		kp := p.with(k)
+		f, ok := fieldByTag(rv, k)
+		if !ok {
+			d.unknown[tomlKey(kp)] = true
+			if hint := suggestKey(rv.Type(), k); hint != "" {
+				d.add(kp, "unknown key (did you mean %q?)", hint)
+			} else {
+				d.add(kp, "unknown key")
+			}
+			continue
+		}
+		d.value(raw[k], f, kp)
+	}
+}
+
+// suggestKey returns the field tag of struct type t closest to the unknown
+// key k (same letters in another case, or at most two edits apart), or "".
+func suggestKey(t reflect.Type, k string) string {
+	best, bestDist := "", 3
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if strings.EqualFold(tag, k) {
+			return tag
+		}
+		if d := editDistance(strings.ToLower(tag), strings.ToLower(k)); d < bestDist && d < len(tag) {
+			best, bestDist = tag, d
+		}
+	}
+	return best
+}
+
+// suggestFunction names the known function closest to name, or says where
+// the names are listed.
+func suggestFunction(name string) string {
+	best, bestDist := "", 6
+	for _, f := range measure.AllFunctions {
+		if d := editDistance(strings.ToLower(string(f)), strings.ToLower(name)); d < bestDist {
+			best, bestDist = string(f), d
+		}
+	}
+	if best == "" {
+		return "want a function name of the SPECmail2008 table; docs/config.md lists them"
+	}
+	return fmt.Sprintf("did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	if len(a) > 256 || len(b) > 256 {
+		return 256
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// tomlKey renders p as toml.Key.String does (no array indexes).
+func tomlKey(p keyPath) string {
+	var k toml.Key
+	for _, e := range p {
+		if !e.isIndex {
+			k = append(k, e.key)
+		}
+	}
+	return k.String()
+}
+
+func fieldByTag(rv reflect.Value, key string) (reflect.Value, bool) {
+	t := rv.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
+		if tag == key && tag != "-" && t.Field(i).IsExported() {
+			return rv.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// value decodes one primitive into rv.
+func (d *decoder) value(prim toml.Primitive, rv reflect.Value, p keyPath) {
+	t := rv.Type()
+	switch {
+	case isTable(t):
+		var raw map[string]toml.Primitive
+		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
+			d.fail(p, err, "table")
+			return
+		}
+		d.table(raw, rv, p)
+	case t.Kind() == reflect.Map:
+		var raw map[string]toml.Primitive
+		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
+			d.fail(p, err, "table")
+			return
+		}
+		if rv.IsNil() {
+			rv.Set(reflect.MakeMap(t))
+		}
+		keys := make([]string, 0, len(raw))
+		for k := range raw {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			ev := reflect.New(t.Elem()).Elem()
+			d.value(raw[k], ev, p.with(k))
+			rv.SetMapIndex(reflect.ValueOf(k), ev)
+		}
+	case t.Kind() == reflect.Slice && isTable(t.Elem()):
+		var raw []toml.Primitive
+		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
+			d.fail(p, err, "array of tables")
+			return
+		}
+		s := reflect.MakeSlice(t, len(raw), len(raw))
+		for i := range raw {
+			d.value(raw[i], s.Index(i), p.at(i))
+		}
+		rv.Set(s)
+	default:
+		// A leaf: decode into a fresh value so a failure leaves the default.
+		nv := reflect.New(t)
+		if err := d.md.PrimitiveDecode(prim, nv.Interface()); err != nil {
+			d.fail(p, err, typeName(t))
+			return
+		}
+		rv.Set(nv.Elem())
+	}
+}
+
+var badTypeRE = regexp.MustCompile(`incompatible types: TOML value has type (\S+); destination has type`)
+
+// fail records a decode error of the value at p, in the file:line form.
+func (d *decoder) fail(p keyPath, err error, want string) {
+	d.unknown[tomlKey(p)] = true // its keys are not "unknown", they failed
+	var pe toml.ParseError
+	msg := err.Error()
+	if errors.As(err, &pe) {
+		msg = pe.Message
+	} else if m := tomlLineRE.FindStringSubmatch(msg); m != nil {
+		msg = msg[len(m[0]):]
+	}
+	if m := badTypeRE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("must be %s (got %s)", want, tomlTypeName(m[1]))
+	} else if strings.Contains(msg, "expected table but found") {
+		msg = fmt.Sprintf("must be %s (got %s)", want, tomlTypeName(msg[strings.LastIndex(msg, " ")+1:]))
+	}
+	if p.String() == "users.password" {
+		msg = "must be a string" // never echo anything about the password's value
+	}
+	d.add(p, "%s", msg)
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return `a duration string like "30s"`
+	case t == byteSizeType:
+		return `a size like "64KiB" or a number of bytes`
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Slice:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(t.Elem()), "a "), "an ") + "s"
+	}
+	return t.String()
+}
+
+func tomlTypeName(goType string) string {
+	switch goType {
+	case "int64":
+		return "integer"
+	case "float64":
+		return "float"
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "time.Time":
+		return "datetime"
+	}
+	if strings.HasPrefix(goType, "map[") {
+		return "table"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "array"
+	}
+	return goType
+}
+
+// UnmarshalText parses a Go duration string ("30s", "1m30s", "250ms").
+// A bare number is rejected: its unit would be a guess.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		f, _ := strconv.ParseFloat(s, 64)
+		return fmt.Errorf("duration %s has no unit: write it as a string, e.g. \"%ss\"", s, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: want e.g. \"30s\", \"1m30s\", \"250ms\"", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText renders the duration as time.Duration.String does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// ByteSize units. Only binary units are accepted: "KB" is ambiguous
+// (1000 or 1024) and is rejected with a hint.
+const (
+	KiB ByteSize = 1 << 10
+	MiB ByteSize = 1 << 20
+	GiB ByteSize = 1 << 30
+)
+
+// UnmarshalText parses a size: a number of bytes ("512", 512, "512B") or a
+// whole number of KiB, MiB or GiB ("64KiB", "1 MiB"). Units are
+// case-sensitive; KB, MB and GB are rejected as ambiguous.
+func (s *ByteSize) UnmarshalText(b []byte) error {
+	str := strings.TrimSpace(string(b))
+	i := 0
+	for i < len(str) && str[i] >= '0' && str[i] <= '9' {
+		i++
+	}
+	num, unit := str[:i], strings.TrimSpace(str[i:])
+	n, err := strconv.ParseInt(num, 10, 64)
+	if num == "" || err != nil {
+		return fmt.Errorf("invalid size %q: want a whole number of bytes or e.g. \"64KiB\", \"1MiB\"", str)
+	}
+	var mult ByteSize
+	switch unit {
+	case "", "B":
+		mult = 1
+	case "KiB":
+		mult = KiB
+	case "MiB":
+		mult = MiB
+	case "GiB":
+		mult = GiB
+	case "KB", "kB", "MB", "GB", "K", "k", "M", "G":
+		return fmt.Errorf("invalid size %q: unit %s is ambiguous, write KiB, MiB or GiB (powers of 1024) or bytes", str, unit)
+	default:
+		return fmt.Errorf("invalid size %q: unknown unit %q (want B, KiB, MiB or GiB)", str, unit)
+	}
+	if n > int64(math.MaxInt64/mult) {
+		return fmt.Errorf("invalid size %q: too large", str)
+	}
+	*s = ByteSize(n) * mult
+	return nil
+}
+
+// MarshalText renders the size in the largest unit that divides it.
+func (s ByteSize) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// String renders the size in the largest binary unit that divides it
+// exactly ("64KiB", "1MiB", "1500B").
+func (s ByteSize) String() string {
+	switch {
+	case s != 0 && s%GiB == 0:
+		return strconv.FormatInt(int64(s/GiB), 10) + "GiB"
+	case s != 0 && s%MiB == 0:
+		return strconv.FormatInt(int64(s/MiB), 10) + "MiB"
+	case s != 0 && s%KiB == 0:
+		return strconv.FormatInt(int64(s/KiB), 10) + "KiB"
+	}
+	return strconv.FormatInt(int64(s), 10) + "B"
+}
+
+// DefaultConfig returns the defaults every config file is decoded over: the
+// mailbench enterprise profile of docs/config.md. The target has no address:
+// a file must name one or set target.embedded. It doesn't perform I/O.
+func DefaultConfig() *Config {
+	st := func(w float64) SessionType { return SessionType{Weight: w, FetchCount: 20} }
+	read := st(25)
+	read.BodiesMin, read.BodiesMax = 1, 3
+	return &Config{
+		Name: "mailbench",
+		Seed: 1,
+		Target: TargetConfig{
+			IMAP: Endpoint{TLS: "none", Auth: "login"},
+			SMTP: Endpoint{TLS: "none", Auth: "none"},
+		},
+		Sink: SinkConfig{
+			Enabled:         true,
+			Listen:          "127.0.0.1:2526",
+			TLS:             "none",
+			MaxMessageBytes: 32 << 20,
+			MaxRecipients:   100,
+		},
+		Users: UsersConfig{
+			Count:        100,
+			Pattern:      "user%d",
+			LocalDomain:  "example.test",
+			RemoteDomain: "remote.test",
+		},
+		Load: LoadConfig{
+			SessionsPerUserHour: 4.8,
+			MaxConcurrent:       1000,
+			LateTolerance:       Duration{time.Second},
+			OpTimeout:           Duration{30 * time.Second},
+			ThinkTime:           Duration{2 * time.Second},
+			InboundPerSession:   0.5,
+		},
+		Phases: PhasesConfig{
+			Warmup:      Duration{time.Minute},
+			Measurement: Duration{10 * time.Minute},
+			Rampdown:    Duration{2 * time.Minute},
+			Settle:      Duration{30 * time.Second},
+		},
+		Sessions: SessionsConfig{
+			Check:   st(35),
+			Read:    read,
+			Cleanup: SessionType{Weight: 10},
+			Folders: st(10),
+			Send:    SessionType{Weight: 20},
+		},
+		Messages: MessagesConfig{
+			Sizes: []SizeShare{
+				{1 * KiB, 20}, {2 * KiB, 20}, {4 * KiB, 20}, {8 * KiB, 15}, {16 * KiB, 10},
+				{32 * KiB, 7}, {64 * KiB, 5}, {256 * KiB, 2}, {1 * MiB, 1},
+			},
+			Recipients:  []RecipientShare{{1, 1, 70}, {2, 2, 15}, {3, 5, 10}, {6, 10, 5}},
+			RemoteShare: 0.2,
+		},
+		Mailboxes: MailboxesConfig{
+			InboxMessages:     50,
+			Folders:           []string{"Archive", "Projects", "Projects/Alpha"},
+			FolderMessagesMin: 10,
+			FolderMessagesMax: 40,
+		},
+		Compliance: ComplianceConfig{
+			Limit:            Duration{5 * time.Second},
+			RequiredPercent:  95,
+			DeliveryLimit:    Duration{60 * time.Second},
+			DeliveryRequired: 95,
+			MaxErrorPercent:  1,
+			Functions:        map[string]FunctionLimit{},
+		},
+	}
+}
+
+// validator collects the problems of a decoded config.
+type validator struct {
+	file  string
+	lines keyLines // nil for configs built in code
+	errs  ConfigErrors
+}
+
+func (v *validator) add(p keyPath, format string, args ...any) {
+	v.errs = append(v.errs, &ConfigError{File: v.file, Line: v.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
+}
+
+// written reports whether the file sets p (false for configs built in code).
+func (v *validator) written(p keyPath) bool { return v.lines.has(p) }
+
+func (v *validator) positiveInt(p keyPath, n int) {
+	if n <= 0 {
+		v.add(p, "must be > 0 (got %d)", n)
+	}
+}
+
+func (v *validator) nonNegativeInt(p keyPath, n int) {
+	if n < 0 {
+		v.add(p, "must be >= 0 (got %d)", n)
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// number checks that f is finite and within [lo, hi]; an open bound is
+// excluded from the range.
+func (v *validator) number(p keyPath, f, lo, hi float64, loOpen, hiOpen bool) bool {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		v.add(p, "must be a finite number (got %s)", fmtFloat(f))
+		return false
+	}
+	switch {
+	case loOpen && f <= lo, !loOpen && f < lo:
+		op := ">="
+		if loOpen {
+			op = ">"
+		}
+		v.add(p, "must be %s %s (got %s)", op, fmtFloat(lo), fmtFloat(f))
+		return false
+	case hiOpen && f >= hi, !hiOpen && f > hi:
+		op := "<="
+		if hiOpen {
+			op = "<"
+		}
+		v.add(p, "must be %s %s (got %s)", op, fmtFloat(hi), fmtFloat(f))
+		return false
+	}
+	return true
+}
+
+func (v *validator) duration(p keyPath, d Duration, positive bool) {
+	switch {
+	case positive && d.Duration <= 0:
+		v.add(p, "must be > 0 (got %s)", d.Duration)
+	case d.Duration < 0:
+		v.add(p, "must be >= 0 (got %s)", d.Duration)
+	}
+}
+
+func (v *validator) oneOf(p keyPath, s string, allowed ...string) {
+	if !slices.Contains(allowed, s) {
+		v.add(p, "must be one of %s (got %q)", strings.Join(quoteAll(allowed), ", "), s)
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// hostPort checks a host:port address; a port of 0 is allowed when zeroOK
+// (listen on any free port).
+func (v *validator) hostPort(p keyPath, addr string, zeroOK bool) {
+	if msg := checkHostPort(addr, zeroOK); msg != "" {
+		v.add(p, "%s (got %q)", msg, addr)
+	}
+}
+
+func checkHostPort(addr string, zeroOK bool) string {
+	host, port, err := splitHostPort(addr)
+	if err != nil {
+		return "must be host:port"
+	}
+	if host == "" {
+		return "must be host:port with a host"
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || (n == 0 && !zeroOK) || port != strconv.Itoa(n) {
+		return "must be host:port with a port in 1-65535"
+	}
+	if strings.ContainsAny(host, " \t/@") {
+		return "must be host:port with a valid host"
+	}
+	return ""
+}
+
+// splitHostPort is net.SplitHostPort without the import of net's resolver.
+func splitHostPort(addr string) (host, port string, err error) {
+	errBad := errors.New("bad address")
+	if strings.HasPrefix(addr, "[") {
+		end := strings.Index(addr, "]")
+		if end < 0 || !strings.HasPrefix(addr[end+1:], ":") {
+			return "", "", errBad
+		}
+		return addr[1:end], addr[end+2:], nil
+	}
+	i := strings.LastIndex(addr, ":")
+	if i < 0 || strings.Contains(addr[:i], ":") {
+		return "", "", errBad
+	}
+	return addr[:i], addr[i+1:], nil
+}
+
+var patternVerbRE = regexp.MustCompile(`%[-+ 0]*[0-9]*d`)
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func validDomain(d string) bool {
+	if d == "" || len(d) > 253 || strings.HasPrefix(d, ".") || strings.HasSuffix(d, ".") || strings.Contains(d, "..") {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionTypes lists the session types in report order, with their config.
+func (c *Config) sessionTypes() []struct {
+	Name string
+	T    *SessionType
+} {
+	return []struct {
+		Name string
+		T    *SessionType
+	}{
+		{"check", &c.Sessions.Check}, {"read", &c.Sessions.Read}, {"cleanup", &c.Sessions.Cleanup},
+		{"folders", &c.Sessions.Folders}, {"send", &c.Sessions.Send},
+	}
+}
+
+// usesFetchCount and usesBodies say which session types read fetch_count
+// and bodies_min/bodies_max.
+func usesFetchCount(name string) bool { return name == "check" || name == "read" || name == "folders" }
+func usesBodies(name string) bool     { return name == "read" }
+
+func (c *Config) validate(file string, lines keyLines) ConfigErrors {
+	v := &validator{file: file, lines: lines}
+
+	// target
+	for _, ep := range []struct {
+		name  string
+		e     *Endpoint
+		auths []string
+	}{{"imap", &c.Target.IMAP, []string{"login", "plain"}}, {"smtp", &c.Target.SMTP, []string{"none", "plain", "login"}}} {
+		p := pathOf("target", ep.name)
+		if !c.Target.Embedded {
+			if ep.e.Address == "" {
+				v.add(p.with("address"), "required unless target.embedded = true")
+			} else {
+				v.hostPort(p.with("address"), ep.e.Address, false)
+			}
+		}
+		v.oneOf(p.with("tls"), ep.e.TLS, "none", "starttls", "implicit")
+		v.oneOf(p.with("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
+		v.oneOf(p.with("auth"), ep.e.Auth, ep.auths...)
+	}
+
+	// sink
+	if c.Sink.Enabled {
+		v.hostPort(pathOf("sink", "listen"), c.Sink.Listen, true)
+	}
+	v.oneOf(pathOf("sink", "tls"), c.Sink.TLS, "none", "starttls", "implicit")
+	if c.Sink.TLS != "none" && c.Sink.TLS != "" && (c.Sink.CertFile == "" || c.Sink.KeyFile == "") {
+		v.add(pathOf("sink", "tls"), "needs sink.cert_file and sink.key_file")
+	}
+	if c.Sink.MaxMessageBytes < 0 {
+		v.add(pathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", c.Sink.MaxMessageBytes)
+	}
+	v.nonNegativeInt(pathOf("sink", "max_recipients"), c.Sink.MaxRecipients)
+
+	// users
+	u := c.Users
+	if u.File != "" {
+		if v.written(pathOf("users", "count")) {
+			v.add(pathOf("users", "count"), "cannot be used with users.file (the file lists the users)")
+		}
+		if v.written(pathOf("users", "pattern")) {
+			v.add(pathOf("users", "pattern"), "cannot be used with users.file (the file lists the users)")
+		}
+		if c.Load.SessionsPerHour == 0 {
+			v.add(pathOf("load", "sessions_per_hour"), "required with users.file (the user count is not known before the file is read)")
+		}
+	} else {
+		v.positiveInt(pathOf("users", "count"), u.Count)
+		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
+			v.add(pathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
+		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
+			v.add(pathOf("users", "pattern"), "must make user names without spaces, quotes or @ (got %q)", u.Pattern)
+		}
+	}
+	if u.PasswordEnv != "" && !envNameRE.MatchString(u.PasswordEnv) {
+		// Not echoed: it might be the password itself, put in the wrong key.
+		v.add(pathOf("users", "password_env"), "must be the name of an environment variable, like \"MAILBENCH_PASSWORD\" (the value is not shown)")
+	}
+	if !validDomain(u.LocalDomain) {
+		v.add(pathOf("users", "local_domain"), "must be a domain name (got %q)", u.LocalDomain)
+	}
+	if !validDomain(u.RemoteDomain) {
+		v.add(pathOf("users", "remote_domain"), "must be a domain name (got %q)", u.RemoteDomain)
+	} else if strings.EqualFold(u.LocalDomain, u.RemoteDomain) {
+		v.add(pathOf("users", "remote_domain"), "must differ from users.local_domain (got %q)", u.RemoteDomain)
+	}
+
+	// load
+	l := c.Load
+	if v.written(pathOf("load", "sessions_per_hour")) {
+		v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
+	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
+		v.add(pathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
+	}
+	v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true)
+	v.positiveInt(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
+	v.duration(pathOf("load", "late_tolerance"), l.LateTolerance, false)
+	v.duration(pathOf("load", "op_timeout"), l.OpTimeout, true)
+	v.duration(pathOf("load", "think_time"), l.ThinkTime, false)
+	v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true)
+
+	// phases
+	v.duration(pathOf("phases", "warmup"), c.Phases.Warmup, false)
+	v.duration(pathOf("phases", "measurement"), c.Phases.Measurement, true)
+	v.duration(pathOf("phases", "rampdown"), c.Phases.Rampdown, false)
+	v.duration(pathOf("phases", "settle"), c.Phases.Settle, false)
+
+	// sessions
+	var total float64
+	weightsOK := true
+	for _, st := range c.sessionTypes() {
+		p := pathOf("sessions", st.Name)
+		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) {
+			weightsOK = false
+		} else {
+			total += st.T.Weight
+		}
+		if usesFetchCount(st.Name) {
+			v.positiveInt(p.with("fetch_count"), st.T.FetchCount)
+		} else if v.written(p.with("fetch_count")) {
+			v.add(p.with("fetch_count"), "not used by %s sessions", st.Name)
+		}
+		if usesBodies(st.Name) {
+			v.nonNegativeInt(p.with("bodies_min"), st.T.BodiesMin)
+			if st.T.BodiesMax < st.T.BodiesMin {
+				v.add(p.with("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
+			}
+		} else {
+			for _, k := range []string{"bodies_min", "bodies_max"} {
+				if v.written(p.with(k)) {
+					v.add(p.with(k), "not used by %s sessions", st.Name)
+				}
+			}
+		}
+	}
+	if weightsOK && total <= 0 {
+		v.add(pathOf("sessions"), "at least one session type needs a weight > 0")
+	}
+
+	// messages
+	m := c.Messages
+	if len(m.Sizes) == 0 {
+		v.add(pathOf("messages", "sizes"), "must list at least one size")
+	} else {
+		var sum float64
+		ok := true
+		for i, s := range m.Sizes {
+			p := pathOf("messages", "sizes").at(i)
+			if s.Size <= 0 {
+				v.add(p.with("size"), "must be > 0 (got %d)", int64(s.Size))
+			}
+			ok = v.number(p.with("share"), s.Share, 0, 100, false, false) && ok
+			sum += s.Share
+		}
+		if ok && math.Abs(sum-100) > 0.01 {
+			v.add(pathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+		}
+	}
+	if len(m.Recipients) == 0 {
+		v.add(pathOf("messages", "recipients"), "must list at least one bucket")
+	} else {
+		var sum float64
+		ok := true
+		for i, r := range m.Recipients {
+			p := pathOf("messages", "recipients").at(i)
+			v.positiveInt(p.with("min"), r.Min)
+			if r.Max < r.Min {
+				v.add(p.with("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
+			}
+			ok = v.number(p.with("share"), r.Share, 0, 100, false, false) && ok
+			sum += r.Share
+		}
+		if ok && math.Abs(sum-100) > 0.01 {
+			v.add(pathOf("messages", "recipients"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+		}
+	}
+	v.number(pathOf("messages", "remote_share"), m.RemoteShare, 0, 1, false, false)
+
+	// mailboxes
+	mb := c.Mailboxes
+	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	seen := map[string]bool{}
+	for i, f := range mb.Folders {
+		p := pathOf("mailboxes", "folders").at(i)
+		switch {
+		case strings.TrimSpace(f) == "" || strings.HasPrefix(f, "/") || strings.HasSuffix(f, "/") || strings.Contains(f, "//"):
+			v.add(p, "must be a mailbox name like \"Projects/Alpha\" (got %q)", f)
+		case strings.EqualFold(f, "INBOX") || f == "Sent" || f == "Drafts" || f == "Trash":
+			v.add(p, "%q is always created; list only extra folders", f)
+		case seen[f]:
+			v.add(p, "duplicate folder %q", f)
+		}
+		seen[f] = true
+	}
+	v.nonNegativeInt(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
+	if mb.FolderMessagesMax < mb.FolderMessagesMin {
+		v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+	}
+
+	// compliance
+	cc := c.Compliance
+	v.duration(pathOf("compliance", "limit"), cc.Limit, true)
+	v.number(pathOf("compliance", "required_percent"), cc.RequiredPercent, 0, 100, false, true)
+	v.duration(pathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
+	v.number(pathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
+	v.number(pathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
+	names := make([]string, 0, len(cc.Functions))
+	for name := range cc.Functions {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fl := cc.Functions[name]
+		p := pathOf("compliance", "functions", name)
+		if !measure.Known(measure.Function(name)) {
+			v.add(p, "unknown function (%s)", suggestFunction(name))
+			continue
+		}
+		v.duration(p.with("limit"), fl.Limit, false)
+		v.number(p.with("required_percent"), fl.RequiredPercent, 0, 100, false, true)
+	}
+	return v.errs
+}
+
+// Password returns the users' password: the value of the environment
+// variable users.password_env when that is set and non-empty, else
+// users.password. It is an error when neither gives a password. The error
+// names the variable, never a value. It reads the environment.
+func (c *Config) Password() (string, error) {
+	if env := c.Users.PasswordEnv; env != "" {
+		if pw := os.Getenv(env); pw != "" {
+			return pw, nil
+		}
+		if c.Users.Password != "" {
+			return c.Users.Password, nil
+		}
+		return "", fmt.Errorf("users.password_env: environment variable %s is empty or unset and users.password is not set", env)
+	}
+	if c.Users.Password == "" {
+		return "", errors.New("users: no password: set users.password or users.password_env")
+	}
+	return c.Users.Password, nil
+}
+
+// TargetRate is the target arrival rate in sessions per hour:
+// load.sessions_per_hour when set, else users.count ×
+// load.sessions_per_user_hour. It doesn't perform I/O.
+func (c *Config) TargetRate() float64 {
+	if c.Load.SessionsPerHour > 0 {
+		return c.Load.SessionsPerHour
+	}
+	return float64(c.Users.Count) * c.Load.SessionsPerUserHour
+}
+
+// Limit returns the compliance rule of fn: the response-time limit and the
+// percentage of its operations that must be within it (the row passes when
+// strictly more than required percent are).
+// Delivery-time functions default to compliance.delivery_limit and
+// delivery_required_percent, the others to compliance.limit and
+// required_percent; compliance.functions."<fn>" overrides either field
+// when non-zero. It doesn't perform I/O.
+func (c *Config) Limit(fn measure.Function) (limit time.Duration, required float64) {
+	cc := c.Compliance
+	limit, required = cc.Limit.Duration, cc.RequiredPercent
+	if fn == measure.DeliveryLocal || fn == measure.DeliveryRemote {
+		limit, required = cc.DeliveryLimit.Duration, cc.DeliveryRequired
+	}
+	if o, ok := cc.Functions[string(fn)]; ok {
+		if o.Limit.Duration > 0 {
+			limit = o.Limit.Duration
+		}
+		if o.RequiredPercent > 0 {
+			required = o.RequiredPercent
+		}
+	}
+	return limit, required
+}
+
+// User is one simulated mail user.
+type User struct {
+	Name     string // the local part, e.g. "user7"
+	Login    string // what IMAP LOGIN / SMTP AUTH use: Name or Address (users.login_with_domain)
+	Password string // never printed
+	Address  string // Name@local_domain
+}
+
+// String names the user without the password.
+func (u User) String() string { return u.Login }
+
+// LoadUsers returns the simulated users: users.count users named by
+// users.pattern (user1..userN) sharing Password(), or the users of the CSV
+// file users.file (resolved relative to the config file's directory), one
+// "user,password" per record, an optional "user,password" header first,
+// blank lines and lines starting with # ignored. A user given as
+// name@domain must be in users.local_domain. Errors name file:line and
+// never contain a password. It reads the file and the environment.
+func (c *Config) LoadUsers() ([]User, error) {
+	if c.Users.File == "" {
+		pw, err := c.Password()
+		if err != nil {
+			return nil, err
+		}
+		users := make([]User, c.Users.Count)
+		for i := range users {
+			users[i] = c.newUser(fmt.Sprintf(c.Users.Pattern, i+1), pw)
+		}
+		return users, nil
+	}
+	path := c.Users.File
+	if !filepath.IsAbs(path) && c.File != "" {
+		path = filepath.Join(filepath.Dir(c.File), path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("users.file: %w", err)
+	}
+	defer f.Close()
+	return c.parseUsers(path, f)
+}
+
+func (c *Config) newUser(name, pw string) User {
+	u := User{Name: name, Password: pw, Address: name + "@" + c.Users.LocalDomain}
+	u.Login = u.Name
+	if c.Users.LoginWithDomain {
+		u.Login = u.Address
+	}
+	return u
+}
+
+// parseUsers reads the users CSV from r; name labels errors.
+func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	var (
+		users []User
+		errs  ConfigErrors
+		seen  = map[string]int{}
+	)
+	bad := func(line int, format string, args ...any) {
+		errs = append(errs, &ConfigError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
+	for first := true; ; first = false {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				bad(pe.Line, "invalid CSV: %v", pe.Err)
+				if len(errs) >= 20 {
+					break
+				}
+				continue
+			}
+			return nil, fmt.Errorf("users.file: %w", err)
+		}
+		if first && len(rec) == 2 && strings.EqualFold(strings.TrimSpace(rec[0]), "user") && strings.EqualFold(strings.TrimSpace(rec[1]), "password") {
+			continue
+		}
+		if len(rec) != 2 {
+			bad(line, "want 2 fields user,password (got %d)", len(rec))
+			continue
+		}
+		user, pw := strings.TrimSpace(rec[0]), rec[1]
+		local := user
+		if at := strings.LastIndex(user, "@"); at >= 0 {
+			if !strings.EqualFold(user[at+1:], c.Users.LocalDomain) {
+				bad(line, "user %q is not in users.local_domain %q", user, c.Users.LocalDomain)
+				continue
+			}
+			local = user[:at]
+		}
+		switch {
+		case local == "" || strings.ContainsAny(local, " \t\"@"):
+			bad(line, "invalid user name %q", user)
+			continue
+		case pw == "":
+			bad(line, "user %q has an empty password", user)
+			continue
+		}
+		if prev, dup := seen[strings.ToLower(local)]; dup {
+			bad(line, "user %q already listed on line %d", user, prev)
+			continue
+		}
+		seen[strings.ToLower(local)] = line
+		users = append(users, c.newUser(local, pw))
+		if len(errs) >= 20 {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return nil, sortErrors(errs)
+	}
+	if len(users) == 0 {
+		return nil, &ConfigError{File: name, Msg: "no users"}
+	}
+	return users, nil
+}

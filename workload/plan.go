@@ -1,0 +1,328 @@
+package workload
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// NominalOpTime is the time the plan assumes one timed operation takes when
+// it estimates session durations. It is a planning figure, not a
+// measurement: on a loaded server operations take longer and concurrency
+// grows accordingly.
+const NominalOpTime = 10 * time.Millisecond
+
+// Plan is what a config asks for, worked out: rates, the session mix,
+// estimated concurrency, phases and the timed functions with their limits.
+// It is what `mailbench check` prints. A Plan doesn't perform I/O; all its
+// figures are expectations, not measurements.
+type Plan struct {
+	Name string
+	File string // "" for a config built in code
+
+	Embedded   bool   // target.embedded
+	IMAP, SMTP string // target addresses ("" when embedded)
+
+	SessionsPerHour     float64 // the target arrival rate (Config.TargetRate)
+	SessionsPerUserHour float64
+	// Users is users.count; 0 when the users come from UsersFile.
+	Users     int
+	UsersFile string
+
+	Mix []SessionPlan // in the order check, read, cleanup, folders, send
+
+	// SubmittedPerHour are messages sent by send sessions; InboundPerHour
+	// the background remote→local messages.
+	SubmittedPerHour float64
+	InboundPerHour   float64
+
+	// MeanSessionDuration is the mix-weighted mean of SessionPlan.Duration.
+	MeanSessionDuration time.Duration
+	// Concurrency is Little's law: SessionsPerHour/3600 × MeanSessionDuration
+	// (user sessions only; InboundConcurrency is the background mail).
+	Concurrency        float64
+	InboundConcurrency float64
+	MaxConcurrent      int
+
+	Phases []Phase
+	// MeasuredSessions is the expected number of sessions started in the
+	// measurement window.
+	MeasuredSessions float64
+
+	Functions       []FunctionPlan // in measure.AllFunctions order
+	MaxErrorPercent float64
+
+	// Warnings are things a user likely wants to know before a run.
+	Warnings []string
+}
+
+// SessionPlan is one session type of the mix.
+type SessionPlan struct {
+	Type            string  // "check", "read", "cleanup", "folders", "send"
+	Weight          float64 // as configured
+	Percent         float64 // Weight / sum of weights × 100
+	SessionsPerHour float64
+	// Steps is the mean number of timed operations per session (read
+	// sessions fetch bodies_min..bodies_max bodies: their mean is used).
+	Steps float64
+	// Duration estimates a session: Steps × (think time mean + NominalOpTime).
+	Duration  time.Duration
+	Functions []measure.Function // the timed functions it runs
+}
+
+// Phase is one part of the run's timeline.
+type Phase struct {
+	Name     string // "warmup", "measurement", "rampdown", "settle"
+	Duration time.Duration
+	Recorded bool // only the measurement phase is recorded
+}
+
+// FunctionPlan is one timed function the run will report.
+type FunctionPlan struct {
+	Function measure.Function
+	// PerHour is the expected number of operations per hour (for delivery
+	// times: messages with at least one recipient of that kind).
+	PerHour         float64
+	Limit           time.Duration
+	RequiredPercent float64 // the row passes when strictly more are within Limit
+}
+
+// sessionSteps lists the timed functions of each session type in order,
+// one entry per operation; FETCH_NUM_BODYALL stands for the mean count.
+var sessionSteps = map[string][]measure.Function{
+	"check":   {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPFetchRange},
+	"read":    {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPUIDFetch},
+	"cleanup": {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPStore, measure.IMAPUIDStore, measure.IMAPExpunge},
+	"folders": {measure.IMAPConnect, measure.IMAPList, measure.IMAPLsub, measure.IMAPSelectFolder, measure.IMAPFetchRange},
+	"send":    {measure.SMTPConnect, measure.SMTPData, measure.IMAPConnect, measure.IMAPAppend},
+}
+
+// NewPlan validates c and works out its plan. It doesn't perform I/O.
+func NewPlan(c *Config) (*Plan, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Plan{
+		Name:                c.Name,
+		File:                c.File,
+		Embedded:            c.Target.Embedded,
+		SessionsPerHour:     c.TargetRate(),
+		SessionsPerUserHour: c.Load.SessionsPerUserHour,
+		UsersFile:           c.Users.File,
+		MaxConcurrent:       c.Load.MaxConcurrent,
+		MaxErrorPercent:     c.Compliance.MaxErrorPercent,
+	}
+	if !p.Embedded {
+		p.IMAP, p.SMTP = c.Target.IMAP.Address, c.Target.SMTP.Address
+	}
+	if p.UsersFile == "" {
+		p.Users = c.Users.Count
+	}
+
+	var total float64
+	for _, st := range c.sessionTypes() {
+		total += st.T.Weight
+	}
+	perOp := c.Load.ThinkTime.Duration + NominalOpTime
+	opsPerHour := map[measure.Function]float64{}
+	var meanDur float64
+	for _, st := range c.sessionTypes() {
+		sp := SessionPlan{Type: st.Name, Weight: st.T.Weight, Percent: st.T.Weight / total * 100}
+		sp.SessionsPerHour = p.SessionsPerHour * st.T.Weight / total
+		fns := sessionSteps[st.Name]
+		sp.Steps = float64(len(fns))
+		for _, f := range fns {
+			opsPerHour[f] += sp.SessionsPerHour
+		}
+		sp.Functions = append(sp.Functions, fns...)
+		if st.Name == "read" && st.T.BodiesMax > 0 {
+			bodies := float64(st.T.BodiesMin+st.T.BodiesMax) / 2
+			sp.Steps += bodies
+			opsPerHour[measure.IMAPFetchBody] += sp.SessionsPerHour * bodies
+			sp.Functions = append(sp.Functions, measure.IMAPFetchBody)
+		}
+		sp.Duration = time.Duration(sp.Steps * float64(perOp))
+		meanDur += sp.Percent / 100 * float64(sp.Duration)
+		p.Mix = append(p.Mix, sp)
+	}
+	p.MeanSessionDuration = time.Duration(meanDur)
+	p.Concurrency = p.SessionsPerHour / 3600 * p.MeanSessionDuration.Seconds()
+
+	p.SubmittedPerHour = p.SessionsPerHour * c.Sessions.Send.Weight / total
+	p.InboundPerHour = p.SessionsPerHour * c.Load.InboundPerSession
+	opsPerHour[measure.SMTPConnect] += p.InboundPerHour
+	opsPerHour[measure.SMTPData] += p.InboundPerHour
+	p.InboundConcurrency = p.InboundPerHour / 3600 * (2 * NominalOpTime).Seconds()
+
+	// Delivery: a message is measured per kind of recipient it has.
+	anyLocal, anyRemote := recipientKinds(c.Messages)
+	opsPerHour[measure.DeliveryLocal] = p.InboundPerHour + p.SubmittedPerHour*anyLocal
+	if c.Sink.Enabled {
+		opsPerHour[measure.DeliveryRemote] = p.SubmittedPerHour * anyRemote
+	}
+
+	for _, f := range measure.AllFunctions {
+		if opsPerHour[f] <= 0 {
+			continue
+		}
+		limit, req := c.Limit(f)
+		p.Functions = append(p.Functions, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
+	}
+
+	ph := c.Phases
+	p.Phases = []Phase{
+		{"warmup", ph.Warmup.Duration, false},
+		{"measurement", ph.Measurement.Duration, true},
+		{"rampdown", ph.Rampdown.Duration, false},
+		{"settle", ph.Settle.Duration, false},
+	}
+	p.MeasuredSessions = p.SessionsPerHour * ph.Measurement.Hours()
+
+	p.Warnings = planWarnings(c, p)
+	return p, nil
+}
+
+// recipientKinds returns the probability that a message has at least one
+// local and at least one remote recipient, with the recipient count
+// uniform within each bucket.
+func recipientKinds(m MessagesConfig) (anyLocal, anyRemote float64) {
+	var total float64
+	for _, b := range m.Recipients {
+		total += b.Share
+	}
+	if total <= 0 {
+		return 0, 0
+	}
+	q := m.RemoteShare
+	for _, b := range m.Recipients {
+		var l, r float64
+		n := b.Max - b.Min + 1
+		for k := b.Min; k <= b.Max; k++ {
+			l += 1 - math.Pow(q, float64(k))
+			r += 1 - math.Pow(1-q, float64(k))
+		}
+		anyLocal += b.Share / total * l / float64(n)
+		anyRemote += b.Share / total * r / float64(n)
+	}
+	return anyLocal, anyRemote
+}
+
+func planWarnings(c *Config, p *Plan) []string {
+	var w []string
+	if p.Concurrency > 0.8*float64(p.MaxConcurrent) {
+		w = append(w, fmt.Sprintf("estimated concurrency %.0f is near load.max_concurrent_sessions %d: sessions will be dropped", p.Concurrency, p.MaxConcurrent))
+	}
+	if p.MeasuredSessions < 30 {
+		w = append(w, fmt.Sprintf("only ~%.0f sessions start in the measurement window: percentages will be coarse", p.MeasuredSessions))
+	}
+	if p.Users > 0 && p.SessionsPerHour > 0 {
+		if perUser := p.SessionsPerHour / float64(p.Users); perUser*(p.MeanSessionDuration.Hours()) > 1 {
+			w = append(w, fmt.Sprintf("%d users cannot sustain %.0f sessions/hour of %s each: users would overlap", p.Users, p.SessionsPerHour, p.MeanSessionDuration.Round(time.Millisecond)))
+		}
+	}
+	if !c.Sink.Enabled && c.Messages.RemoteShare > 0 {
+		w = append(w, "the sink is disabled but messages.remote_share > 0: remote deliveries go unmeasured")
+	}
+	for _, ep := range []struct {
+		name string
+		e    Endpoint
+	}{{"imap", c.Target.IMAP}, {"smtp", c.Target.SMTP}} {
+		if !c.Target.Embedded && ep.e.InsecureSkipVerify && ep.e.TLS != "none" {
+			w = append(w, fmt.Sprintf("target.%s.insecure_skip_verify: certificates are not verified", ep.name))
+		}
+	}
+	return w
+}
+
+// WriteText writes the plan for people, as `mailbench check` prints it. It
+// never shows a password.
+func (p *Plan) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	name := p.Name
+	if p.File != "" {
+		name += " (" + p.File + ")"
+	}
+	ew.printf("config:      %s\n", name)
+	if p.Embedded {
+		ew.printf("target:      embedded\n")
+	} else {
+		ew.printf("target:      IMAP %s, SMTP %s\n", p.IMAP, p.SMTP)
+	}
+	users := fmt.Sprintf("%d", p.Users)
+	if p.UsersFile != "" {
+		users = "from " + p.UsersFile
+	}
+	ew.printf("users:       %s\n", users)
+	ew.printf("rate:        %s sessions/hour (%.2f/s), %s users at %s sessions/user-hour\n",
+		fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(p.SessionsPerHour/p.SessionsPerUserHour), fmtNum(p.SessionsPerUserHour))
+	var phases []string
+	var total time.Duration
+	for _, ph := range p.Phases {
+		phases = append(phases, ph.Name+" "+ph.Duration.String())
+		total += ph.Duration
+	}
+	ew.printf("phases:      %s (total %s)\n", strings.Join(phases, ", "), total)
+	ew.printf("measured:    ~%s sessions start in the measurement window\n", fmtNum(p.MeasuredSessions))
+	ew.printf("mail:        %s submitted + %s inbound messages/hour\n", fmtNum(p.SubmittedPerHour), fmtNum(p.InboundPerHour))
+	ew.printf("concurrency: ~%.1f sessions (Little's law: %.2f/s × %s mean session; cap %d) + ~%.2f inbound\n",
+		p.Concurrency, p.SessionsPerHour/3600, p.MeanSessionDuration.Round(time.Millisecond), p.MaxConcurrent, p.InboundConcurrency)
+	ew.printf("             (session ≈ steps × (think time + %s nominal operation))\n", NominalOpTime)
+
+	ew.printf("\nsession mix:\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  type\tweight\tshare\tsessions/h\tsteps\test. duration\t\n")
+	for _, s := range p.Mix {
+		fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", s.Type, fmtNum(s.Weight), s.Percent, fmtNum(s.SessionsPerHour), fmtNum(s.Steps), s.Duration.Round(time.Millisecond))
+	}
+	tw.Flush()
+
+	ew.printf("\ntimed functions (pass: more than required%% within limit; errors < %s%%):\n", fmtNum(p.MaxErrorPercent))
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  function\tops/h\tlimit\trequired\n")
+	for _, f := range p.Functions {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t>%s%%\n", f.Function, fmtNum(f.PerHour), f.Limit, fmtNum(f.RequiredPercent))
+	}
+	tw.Flush()
+
+	if len(p.Warnings) > 0 {
+		ew.printf("\nwarnings:\n")
+		for _, wr := range p.Warnings {
+			ew.printf("  - %s\n", wr)
+		}
+	}
+	return ew.err
+}
+
+// fmtNum renders a number with at most two decimals and no trailing zeros.
+func fmtNum(f float64) string {
+	s := fmt.Sprintf("%.2f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// errWriter keeps the first write error and drops later writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}
