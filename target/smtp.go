@@ -214,9 +214,10 @@ func every(p int, n int64) bool { return p > 0 && n%int64(p) == 0 }
 
 // corruptBody returns a copy of msg with one byte of its body changed,
 // keeping line structure intact: a letter changes case, a digit becomes the
-// next digit, any other byte except CR and LF has its low bit flipped. The
-// byte is the first suitable one from the middle of the body onwards
-// (wrapping around). ok is false when the body has no suitable byte.
+// next digit; failing those, a byte other than CR, LF and '.' whose low bit
+// can flip without making CR or LF has it flipped. The byte is the first
+// suitable one from the middle of the body onwards (wrapping around). ok is
+// false when the body has no suitable byte.
 // It doesn't modify msg.
 func corruptBody(msg []byte) (corrupted []byte, ok bool) {
 	start := bytes.Index(msg, []byte("\r\n\r\n"))

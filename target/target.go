@@ -106,7 +106,8 @@ type Options struct {
 	ErrorLog *log.Logger
 }
 
-// Stats are the target's counters since Start. Counts are per recipient.
+// Stats are the target's counters since Start. Counts are per recipient
+// unless noted.
 type Stats struct {
 	Delivered   int64 // local deliveries appended to an INBOX (corrupted ones included, duplicates not)
 	Relayed     int64 // remote recipients the relay accepted
