@@ -258,7 +258,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		users = "from " + p.UsersFile
 	}
 	ew.printf("users:       %s\n", users)
-	ew.printf("rate:        %s sessions/hour (%.2f/s), %s users at %s sessions/user-hour\n",
+	ew.printf("rate:        %s sessions/hour (%.2f/s) ≡ %s users at %s sessions/user-hour\n",
 		fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(p.SessionsPerHour/p.SessionsPerUserHour), fmtNum(p.SessionsPerUserHour))
 	var phases []string
 	var total time.Duration
@@ -285,7 +285,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  function\tops/h\tlimit\trequired\n")
 	for _, f := range p.Functions {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t>%s%%\n", f.Function, fmtNum(f.PerHour), f.Limit, fmtNum(f.RequiredPercent))
+		fmt.Fprintf(tw, "  %s\t%.0f\t%s\t>%s%%\n", f.Function, f.PerHour, f.Limit, fmtNum(f.RequiredPercent))
 	}
 	tw.Flush()
 

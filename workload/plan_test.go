@@ -1,0 +1,234 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// TestPlanGolden renders the plans of the shipped configs and compares them
+// with testdata/config/plan/*.txt (rewrite with -update).
+func TestPlanGolden(t *testing.T) {
+	for _, name := range []string{"quick", "enterprise", "dovecot-postfix"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile("../configs/" + name + ".toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := ParseConfig("configs/"+name+".toml", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPlan(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := p.WriteText(&buf); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "config", "plan", name+".txt")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if buf.String() != string(want) {
+				t.Errorf("plan text:\n%s\nwant:\n%s", buf.String(), want)
+			}
+		})
+	}
+}
+
+func embeddedConfig() *Config {
+	c := DefaultConfig()
+	c.Target.Embedded = true
+	return c
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestPlanFigures(t *testing.T) {
+	c := embeddedConfig()
+	c.Users.Count = 100
+	c.Load.SessionsPerHour = 3600
+	c.Load.ThinkTime = Duration{time.Second}
+	c.Load.InboundPerSession = 0.5
+	p, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SessionsPerHour != 3600 || p.InboundPerHour != 1800 {
+		t.Errorf("rates %v, %v", p.SessionsPerHour, p.InboundPerHour)
+	}
+	wantSteps := map[string]float64{"check": 3, "read": 3 + 2, "cleanup": 5, "folders": 5, "send": 4}
+	var pct, rate, mean float64
+	for _, s := range p.Mix {
+		pct += s.Percent
+		rate += s.SessionsPerHour
+		if s.Steps != wantSteps[s.Type] {
+			t.Errorf("%s: steps %v, want %v", s.Type, s.Steps, wantSteps[s.Type])
+		}
+		if want := time.Duration(s.Steps * float64(time.Second+NominalOpTime)); s.Duration != want {
+			t.Errorf("%s: duration %v, want %v", s.Type, s.Duration, want)
+		}
+		mean += s.Percent / 100 * s.Duration.Seconds()
+	}
+	if !near(pct, 100) || !near(rate, 3600) {
+		t.Errorf("mix sums to %v%%, %v/h", pct, rate)
+	}
+	// Little's law: 1 session/s × mean duration.
+	if !near(p.Concurrency, mean) || math.Abs(p.MeanSessionDuration.Seconds()-mean) > 1e-6 {
+		t.Errorf("concurrency %v, mean %v; want %v", p.Concurrency, p.MeanSessionDuration, mean)
+	}
+	if p.SubmittedPerHour != 720 {
+		t.Errorf("submitted %v, want 720", p.SubmittedPerHour)
+	}
+	if p.MeasuredSessions != 600 {
+		t.Errorf("measured sessions %v, want 600 (10 min at 1/s)", p.MeasuredSessions)
+	}
+	perHour := map[measure.Function]float64{}
+	for _, f := range p.Functions {
+		perHour[f.Function] = f.PerHour
+	}
+	// Every session opens IMAP once (send sessions for APPEND).
+	if !near(perHour[measure.IMAPConnect], 3600) {
+		t.Errorf("IMAP Connect %v/h, want 3600", perHour[measure.IMAPConnect])
+	}
+	if !near(perHour[measure.SMTPConnect], 720+1800) {
+		t.Errorf("SMTP Connect %v/h, want 2520", perHour[measure.SMTPConnect])
+	}
+	if !near(perHour[measure.IMAPFetchBody], 900*2) {
+		t.Errorf("FETCH_NUM_BODYALL %v/h, want 1800", perHour[measure.IMAPFetchBody])
+	}
+	if len(p.Functions) != len(measure.AllFunctions) {
+		t.Errorf("%d functions, want all %d", len(p.Functions), len(measure.AllFunctions))
+	}
+}
+
+func TestPlanReachableFunctions(t *testing.T) {
+	f := func(fns ...measure.Function) []measure.Function { return fns }
+	tests := []struct {
+		name    string
+		setup   func(*Config)
+		want    []measure.Function
+		limitOf map[measure.Function]time.Duration
+	}{
+		{"check only, no inbound", func(c *Config) {
+			c.Sessions.Read.Weight, c.Sessions.Cleanup.Weight, c.Sessions.Folders.Weight, c.Sessions.Send.Weight = 0, 0, 0, 0
+			c.Load.InboundPerSession = 0
+		}, f(measure.IMAPConnect, measure.IMAPFetchRange, measure.IMAPSelectInbox), nil},
+		{"check only, inbound", func(c *Config) {
+			c.Sessions.Read.Weight, c.Sessions.Cleanup.Weight, c.Sessions.Folders.Weight, c.Sessions.Send.Weight = 0, 0, 0, 0
+		}, f(measure.SMTPConnect, measure.SMTPData, measure.IMAPConnect, measure.IMAPFetchRange, measure.IMAPSelectInbox, measure.DeliveryLocal), nil},
+		{"send only, all remote, sink on", func(c *Config) {
+			c.Sessions.Check.Weight, c.Sessions.Read.Weight, c.Sessions.Cleanup.Weight, c.Sessions.Folders.Weight = 0, 0, 0, 0
+			c.Load.InboundPerSession = 0
+			c.Messages.RemoteShare = 1
+		}, f(measure.SMTPConnect, measure.SMTPData, measure.IMAPAppend, measure.IMAPConnect, measure.DeliveryRemote), nil},
+		{"read without bodies", func(c *Config) {
+			c.Sessions.Check.Weight, c.Sessions.Cleanup.Weight, c.Sessions.Folders.Weight, c.Sessions.Send.Weight = 0, 0, 0, 0
+			c.Sessions.Read.BodiesMin, c.Sessions.Read.BodiesMax = 0, 0
+			c.Load.InboundPerSession = 0
+			c.Compliance.Functions = map[string]FunctionLimit{string(measure.IMAPUIDFetch): {Limit: Duration{time.Second}}}
+		}, f(measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPUIDFetch),
+			map[measure.Function]time.Duration{measure.IMAPUIDFetch: time.Second, measure.IMAPConnect: 5 * time.Second}},
+		{"folders and cleanup, sink off", func(c *Config) {
+			c.Sessions.Check.Weight, c.Sessions.Read.Weight, c.Sessions.Send.Weight = 0, 0, 0
+			c.Sink.Enabled = false
+		}, f(measure.SMTPConnect, measure.SMTPData, measure.IMAPConnect, measure.IMAPExpunge, measure.IMAPFetchRange,
+			measure.IMAPList, measure.IMAPLsub, measure.IMAPSelectFolder, measure.IMAPSelectInbox, measure.IMAPStore,
+			measure.IMAPUIDStore, measure.DeliveryLocal), map[measure.Function]time.Duration{measure.DeliveryLocal: time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := embeddedConfig()
+			tt.setup(c)
+			p, err := NewPlan(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []measure.Function
+			for _, fp := range p.Functions {
+				got = append(got, fp.Function)
+				if fp.PerHour <= 0 {
+					t.Errorf("%s listed with %v/h", fp.Function, fp.PerHour)
+				}
+				if want, ok := tt.limitOf[fp.Function]; ok && fp.Limit != want {
+					t.Errorf("%s limit %v, want %v", fp.Function, fp.Limit, want)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("functions:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanWarningsAndErrors(t *testing.T) {
+	c := embeddedConfig()
+	c.Load.MaxConcurrent = 1
+	c.Phases.Measurement = Duration{time.Second}
+	c.Users.Count = 2
+	c.Load.SessionsPerHour = 3600
+	c.Sink.Enabled = false
+	p, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(p.Warnings, "\n")
+	for _, want := range []string{"max_concurrent_sessions", "measurement window", "users would overlap", "sink is disabled"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("warnings lack %q:\n%s", want, text)
+		}
+	}
+	c.Phases.Measurement = Duration{}
+	if _, err := NewPlan(c); err == nil || !strings.Contains(err.Error(), "phases.measurement: must be > 0") {
+		t.Errorf("NewPlan of invalid config: %v", err)
+	}
+}
+
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(b []byte) (int, error) {
+	if w.n--; w.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(b), nil
+}
+
+func TestPlanWriteTextError(t *testing.T) {
+	p, err := NewPlan(embeddedConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 3; n++ {
+		if err := p.WriteText(&failWriter{n: n}); err == nil || err.Error() != "disk full" {
+			t.Errorf("after %d writes: err = %v", n, err)
+		}
+	}
+}
+
+func TestPlanTextHidesPassword(t *testing.T) {
+	c := embeddedConfig()
+	c.Users.Password = "Zq9-hunter2"
+	p, _ := NewPlan(c)
+	var buf bytes.Buffer
+	p.WriteText(&buf)
+	if strings.Contains(buf.String(), "hunter2") {
+		t.Error("plan text shows the password")
+	}
+}
