@@ -271,7 +271,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		SchemaVersion int `json:"schema_version"`
 	}
 	if err := json.Unmarshal(data, &version); err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
+		return nil, fmt.Errorf("read report: not a JSON document: %w", err)
 	}
 	if version.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("read report: schema_version %d, want %d", version.SchemaVersion, SchemaVersion)

@@ -1,0 +1,493 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+// observe feeds s reproducible observations: for function index i, n
+// operations with durations spread over 1..spread ms, of which slow exceed
+// the limit and failed end in the given class.
+func observe(s *compliance.Stats, f measure.Function, n, slow, failed int, class measure.ErrorClass, spread time.Duration, limit time.Duration) {
+	for k := range n {
+		o := measure.Observation{Function: f, Start: t0, Duration: time.Duration(k%1000+1) * spread / 1000}
+		switch {
+		case k < slow:
+			o.Duration = limit + time.Duration(k+1)*time.Millisecond
+		case k < slow+failed:
+			o.Class = class
+		}
+		s.Observe(o)
+	}
+}
+
+// compliantRun is a full run where every row passes.
+func compliantRun() *Run {
+	rules := compliance.DefaultRules()
+	s := compliance.NewStats(rules)
+	for i, f := range measure.AllFunctions {
+		limit := 5 * time.Second
+		if f == measure.DeliveryLocal || f == measure.DeliveryRemote {
+			limit = time.Minute
+		}
+		observe(s, f, 500+37*i, i%3, i%2, measure.Timeout, time.Duration(20+i*15)*time.Millisecond, limit)
+	}
+	h := compliance.NewHistogram()
+	for k := range 400 {
+		compliance.RecordDuration(h, time.Duration(k+5)*time.Millisecond)
+	}
+	r := &Run{
+		Tool: "mailbench", Version: "0.1.0", Config: "configs/enterprise.toml", Name: "enterprise-2500", Seed: 42,
+		Started: t0, Ended: t0.Add(12*time.Minute + 30*time.Second),
+		Warmup: time.Minute, Measurement: 10 * time.Minute, Rampdown: 90 * time.Second,
+		Target:                Target{IMAP: "mail.example.test:993", SMTP: "mail.example.test:587", Sink: "10.0.0.5:2525"},
+		TargetSessionsPerHour: 12000, AchievedSessionsPerHour: 12019.2, SessionsPerUserHour: 4.8,
+		EquivalentUsers: 12019.2 / 4.8,
+		SessionsStarted: 2003, SessionsCompleted: 1990, SessionsFailed: 13, SessionsLate: 2, SessionsDropped: 0,
+		SessionsByType:        map[string]int64{"check": 701, "read": 501, "cleanup": 200, "folders": 200, "send": 401},
+		MaxConcurrentObserved: 37,
+		Sink: SinkSummary{Messages: 400, Recipients: 480, Bytes: 3355443,
+			RelayDelayP50: time.Duration(h.ValueAtPercentile(50)) * time.Microsecond,
+			RelayDelayP95: time.Duration(h.ValueAtPercentile(95)) * time.Microsecond,
+			RelayDelayMax: time.Duration(h.Max()) * time.Microsecond, RelayDelay: h},
+		Functions: s.Snapshot(),
+	}
+	r.Evaluate(rules)
+	return r
+}
+
+// failingRun is a partial run on the embedded target with a row at exactly
+// 95.00%, a function that never ran, an error rate of exactly 1% and
+// warnings; it has no sink.
+func failingRun() *Run {
+	rules := compliance.DefaultRules()
+	rules.Functions = slices.DeleteFunc(rules.Functions, func(r compliance.Rule) bool {
+		return r.Function == measure.DeliveryLocal || r.Function == measure.DeliveryRemote
+	})
+	s := compliance.NewStats(rules)
+	for i, f := range measure.SPECFunctions {
+		switch f {
+		case measure.IMAPExpunge: // exactly 95.00% within: fails
+			observe(s, f, 200, 10, 0, measure.OK, 10*time.Millisecond, 5*time.Second)
+		case measure.IMAPLsub: // never ran
+		case measure.SMTPData: // the errors: 1% overall in total
+			observe(s, f, 1000, 0, 0, measure.OK, 5*time.Millisecond, 5*time.Second)
+		default:
+			observe(s, f, 100+i, 0, 0, measure.OK, 3*time.Millisecond, 5*time.Second)
+		}
+	}
+	snap := s.Snapshot()
+	var ops int64
+	for _, fs := range snap {
+		ops += fs.Operations
+	}
+	// Make the error rate exactly 1%: add failures (and their operations) so
+	// that errors*100 == ops.
+	total := ops
+	for (total)%99 != 0 {
+		s.Observe(measure.Observation{Function: measure.SMTPData, Duration: time.Millisecond})
+		total++
+	}
+	fails := total / 99
+	for range fails {
+		s.Observe(measure.Observation{Function: measure.SMTPData, Duration: 2 * time.Second, Class: measure.Connection})
+	}
+	r := &Run{
+		Tool: "mailbench", Version: "0.1.0", Name: "quick", Seed: 7,
+		Started: t0, Ended: t0.Add(95 * time.Second),
+		Warmup: 10 * time.Second, Measurement: 2 * time.Minute, Rampdown: 10 * time.Second,
+		Partial: true, PartialReason: "interrupted by SIGINT",
+		Target:                Target{IMAP: "127.0.0.1:41143", SMTP: "127.0.0.1:41025", Embedded: true},
+		TargetSessionsPerHour: 600, AchievedSessionsPerHour: 587.5, SessionsPerUserHour: 4.8, EquivalentUsers: 587.5 / 4.8,
+		SessionsStarted: 47, SessionsCompleted: 40, SessionsFailed: 7, SessionsLate: 3, SessionsDropped: 1,
+		MaxConcurrentObserved: 5,
+		Warnings:              []string{"TLS certificate verification disabled for IMAP", "measurement window shorter than configured"},
+		Functions:             s.Snapshot(),
+	}
+	r.Evaluate(rules)
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestWriteTextGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		run  *Run
+	}{
+		{"compliant.txt.golden", compliantRun()},
+		{"partial_failing.txt.golden", failingRun()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteText(&b, tt.run); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+		})
+	}
+}
+
+func TestWriteJSONGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		run  *Run
+	}{
+		{"compliant.json.golden", compliantRun()},
+		{"partial_failing.json.golden", failingRun()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteJSON(&b, tt.run); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+		})
+	}
+}
+
+// TestFixtures pins the properties the golden files are meant to show, so
+// that a wrong -update cannot silently bless a wrong verdict.
+func TestFixtures(t *testing.T) {
+	c := compliantRun()
+	if !c.Table.Compliant || len(c.Table.Rows) != 16 {
+		t.Errorf("compliant fixture: Compliant=%v rows=%d failing=%q", c.Table.Compliant, len(c.Table.Rows), c.Table.Failing)
+	}
+	f := failingRun()
+	want := []string{string(measure.IMAPExpunge), string(measure.IMAPLsub), compliance.ErrorRateName}
+	if !slices.Equal(f.Table.Failing, want) {
+		t.Errorf("failing fixture: Failing = %q, want %q", f.Table.Failing, want)
+	}
+	if e := f.Table.Errors; e.Errors*100 != e.Operations {
+		t.Errorf("failing fixture: error rate %d/%d is not exactly 1%%", e.Errors, e.Operations)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, s := range []string{
+		"PARTIAL RUN: interrupted by SIGINT",
+		"Verdict: NOT COMPLIANT (failing: IMAP EXPUNGE, IMAP LSUB_NULL_WILDCARD, Error Rate)",
+		"95.00% is not >95%", "no operations", "1.00% is not <1%",
+	} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text report lacks %q", s)
+		}
+	}
+	b.Reset()
+	if err := WriteText(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "\nVerdict: COMPLIANT\n") || strings.Contains(b.String(), "PARTIAL") {
+		t.Errorf("compliant text report: wrong verdict or banner:\n%s", b.String())
+	}
+}
+
+// equalRuns compares runs field by field, histograms with Equals.
+func equalRuns(t *testing.T, got, want *Run) {
+	t.Helper()
+	g, w := *got, *want
+	gf, wf := g.Functions, w.Functions
+	gh, wh := g.Sink.RelayDelay, w.Sink.RelayDelay
+	g.Functions, w.Functions, g.Sink.RelayDelay, w.Sink.RelayDelay = nil, nil, nil, nil
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("runs differ:\n got %+v\nwant %+v", g, w)
+	}
+	if (gh == nil) != (wh == nil) || (gh != nil && !gh.Equals(wh)) {
+		t.Error("relay delay histograms differ")
+	}
+	if len(gf) != len(wf) {
+		t.Fatalf("%d functions, want %d", len(gf), len(wf))
+	}
+	for f, w := range wf {
+		g := gf[f]
+		if g == nil || g.Function != w.Function || g.Limit != w.Limit || g.Operations != w.Operations ||
+			g.WithinLimit != w.WithinLimit || fmt.Sprint(g.Errors) != fmt.Sprint(w.Errors) || !g.Histogram.Equals(w.Histogram) {
+			t.Errorf("function %q differs:\n got %+v\nwant %+v", f, g, w)
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, run := range []*Run{compliantRun(), failingRun(), {}} {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadJSON(&b)
+		if err != nil {
+			t.Fatalf("ReadJSON() = %v", err)
+		}
+		equalRuns(t, back, run)
+	}
+}
+
+func TestReadJSONRejects(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, failingRun()); err != nil {
+		t.Fatal(err)
+	}
+	good := b.String()
+	foreign, _ := hdrhistogram.New(1, 1000, 2).Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	firstHist := good[strings.Index(good, `"histogram": "`)+len(`"histogram": "`):]
+	firstHist = firstHist[:strings.Index(firstHist, `"`)]
+	// inFunctions replaces old by new in the "functions" section only.
+	head, funcs, _ := strings.Cut(good, `"functions": [`)
+	inFunctions := func(old, new string) string {
+		return head + `"functions": [` + strings.Replace(funcs, old, new, 1)
+	}
+	dupFunction := funcs[:strings.Index(funcs, "\n    }")+len("\n    }")]
+	tests := []struct {
+		name, input, wantErr string
+	}{
+		{"empty", "", "not a JSON document"},
+		{"other schema", strings.Replace(good, `"schema_version": 1`, `"schema_version": 2`, 1), "schema_version 2"},
+		{"no schema", strings.Replace(good, `"schema_version": 1,`, ``, 1), "schema_version 0"},
+		{"unknown field", strings.Replace(good, `"seed": 7`, `"seed": 7, "sede": 1`, 1), "unknown field"},
+		{"trailing data", good + "{}", "not a JSON document"},
+		{"inconsistent counts", inFunctions(`"within_limit": 190,`, `"within_limit": 201,`), "exceed operations"},
+		{"histogram disagrees with operations", inFunctions(`"operations": 200,`, `"operations": 201,`), "histogram holds"},
+		{"duplicated function", strings.Replace(good, `"functions": [`, `"functions": [`+dupFunction+",", 1), "appears twice"},
+		{"foreign histogram", strings.Replace(good, firstHist, string(foreign), 1), "geometry"},
+		{"bad time", strings.Replace(good, `"started": "2026`, `"started": "x2026`, 1), "started"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.input == good {
+				t.Fatal("test input did not change the report")
+			}
+			_, err := ReadJSON(strings.NewReader(tt.input))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("ReadJSON() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// shard splits the observations of one run over n shards, as n load
+// generators would measure them, plus the unsplit run.
+func shards(n int) (whole *Run, parts []*Run) {
+	rules := compliance.DefaultRules()
+	all := compliance.NewStats(rules)
+	st := make([]*compliance.Stats, n)
+	hs := make([]*hdrhistogram.Histogram, n)
+	for i := range st {
+		st[i] = compliance.NewStats(rules)
+		hs[i] = compliance.NewHistogram()
+	}
+	k := 0
+	for i, f := range measure.AllFunctions {
+		for j := range 300 + i*11 {
+			o := measure.Observation{Function: f, Duration: time.Duration((j*7919)%6000+1) * time.Millisecond}
+			if j%97 == 0 {
+				o.Class = measure.ErrorClasses[j%len(measure.ErrorClasses)]
+			}
+			all.Observe(o)
+			st[k%n].Observe(o)
+			k++
+		}
+	}
+	whole = &Run{Functions: all.Snapshot()}
+	whole.Evaluate(rules)
+	for i := range n {
+		compliance.RecordDuration(hs[i], time.Duration(i+1)*time.Second)
+		parts = append(parts, &Run{
+			Tool: "mailbench", Version: "0.1.0", Name: "shards", Seed: 1,
+			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(10-i) * time.Minute),
+			Measurement: 5 * time.Minute, SessionsPerUserHour: 4.8,
+			TargetSessionsPerHour: 1000, AchievedSessionsPerHour: 1000.1 * float64(i+1),
+			SessionsStarted: int64(10 + i), SessionsByType: map[string]int64{"check": int64(i), fmt.Sprint("t", i): 1},
+			MaxConcurrentObserved: i + 2,
+			Target:                Target{IMAP: fmt.Sprint("imap", i%2)},
+			Sink:                  SinkSummary{Messages: 1, RelayDelay: hs[i]},
+			Warnings:              []string{fmt.Sprint("w", i%2)},
+			Functions:             st[i].Snapshot(),
+		})
+		parts[i].Evaluate(rules)
+	}
+	return whole, parts
+}
+
+func TestMergeExact(t *testing.T) {
+	whole, parts := shards(3)
+	m, err := Merge(parts...)
+	if err != nil {
+		t.Fatalf("Merge() = %v", err)
+	}
+	equalRuns(t, &Run{Functions: m.Functions, Table: m.Table}, &Run{Functions: whole.Functions, Table: whole.Table})
+	if m.Started != t0 || m.Ended != t0.Add(10*time.Minute) {
+		t.Errorf("window = %v..%v", m.Started, m.Ended)
+	}
+	if m.SessionsStarted != 33 || m.MaxConcurrentObserved != 9 || m.SessionsByType["check"] != 3 || m.SessionsByType["t2"] != 1 {
+		t.Errorf("session counts: %+v", m)
+	}
+	if m.TargetSessionsPerHour != 3000 || m.EquivalentUsers != m.AchievedSessionsPerHour/4.8 {
+		t.Errorf("rates: target %v achieved %v users %v", m.TargetSessionsPerHour, m.AchievedSessionsPerHour, m.EquivalentUsers)
+	}
+	if m.Sink.RelayDelay.TotalCount() != 3 || m.Sink.RelayDelayMax < 3*time.Second || m.Sink.RelayDelayMax > 3*time.Second+5*time.Millisecond {
+		t.Errorf("sink: %+v", m.Sink)
+	}
+	if m.Target.IMAP != "imap0, imap1" || m.Name != "shards" {
+		t.Errorf("target %q name %q", m.Target.IMAP, m.Name)
+	}
+	if !slices.Contains(m.Warnings, "merged from 3 runs") || !slices.Contains(m.Warnings, "w0") || !slices.Contains(m.Warnings, "w1") {
+		t.Errorf("warnings %q", m.Warnings)
+	}
+	for _, p := range parts { // inputs are untouched
+		if p.Functions[measure.IMAPList].Operations >= whole.Functions[measure.IMAPList].Operations {
+			t.Fatal("Merge modified its input")
+		}
+	}
+}
+
+func TestMergeOrderInsensitive(t *testing.T) {
+	_, parts := shards(3)
+	a, err := Merge(parts[0], parts[1], parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]int{{2, 1, 0}, {1, 2, 0}, {0, 2, 1}} {
+		b, err := Merge(parts[order[0]], parts[order[1]], parts[order[2]])
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalRuns(t, b, a)
+	}
+	// Merging merged results and JSON round trips is still exact.
+	ab, _ := Merge(parts[0], parts[1])
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, ab); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Merge(back, parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalRuns(t, &Run{Functions: c.Functions, Table: c.Table}, &Run{Functions: a.Functions, Table: a.Table})
+}
+
+func TestMergeRejects(t *testing.T) {
+	_, parts := shards(2)
+	other := *parts[1]
+	rules := compliance.DefaultRules()
+	rules.Functions[0].Limit = time.Second
+	other.Evaluate(rules)
+	tests := []struct {
+		name string
+		runs []*Run
+	}{
+		{"no runs", nil},
+		{"nil run", []*Run{parts[0], nil}},
+		{"different rules", []*Run{parts[0], &other}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Merge(tt.runs...); err == nil {
+				t.Fatal("Merge() = nil error")
+			}
+		})
+	}
+	// Same rules, but stats counted against another limit.
+	bad := *parts[1]
+	bad.Functions = map[measure.Function]*compliance.FunctionStats{measure.SMTPConnect: compliance.NewFunctionStats(measure.SMTPConnect, time.Second)}
+	if _, err := Merge(parts[0], &bad); err == nil || !strings.Contains(err.Error(), "limits differ") {
+		t.Fatalf("Merge() with a different limit = %v", err)
+	}
+}
+
+func TestFormatNumbers(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{fmtInt(0), "0"},
+		{fmtInt(999), "999"},
+		{fmtInt(1000), "1,000"},
+		{fmtInt(12019), "12,019"},
+		{fmtInt(-1234567), "-1,234,567"},
+		{fmtFloat1(12019.24), "12,019.2"},
+		{fmtFloat1(-1000.05), "-1,000.0"},
+		{fmtMS(1234567 * time.Microsecond), "1,234.57"},
+		{fmtMS(812 * time.Microsecond), "0.81"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
+
+func FuzzReadJSON(f *testing.F) {
+	for _, r := range []*Run{failingRun(), {}} {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, r); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b.Bytes())
+	}
+	f.Add([]byte(`{"schema_version":1,"functions":[{"function":"x","histogram":"HISTFAAAAA=="}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		// Whatever was accepted renders, and round-trips.
+		if err := WriteText(new(bytes.Buffer), r); err != nil {
+			t.Fatalf("WriteText: %v", err)
+		}
+		var b bytes.Buffer
+		if err := WriteJSON(&b, r); err != nil {
+			return // e.g. a NaN cannot be written; acceptable
+		}
+		first := slices.Clone(b.Bytes())
+		back, err := ReadJSON(&b)
+		if err != nil {
+			t.Fatalf("re-read: %v", err)
+		}
+		var b2 bytes.Buffer
+		if err := WriteJSON(&b2, back); err != nil || !bytes.Equal(first, b2.Bytes()) {
+			t.Fatalf("second round trip differs (%v)", err)
+		}
+	})
+}
