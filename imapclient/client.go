@@ -273,6 +273,13 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	if err != nil {
 		return fail("LOGIN", err)
 	}
+	// go-imap drops its capabilities after the OK (unless it carried
+	// [CAPABILITY]) and then sends CAPABILITY; wait until it has processed
+	// the OK so that Caps sees the reset and waits for the new list.
+	select {
+	case <-c.tr.readerIdle():
+	case <-c.lib.Closed():
+	}
 	if c.lib.Caps() == nil {
 		return fail("CAPABILITY", errors.New("no capability list after login"))
 	}

@@ -121,6 +121,12 @@ func (c *Client) Lsub(ctx context.Context) ([]string, error) {
 				return errors.New("connection closed during LSUB")
 			}
 		}
+		// Let go-imap process what was passed through before the
+		// completion (e.g. EXISTS), as it would for its own commands.
+		select {
+		case <-c.tr.readerIdle():
+		case <-c.lib.Closed():
+		}
 		c.tr.mu.Lock()
 		names = tap.names
 		c.tr.mu.Unlock()
@@ -243,8 +249,13 @@ func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
 				hw, sum := msgsum.NewBodyHasher()
 				bs := &bodySplitter{body: hw}
 				n, err := io.Copy(bs, sec.Literal)
+				if err == nil && n != sec.Literal.Size() {
+					err = fmt.Errorf("BODY[] literal cut short at %d of %d bytes: %w", n, sec.Literal.Size(), io.ErrUnexpectedEOF)
+				}
 				if err != nil {
-					cmd.Close()
+					// The stream position is unknown; go-imap would race
+					// reading the rest of this literal. Drop the connection.
+					c.tr.Conn.Close()
 					return err
 				}
 				h := parseHeader(bs.header)

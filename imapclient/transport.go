@@ -36,6 +36,8 @@ type transport struct {
 	split   splitter
 	tap     *lsubTap
 	partial []byte // the tap's incomplete response
+	reading bool          // the reader waits in Conn.Read with nothing undelivered
+	idleCh  chan struct{} // closed when reading becomes true (see readerIdle)
 }
 
 func newTransport(c net.Conn, prefix []byte) *transport {
@@ -63,10 +65,32 @@ func (t *transport) noteErr(err error) {
 	}
 	tap := t.tap
 	t.tap = nil
+	if t.idleCh != nil {
+		close(t.idleCh)
+		t.idleCh = nil
+	}
 	t.mu.Unlock()
 	if tap != nil {
 		tap.finish(err)
 	}
+}
+
+// readerIdle returns a channel that is closed once go-imap's reader
+// goroutine has consumed every byte received so far and waits for more (or
+// the connection failed). By then go-imap has processed every response
+// received so far, including its side effects (state, capabilities).
+func (t *transport) readerIdle() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reading || t.ioErr != nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if t.idleCh == nil {
+		t.idleCh = make(chan struct{})
+	}
+	return t.idleCh
 }
 
 func (t *transport) Write(p []byte) (int, error) {
@@ -90,9 +114,17 @@ func (t *transport) Read(p []byte) (int, error) {
 			t.mu.Unlock()
 			return n, nil
 		}
+		t.reading = true
+		if t.idleCh != nil {
+			close(t.idleCh)
+			t.idleCh = nil
+		}
 		t.mu.Unlock()
 
 		n, err := t.Conn.Read(p)
+		t.mu.Lock()
+		t.reading = false
+		t.mu.Unlock()
 		if n > 0 {
 			t.mu.Lock()
 			midResponse := !t.split.atBoundary()
