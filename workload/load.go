@@ -581,6 +581,9 @@ func DefaultConfig() *Config {
 	}
 }
 
+// MaxRecipients bounds messages.recipients[].max.
+const MaxRecipients = 1000
+
 // validator collects the problems of a decoded config.
 type validator struct {
 	file  string
@@ -886,6 +889,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 			v.positiveInt(p.with("min"), r.Min)
 			if r.Max < r.Min {
 				v.add(p.with("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
+			} else if r.Max > MaxRecipients {
+				v.add(p.with("max"), "must be <= %d (got %d)", MaxRecipients, r.Max)
 			}
 			ok = v.number(p.with("share"), r.Share, 0, 100, false, false) && ok
 			sum += r.Share

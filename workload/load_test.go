@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"flag"
 	"os"
 	"path/filepath"
@@ -538,6 +539,15 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Add([]byte("a = [{b = [{c = 1}]}]\n[[x.y]]\n[x]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(3 * time.Second):
+				panic(fmt.Sprintf("HANG on %q", data))
+			}
+		}()
 		c, err := ParseConfig("f.toml", data)
 		if err != nil {
 			if c != nil {
