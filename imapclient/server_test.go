@@ -183,9 +183,9 @@ type fakeServer struct {
 type fakeAction int
 
 const (
-	reply fakeAction = iota // write the response (with %[1]s replaced by the tag) and go on
-	stall                   // write the response, then read and ignore everything
-	hangUp                  // write the response, then close the connection
+	reply  fakeAction = iota // write the response (with %[1]s replaced by the tag) and go on
+	stall                    // write the response, then read and ignore everything
+	hangUp                   // write the response, then close the connection
 )
 
 // fakeScript answers one command line (tag stripped, e.g. "SELECT INBOX").
@@ -282,7 +282,6 @@ func (fs *fakeServer) seen() []string {
 	defer fs.mu.Unlock()
 	return append([]string(nil), fs.commands...)
 }
-
 
 const fakeGreeting = "* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] fake ready\r\n"
 

@@ -35,7 +35,7 @@ type transport struct {
 	out     []byte // bytes to hand to go-imap before reading again
 	split   splitter
 	tap     *lsubTap
-	partial []byte // the tap's incomplete response
+	partial []byte        // the tap's incomplete response
 	reading bool          // the reader waits in Conn.Read with nothing undelivered
 	idleCh  chan struct{} // closed when reading becomes true (see readerIdle)
 }
