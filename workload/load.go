@@ -316,14 +316,14 @@ func (d *decoder) value(prim toml.Primitive, rv reflect.Value, p keyPath) {
 	case isTable(t):
 		var raw map[string]toml.Primitive
 		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "table")
+			d.fail(p, err, "a table")
 			return
 		}
 		d.table(raw, rv, p)
 	case t.Kind() == reflect.Map:
 		var raw map[string]toml.Primitive
 		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "table")
+			d.fail(p, err, "a table")
 			return
 		}
 		if rv.IsNil() {
@@ -342,7 +342,7 @@ func (d *decoder) value(prim toml.Primitive, rv reflect.Value, p keyPath) {
 	case t.Kind() == reflect.Slice && isTable(t.Elem()):
 		var raw []toml.Primitive
 		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "array of tables")
+			d.fail(p, err, "an array of tables")
 			return
 		}
 		s := reflect.MakeSlice(t, len(raw), len(raw))
