@@ -38,21 +38,21 @@ var ErrClosed = errors.New("smtpsink: sink closed")
 
 // Options configure a Sink. Zero values mean the documented default.
 type Options struct {
-	Addr            string      // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
-	Domain          string      // hostname in the banner; default "mailbench-sink"
-	TLSConfig       *tls.Config // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
-	ImplicitTLS     bool        // TLS from the first byte (needs TLSConfig)
-	MaxMessageBytes int64       // default 32 MiB; negative: no limit
-	MaxRecipients   int         // per message; default 1000; negative: no limit
-	MaxLineLength   int         // per line, commands and data; default 2000; negative: no limit
-	ReadTimeout     time.Duration // per command line and per read of message data; default 60s
-	WriteTimeout    time.Duration // per reply; default 60s
-	MaxConnections  int         // open at once; default 1000; negative: no limit. Beyond it: 421 and close
-	SaveDir         string      // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
-	Faults          Faults      // fault modes for testing the server under test and the benchmark
-	OnMessage       func(Arrival) // optional; called once per accepted message before the 250 reply; must be fast and safe for concurrent use
+	Addr            string           // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
+	Domain          string           // hostname in the banner; default "mailbench-sink"
+	TLSConfig       *tls.Config      // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
+	ImplicitTLS     bool             // TLS from the first byte (needs TLSConfig)
+	MaxMessageBytes int64            // default 32 MiB; negative: no limit
+	MaxRecipients   int              // per message; default 1000; negative: no limit
+	MaxLineLength   int              // per line, commands and data; default 2000; negative: no limit
+	ReadTimeout     time.Duration    // per command line and per read of message data; default 60s
+	WriteTimeout    time.Duration    // per reply; default 60s
+	MaxConnections  int              // open at once; default 1000; negative: no limit. Beyond it: 421 and close
+	SaveDir         string           // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
+	Faults          Faults           // fault modes for testing the server under test and the benchmark
+	OnMessage       func(Arrival)    // optional; called once per accepted message before the 250 reply; must be fast and safe for concurrent use
 	Now             func() time.Time // clock for Arrival.Received; default time.Now
-	ErrorLog        *log.Logger // go-smtp's reports of failed connections; nil discards them
+	ErrorLog        *log.Logger      // go-smtp's reports of failed connections; nil discards them
 }
 
 // Faults make the sink misbehave on purpose.
@@ -100,11 +100,11 @@ type Sink struct {
 	serveDone chan struct{} // closed when the Serve started by Start returns
 	serveErr  error
 
-	connections, active, refused             atomic.Int64
-	messages, recipients, bytes              atomic.Int64
-	rejected, errors                         atomic.Int64
-	transfers                                atomic.Int64 // fully received messages, for RejectEvery
-	saved                                    atomic.Int64 // file names in SaveDir
+	connections, active, refused atomic.Int64
+	messages, recipients, bytes  atomic.Int64
+	rejected, errors             atomic.Int64
+	transfers                    atomic.Int64 // fully received messages, for RejectEvery
+	saved                        atomic.Int64 // file names in SaveDir
 
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
@@ -171,8 +171,9 @@ func New(opts Options) (*Sink, error) {
 	if !opts.ImplicitTLS {
 		srv.TLSConfig = opts.TLSConfig // advertises STARTTLS
 	}
-	srv.ErrorLog = opts.ErrorLog
-	if srv.ErrorLog == nil {
+	if opts.ErrorLog != nil { // not a typed nil in the interface
+		srv.ErrorLog = opts.ErrorLog
+	} else {
 		srv.ErrorLog = log.New(io.Discard, "", 0)
 	}
 	s.server = srv
