@@ -309,3 +309,80 @@ func TestDecodeMUTF7(t *testing.T) {
 		}
 	}
 }
+
+// chunkConn is a net.Conn whose reads return the given stream in chunks of
+// chunk bytes, then io.EOF.
+type chunkConn struct {
+	net.Conn
+	stream []byte
+	chunk  int
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	if len(c.stream) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.stream[:min(c.chunk, len(c.stream))])
+	c.stream = c.stream[n:]
+	return n, nil
+}
+
+func (c *chunkConn) Close() error { return nil }
+
+// FuzzTransportTap feeds an arbitrary server stream through a transport
+// whose LSUB tap is active from the start: what go-imap reads is the
+// stream minus the LSUB responses and the tagged completion (everything
+// after the completion passes through), whatever the read sizes.
+func FuzzTransportTap(f *testing.F) {
+	f.Add([]byte("* 3 EXISTS\r\n* LSUB () \"/\" {3}\r\nA\nB\r\nMBL1 OK done\r\n* 4 EXISTS\r\n"), uint8(3))
+	f.Add([]byte("* LSUB () NIL x\r\nMBL1 NO [X] y\r\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8) {
+		var want []byte
+		var wantNames []string
+		var s splitter
+		prev, tapped := 0, true
+		for _, e := range s.feed(stream) {
+			resp := stream[prev:e]
+			prev = e
+			if !tapped {
+				want = append(want, resp...)
+				continue
+			}
+			if bytes.HasPrefix(resp, []byte("MBL1 ")) {
+				tapped = false
+				continue
+			}
+			if name, ok := parseLSUB(resp); ok {
+				wantNames = append(wantNames, name)
+				continue
+			}
+			want = append(want, resp...)
+		}
+		if !tapped {
+			want = append(want, stream[prev:]...)
+		}
+		tr := newTransport(&chunkConn{stream: stream, chunk: int(chunk)%16 + 1}, nil)
+		tap, err := tr.startTap("MBL1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(tr)
+		if len(stream)-prev > maxTappedResponse && tapped {
+			return // the tap gave up on an oversized response
+		}
+		if err != nil {
+			t.Fatalf("ReadAll: %v", err)
+		}
+		select {
+		case <-tap.done:
+		default:
+			t.Fatal("tap not finished at EOF")
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("go-imap read %q, want %q", got, want)
+		}
+		if !tapped && !slices.Equal(tap.names, wantNames) {
+			t.Fatalf("names %q, want %q", tap.names, wantNames)
+		}
+	})
+}
