@@ -216,7 +216,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		warn = append(warn, w)
 	}
 
-	warn = append(warn, fmt.Sprintf("merged from %d runs", len(runs)))
+	if len(runs) > 1 {
+		warn = append(warn, fmt.Sprintf("merged from %d runs", len(runs)))
+	}
 	m.Warnings = append(m.Warnings, warn...)
 	slices.Sort(m.Warnings)
 	m.Warnings = slices.Compact(m.Warnings)
