@@ -58,7 +58,8 @@
 // elapses, or ctx is done, the connection is closed, the operation returns
 // an error wrapping measure.ErrTimeout (or the context's error), and the
 // client is unusable: later calls fail with ErrClosed without I/O or
-// Observation. Errors are shaped for measure.Classify: NO/BAD replies are
+// Observation. A context already done on entry likewise returns its error
+// without I/O or Observation. Errors are shaped for measure.Classify: NO/BAD replies are
 // *measure.ProtocolError (reachable with errors.As), as are malformed
 // replies; I/O failures wrap the underlying error (connection class). An
 // operation cut short by cancelling ctx is observed with the context's
