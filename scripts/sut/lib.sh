@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# Shared settings and helpers for scripts/sut/{up,down,status,selftest}.
+# Sourced, not executed. Nothing here prints or stores a password.
+
+SUT_DIR=${MAILBENCH_SUT_DIR:-/var/lib/mailbench-sut}
+SUT_HOST=127.0.0.1
+SUT_IMAP_PORT=1143      # IMAP, STARTTLS offered
+SUT_IMAPS_PORT=1993     # IMAP over implicit TLS
+SUT_LMTP_PORT=24024     # Dovecot LMTP, used by Postfix only
+SUT_SMTP_PORT=2525      # Postfix SMTP, STARTTLS offered
+SUT_DEFAULT_SINK=127.0.0.1:2526
+SUT_DOMAIN=example.test
+SUT_VMAIL_USER=mailbench-vmail
+
+DOVECOT_CONF=$SUT_DIR/dovecot/dovecot.conf
+POSTFIX_CONF_DIR=$SUT_DIR/postfix
+DOVECOT_BASE_DIR=$SUT_DIR/run/dovecot
+
+log() { printf 'sut: %s\n' "$*" >&2; }
+die() { printf 'sut: error: %s\n' "$*" >&2; exit 1; }
+
+require_root() {
+	[[ $(id -u) -eq 0 ]] || die "must run as root"
+}
+
+check_sut_dir() {
+	case $SUT_DIR in
+	/*) ;;
+	*) die "MAILBENCH_SUT_DIR must be an absolute path: $SUT_DIR" ;;
+	esac
+	case $SUT_DIR in
+	/ | /etc | /etc/* | /usr | /usr/* | /var | /var/lib | /root | /home) die "refusing to use $SUT_DIR as the state dir" ;;
+	esac
+	# Dovecot puts unix sockets under base_dir; sun_path holds 108 bytes.
+	((${#SUT_DIR} <= 60)) || die "MAILBENCH_SUT_DIR is too long for unix socket paths (max 60 chars)"
+}
+
+# greeting HOST PORT: prints the first line the server sends, within 5 s.
+# Fails if the port doesn't accept or stays silent.
+greeting() {
+	timeout 5 bash -c '
+		exec 3<>"/dev/tcp/$1/$2" || exit 1
+		IFS= read -r -t 4 line <&3 || exit 1
+		printf "%s\n" "${line%$'"'"'\r'"'"'}"
+	' greeting "$1" "$2" 2>/dev/null
+}
+
+imap_answers() { greeting "$SUT_HOST" "$SUT_IMAP_PORT" | grep -q '^\* OK'; }
+smtp_answers() { greeting "$SUT_HOST" "$SUT_SMTP_PORT" | grep -q '^220[ -]'; }
+
+dovecot_running() {
+	[[ -f $DOVECOT_BASE_DIR/master.pid ]] && kill -0 "$(cat "$DOVECOT_BASE_DIR/master.pid")" 2>/dev/null
+}
+
+postfix_running() {
+	[[ -f $POSTFIX_CONF_DIR/main.cf ]] && command -v postfix >/dev/null &&
+		postfix -c "$POSTFIX_CONF_DIR" status >/dev/null 2>&1
+}
+
+# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.2 s.
+wait_for() {
+	local what=$1 secs=$2
+	shift 2
+	local deadline=$((SECONDS + secs))
+	until "$@"; do
+		((SECONDS < deadline)) || { log "timed out after ${secs}s waiting for $what"; return 1; }
+		sleep 0.2
+	done
+}
+
+stop_dovecot() {
+	dovecot_running || return 0
+	local pid
+	pid=$(cat "$DOVECOT_BASE_DIR/master.pid")
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_for "dovecot (pid $pid) to exit" 30 bash -c "! kill -0 $pid 2>/dev/null" ||
+		{ kill -KILL "$pid" 2>/dev/null || true; }
+	log "stopped dovecot (pid $pid)"
+}
+
+stop_postfix() {
+	postfix_running || return 0
+	local pid
+	pid=$(cat "$SUT_DIR/postfix-spool/pid/master.pid" 2>/dev/null | tr -d ' ')
+	postfix -c "$POSTFIX_CONF_DIR" stop >/dev/null 2>&1 || true
+	if [[ -n $pid ]]; then
+		wait_for "postfix master (pid $pid) to exit" 30 bash -c "! kill -0 $pid 2>/dev/null" ||
+			{ kill -KILL "$pid" 2>/dev/null || true; }
+	fi
+	log "stopped postfix${pid:+ (pid $pid)}"
+}
+
+# Fingerprint of the machine's own mail configuration, to prove we leave it alone.
+etc_fingerprint() {
+	local d
+	for d in /etc/postfix /etc/dovecot; do
+		[[ -d $d ]] && find "$d" -xdev \( -type f -o -type l \) -print0 | sort -z | xargs -0r sha256sum
+	done
+	return 0
+}
