@@ -5,7 +5,7 @@ import (
 )
 
 // Config is a workload file: what to load, how hard, for how long, and what
-// counts as compliant. Load it with LoadConfig, which fills defaults, decodes
+// counts as compliant. Load it with Load or ParseConfig, which fills defaults, decodes
 // the file over them strictly and validates the result.
 type Config struct {
 	Name string `toml:"name"`

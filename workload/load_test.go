@@ -2,8 +2,8 @@ package workload
 
 import (
 	"errors"
-	"fmt"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

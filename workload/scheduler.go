@@ -49,9 +49,9 @@ type Scheduler struct {
 	// its own goroutine and must return promptly once ctx is done.
 	Admit func(a Arrival) (session func(ctx context.Context), ok bool)
 
-	active    atomic.Int64
+	active                                                  atomic.Int64
 	scheduled, started, late, dropped, completed, maxActive atomic.Int64
-	wg        sync.WaitGroup
+	wg                                                      sync.WaitGroup
 }
 
 // Run hands out arrivals due before end (an offset from start) until end is

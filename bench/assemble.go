@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/recorder"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpsink"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// buildReport assembles the run's report from what the runner, the recorder
+// and the sink measured. It doesn't perform I/O.
+func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
+	meas := cfg.Phases.Measurement.Duration
+	// A stopped run measured only until the stop; rate over what was measured.
+	window := res.MeasureEnd.Sub(res.MeasureStart)
+	if res.Stopped {
+		window = min(max(res.StopAt.Sub(res.MeasureStart), 0), meas)
+	}
+	run := &report.Run{
+		Tool: "mailbench", Version: Version, Config: cfg.File, Name: cfg.Name, Seed: cfg.Seed,
+		Started: res.Start, Ended: res.Ended,
+		Warmup: cfg.Phases.Warmup.Duration, Measurement: meas, Rampdown: cfg.Phases.Rampdown.Duration,
+		Target: report.Target{
+			IMAP: cfg.Target.IMAP.Address, SMTP: cfg.Target.SMTP.Address, Embedded: cfg.Target.Embedded,
+		},
+		TargetSessionsPerHour: cfg.TargetRate(),
+		SessionsPerUserHour:   cfg.Load.SessionsPerUserHour,
+		SessionsStarted:       res.Sessions.Started,
+		SessionsCompleted:     res.Sessions.Completed,
+		SessionsFailed:        res.SessionsFailed,
+		SessionsLate:          res.Sessions.Late,
+		SessionsDropped:       res.Sessions.Dropped,
+		SessionsByType:        map[string]int64{},
+		MaxConcurrentObserved: int(res.Sessions.MaxActive),
+		Functions:             rec.Stats(recorder.Measurement).Snapshot(),
+	}
+	if cfg.Target.Embedded {
+		run.Target.IMAP, run.Target.SMTP = "embedded", "embedded"
+	}
+	if window > 0 {
+		run.AchievedSessionsPerHour = float64(res.Sessions.Started) / window.Hours()
+	}
+	if run.SessionsPerUserHour > 0 {
+		run.EquivalentUsers = run.AchievedSessionsPerHour / run.SessionsPerUserHour
+	}
+	for k, n := range res.SessionsByKind {
+		run.SessionsByType[string(k)] = n
+	}
+	if sink != nil {
+		run.Target.Sink = sink.Addr().String()
+		c := sink.Counts()
+		h := sink.RelayDelay()
+		run.Sink = report.SinkSummary{Messages: c.Messages, Recipients: c.Recipients, Bytes: c.Bytes, RelayDelay: h}
+		if h.TotalCount() > 0 {
+			run.Sink.RelayDelayP50 = us(h.ValueAtQuantile(50))
+			run.Sink.RelayDelayP95 = us(h.ValueAtQuantile(95))
+			run.Sink.RelayDelayMax = us(h.Max())
+		}
+	}
+	if res.CutSessions > 0 {
+		run.Warnings = append(run.Warnings, plural(res.CutSessions, "session was", "sessions were")+" still running at the end of ramp-down and were cut")
+	}
+	if res.Sessions.Dropped > 0 {
+		run.Warnings = append(run.Warnings, plural(res.Sessions.Dropped, "session", "sessions")+" could not start (generator at its concurrency cap or every user busy): the load offered was below the target")
+	}
+	for _, s := range rec.ErrorSamples() {
+		run.Warnings = append(run.Warnings, "error sample: "+s)
+	}
+	run.Evaluate(rules)
+	return run
+}
+
+func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }

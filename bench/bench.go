@@ -1,0 +1,224 @@
+// Package bench carries out one whole benchmark run: it starts the sink and,
+// when asked, the embedded target; runs the workload through its phases;
+// waits for deliveries to settle; and assembles the report. It is the
+// benchmark manager of the SPECmail2008 topology.
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/recorder"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/smtpsink"
+	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Version is the mailbench version written into reports.
+var Version = "0.1.0-dev"
+
+// Options are the run's settings besides the workload file.
+type Options struct {
+	// ResultsFile, when set, receives one CSV line per operation.
+	ResultsFile string
+	// Log receives progress and notices (stderr on the terminal); nil: none.
+	Log io.Writer
+	// Progress, when set, is called about once a second.
+	Progress func(workload.RunProgress)
+}
+
+// ErrRun wraps failures that kept the run from being carried out (exit code 3).
+type ErrRun struct{ Err error }
+
+func (e *ErrRun) Error() string { return e.Err.Error() }
+func (e *ErrRun) Unwrap() error { return e.Err }
+
+// Rules builds the compliance rules of cfg.
+func Rules(cfg *workload.Config) compliance.Rules {
+	r := compliance.Rules{MaxErrorPercent: cfg.Compliance.MaxErrorPercent}
+	for _, f := range measure.SPECFunctions {
+		lim, req := cfg.Limit(f)
+		r.Functions = append(r.Functions, compliance.Rule{Function: f, Limit: lim, RequiredPercent: req})
+	}
+	return r
+}
+
+// Run carries out the run that cfg describes. Cancelling stop ends the
+// arrivals at once and drains (the report is then marked partial);
+// cancelling kill cuts running sessions.
+func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*report.Run, error) {
+	logf := func(format string, a ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", a...)
+		}
+	}
+	users, err := cfg.LoadUsers()
+	if err != nil {
+		return nil, err
+	}
+	var sizes []int
+	for _, s := range cfg.Messages.Sizes {
+		sizes = append(sizes, int(s.Size))
+	}
+	gen, err := message.NewGenerator(cfg.Seed, sizes)
+	if err != nil {
+		return nil, err
+	}
+	rules := Rules(cfg)
+	var warnings []string
+
+	// The sink: where the SUT relays remote-domain mail.
+	var sink *smtpsink.Sink
+	if cfg.Sink.Enabled {
+		listen := cfg.Sink.Listen
+		if cfg.Target.Embedded {
+			listen = "127.0.0.1:0" // nobody else needs to find it
+		}
+		sink, err = smtpsink.New(smtpsink.Options{
+			Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
+			SaveDir: cfg.Sink.SaveDir,
+		})
+		if err != nil {
+			return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+		}
+		if err := sink.Start(); err != nil {
+			return nil, &ErrRun{fmt.Errorf("sink: listen on %s: %w", listen, err)}
+		}
+		defer sink.Close()
+		logf("sink listening on %s", sink.Addr())
+	}
+
+	imapCfg := imapclient.Config{
+		Address: cfg.Target.IMAP.Address, TLS: imapclient.TLSMode(cfg.Target.IMAP.TLS),
+		Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.IMAP.Auth,
+	}
+	smtpCfg := smtpclient.Config{
+		Address: cfg.Target.SMTP.Address, TLS: smtpclient.TLSMode(cfg.Target.SMTP.TLS),
+		Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth,
+	}
+	if cfg.Target.Embedded {
+		tu := make([]target.User, len(users))
+		for i, u := range users {
+			tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
+		}
+		relay := ""
+		if sink != nil {
+			relay = sink.Addr().String()
+		}
+		t0 := time.Now()
+		tg, err := target.Start(context.Background(), target.Options{
+			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: cfg.Mailboxes.Folders,
+			Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		})
+		if err != nil {
+			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+		}
+		defer tg.Close()
+		logf("embedded target: IMAP %s, SMTP %s, %d users populated in %v", tg.IMAPAddr(), tg.SMTPAddr(), len(users), time.Since(t0).Round(time.Millisecond))
+		imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
+		imapCfg.TLS, smtpCfg.TLS = imapclient.TLSMode("none"), smtpclient.TLSMode("none")
+	}
+	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
+		if ep.InsecureSkipVerify && ep.TLS != "none" {
+			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
+		}
+	}
+	if tc, err := tlsConfig(cfg.Target.IMAP); err != nil {
+		return nil, err
+	} else {
+		imapCfg.TLSConfig = tc
+	}
+	if tc, err := tlsConfig(cfg.Target.SMTP); err != nil {
+		return nil, err
+	} else {
+		smtpCfg.TLSConfig = tc
+	}
+
+	var stream io.Writer
+	if opts.ResultsFile != "" {
+		f, err := os.Create(opts.ResultsFile)
+		if err != nil {
+			return nil, err
+		}
+		stream = f
+	}
+	warm, meas := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration
+	// The recorder's window is fixed from the intended run start; the runner
+	// starts its clock right after, so the skew is microseconds.
+	runStart := time.Now()
+	rec := recorder.New(rules, runStart.Add(warm), runStart.Add(warm+meas), stream)
+
+	runner := &workload.Runner{
+		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen,
+		Observer: rec, Progress: opts.Progress,
+	}
+	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
+		cfg.Name, cfg.TargetRate(), len(users), warm, meas, cfg.Phases.Rampdown.Duration)
+	res, err := runner.Run(stop, kill)
+	if err != nil {
+		return nil, &ErrRun{err}
+	}
+	if err := rec.Close(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
+	}
+
+	// Let relayed mail reach the sink before counting it.
+	if sink != nil && !res.Stopped && kill.Err() == nil {
+		settle := cfg.Phases.Settle.Duration
+		if settle > 0 {
+			logf("settling for %v", settle)
+			select {
+			case <-time.After(settle):
+			case <-kill.Done():
+			case <-stop.Done():
+			}
+		}
+	}
+
+	run := buildReport(cfg, res, rec, rules, sink)
+	run.Warnings = append(run.Warnings, warnings...)
+	if res.Stopped {
+		run.Partial = true
+		run.PartialReason = "stopped by the user before the end of the measurement window"
+	}
+	return run, nil
+}
+
+func tlsConfig(ep workload.Endpoint) (*tls.Config, error) {
+	if ep.TLS == "" || ep.TLS == "none" {
+		return nil, nil
+	}
+	tc := &tls.Config{ServerName: ep.ServerName, InsecureSkipVerify: ep.InsecureSkipVerify}
+	if ep.ServerName == "" {
+		if host, _, err := splitHost(ep.Address); err == nil {
+			tc.ServerName = host
+		}
+	}
+	if ep.SessionResumption {
+		tc.ClientSessionCache = tls.NewLRUClientSessionCache(4096)
+	}
+	switch ep.MinTLSVersion {
+	case "1.3":
+		tc.MinVersion = tls.VersionTLS13
+	default:
+		tc.MinVersion = tls.VersionTLS12
+	}
+	if ep.CAFile != "" {
+		pool, err := loadCA(ep.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"crypto/x509"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net"
+	"os"
+	"time"
+
+	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// MailboxPlan is what one user's mailbox holds after population.
+type MailboxPlan struct {
+	Mailbox  string
+	Messages int
+}
+
+// Mailboxes returns the population plan of one user: the same for the same
+// seed and user, whatever the order users are populated in.
+func Mailboxes(cfg *workload.Config, login string) []MailboxPlan {
+	rng := userRand(cfg.Seed, login, "mailboxes")
+	plan := []MailboxPlan{{"INBOX", cfg.Mailboxes.InboxMessages}}
+	lo, hi := cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax
+	for _, mb := range append([]string{"Sent", "Drafts", "Trash"}, cfg.Mailboxes.Folders...) {
+		n := lo
+		if hi > lo {
+			n += rng.IntN(hi - lo + 1)
+		}
+		plan = append(plan, MailboxPlan{mb, n})
+	}
+	return plan
+}
+
+func userRand(seed int64, login, purpose string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write([]byte(login))
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+}
+
+// PopulationMessages calls emit for each message of mailbox mb of user u, in
+// order, reproducibly from the seed. Dates go back from now, oldest first.
+func PopulationMessages(cfg *workload.Config, gen *message.Generator, login, address, mb string, n int, emit func(msg []byte, t time.Time) error) error {
+	rng := userRand(cfg.Seed, login, "messages/"+mb)
+	var sizes []int
+	var cum []float64
+	total := 0.0
+	for _, s := range cfg.Messages.Sizes {
+		if s.Share > 0 {
+			total += s.Share
+			sizes = append(sizes, int(s.Size))
+			cum = append(cum, total)
+		}
+	}
+	now := time.Now().Truncate(time.Second)
+	for i := range n {
+		x := rng.Float64() * total
+		size := sizes[len(sizes)-1]
+		for j, c := range cum {
+			if x < c {
+				size = sizes[j]
+				break
+			}
+		}
+		from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), cfg.Users.RemoteDomain)
+		t := now.Add(-time.Duration(n-i) * time.Hour)
+		env := message.Envelope{
+			ID: fmt.Sprintf("init-%s-%s-%d", login, mb, i+1), From: from, To: []string{address},
+			Subject: fmt.Sprintf("%s message %d", mb, i+1), Sent: t,
+		}
+		if err := emit(gen.Message(env, size, rng.Uint64()), t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func populateFunc(cfg *workload.Config, gen *message.Generator) func(target.User, string, func([]byte, time.Time) error) error {
+	return func(u target.User, mb string, add func([]byte, time.Time) error) error {
+		for _, p := range Mailboxes(cfg, u.Login) {
+			if p.Mailbox == mb {
+				return PopulationMessages(cfg, gen, u.Login, u.Address, mb, p.Messages, add)
+			}
+		}
+		return nil
+	}
+}
+
+func splitHost(addr string) (string, string, error) { return net.SplitHostPort(addr) }
+
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificates found", path)
+	}
+	return pool, nil
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}
+
+func itoa(n int64) string { return fmt.Sprint(n) }

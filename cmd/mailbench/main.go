@@ -1,0 +1,167 @@
+// Command mailbench is a load generator and benchmark for IMAP/SMTP mail
+// servers in the manner of SPECmail2008. This file maps flags to library
+// calls; exit codes are decided in one place, exitCode.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/mailbench/mailbench/bench"
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Exit codes.
+const (
+	exitCompliant    = 0 // the run was compliant (or the command succeeded)
+	exitNotCompliant = 1 // the run finished and at least one row failed
+	exitUsage        = 2 // bad flags or a bad config file
+	exitRunFailed    = 3 // the run could not be carried out
+)
+
+// errNotCompliant is returned by commands whose run was not compliant.
+var errNotCompliant = errors.New("not compliant")
+
+// usageError marks errors in what the user gave us.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+type cli struct {
+	Run    runCmd    `cmd:"" help:"Run a workload and print the compliance table."`
+	Check  checkCmd  `cmd:"" help:"Validate a workload file and print the run plan."`
+	Sink   sinkCmd   `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
+	Report reportCmd `cmd:"" help:"Render or merge JSON reports of earlier runs."`
+}
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("mailbench"),
+		kong.Description("A load generator and benchmark for IMAP/SMTP mail servers (SPECmail2008-style).\n\n"+
+			"Examples:\n"+
+			"  mailbench run                         # a one-minute run against the embedded target\n"+
+			"  mailbench run configs/dovecot-postfix.toml --json result.json\n"+
+			"  mailbench check configs/enterprise.toml\n"+
+			"  mailbench sink --listen 127.0.0.1:2526"),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic(code)) }),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "mailbench:", err)
+		return exitRunFailed
+	}
+	code := func() (code int) {
+		defer func() {
+			if r := recover(); r != nil {
+				if e, ok := r.(exitPanic); ok {
+					code = int(e)
+					return
+				}
+				panic(r)
+			}
+		}()
+		kctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintln(stderr, "mailbench:", err)
+			return exitUsage
+		}
+		err = kctx.Run(&env{stdout: stdout, stderr: stderr})
+		return exitCode(err, stderr)
+	}()
+	return code
+}
+
+type exitPanic int
+
+// exitCode maps a command's error to the process exit code, and prints it.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitCompliant
+	}
+	if errors.Is(err, errNotCompliant) {
+		return exitNotCompliant
+	}
+	fmt.Fprintln(stderr, "mailbench:", err)
+	var ue usageError
+	var ce *workload.ConfigError
+	switch {
+	case errors.As(err, &ue), errors.As(err, &ce):
+		return exitUsage
+	default:
+		return exitRunFailed
+	}
+}
+
+// env is what every command gets.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// loadConfig reads a workload file, or a shipped config by name.
+func loadConfig(arg string) (*workload.Config, error) {
+	if arg == "" {
+		arg = "quick"
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return workload.Load(arg)
+	}
+	if data, ok := configs.Lookup(arg); ok {
+		return workload.ParseConfig("configs/"+trimToml(arg)+".toml", data)
+	}
+	return nil, usageError{fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())}
+}
+
+func trimToml(s string) string {
+	if len(s) > 5 && s[len(s)-5:] == ".toml" {
+		return s[:len(s)-5]
+	}
+	return s
+}
+
+// signalContexts returns stop, cancelled by the first SIGINT/SIGTERM, and
+// kill, cancelled by the second; a third exits at once.
+func signalContexts(stderr io.Writer) (stop, kill context.Context, release func()) {
+	stop, cancelStop := context.WithCancel(context.Background())
+	kill, cancelKill := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 3)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				n++
+				switch n {
+				case 1:
+					fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
+					cancelStop()
+				default:
+					fmt.Fprintln(stderr, "\nmailbench: exiting now")
+					cancelKill()
+					os.Exit(exitRunFailed)
+				}
+			}
+		}
+	}()
+	return stop, kill, func() { signal.Stop(ch); close(done); cancelStop(); cancelKill() }
+}
+
+var _ = bench.Version

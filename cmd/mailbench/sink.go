@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpsink"
+)
+
+type sinkCmd struct {
+	Listen          string        `default:"127.0.0.1:2526" help:"Address to listen on."`
+	SaveDir         string        `name:"save-dir" placeholder:"DIR" help:"Write each message to DIR (default: discard bodies)."`
+	MaxMessageBytes int64         `name:"max-message-bytes" default:"33554432" help:"Largest message accepted (552 beyond)."`
+	MaxRecipients   int           `name:"max-recipients" default:"1000" help:"Most recipients per message (452 beyond)."`
+	MaxConnections  int           `name:"max-connections" default:"1000" help:"Most connections at once (421 beyond)."`
+	Timeout         time.Duration `default:"60s" help:"Read and write deadline per line and reply."`
+	Every           time.Duration `name:"every" default:"10s" help:"How often to print the count line."`
+	Delay           time.Duration `help:"Fault: wait this long before answering the end of DATA."`
+	RejectEvery     int           `name:"reject-every" placeholder:"N" help:"Fault: answer every Nth message with 451 (554 with --reject-permanent)."`
+	RejectPermanent bool          `name:"reject-permanent" help:"Fault: reject with 554 instead of 451."`
+}
+
+func (sinkCmd) Help() string {
+	return `Runs the SMTP sink standalone: it accepts mail for any recipient, counts
+messages, recipients and bytes, measures the relay delay from the
+X-Mailbench-Sent header that mailbench stamps, and prints a count line
+periodically. Ctrl-C stops it and prints the totals.
+
+Examples:
+  mailbench sink
+  mailbench sink --listen 127.0.0.1:2526 --every 5s
+  mailbench sink --delay 2s --reject-every 100    # a slow, flaky relay`
+}
+
+func (c *sinkCmd) Run(e *env) error {
+	s, err := smtpsink.New(smtpsink.Options{
+		Addr: c.Listen, SaveDir: c.SaveDir, MaxMessageBytes: c.MaxMessageBytes,
+		MaxRecipients: c.MaxRecipients, MaxConnections: c.MaxConnections,
+		ReadTimeout: c.Timeout, WriteTimeout: c.Timeout,
+		Faults: smtpsink.Faults{Delay: c.Delay, RejectEvery: c.RejectEvery, RejectPermanent: c.RejectPermanent},
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	if err := s.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "mailbench sink listening on %s (Ctrl-C to stop)\n", s.Addr())
+	stop, _, release := signalContexts(e.stderr)
+	defer release()
+	go s.RunReporter(stop, e.stderr, c.Every)
+	<-stop.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.Shutdown(ctx)
+	n := s.Counts()
+	h := s.RelayDelay()
+	fmt.Fprintf(e.stdout, "sink totals: %d connections, %d messages, %d recipients, %d bytes, %d rejected, %d errors",
+		n.Connections, n.Messages, n.Recipients, n.Bytes, n.Rejected, n.Errors)
+	if h.TotalCount() > 0 {
+		fmt.Fprintf(e.stdout, "; relay delay p50 %v p95 %v max %v",
+			usDur(h.ValueAtQuantile(50)), usDur(h.ValueAtQuantile(95)), usDur(h.Max()))
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+func usDur(us int64) time.Duration {
+	return (time.Duration(us) * time.Microsecond).Round(time.Microsecond)
+}
+
+type reportCmd struct {
+	Files []string `arg:"" type:"existingfile" help:"JSON reports written by 'mailbench run --json'."`
+	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
+}
+
+func (reportCmd) Help() string {
+	return `Renders one JSON report as the compliance table, or merges several (from
+load generators that each ran a shard of the users) exactly: counts are added
+and HDR histograms merged, then the table is evaluated again.
+
+Examples:
+  mailbench report result.json
+  mailbench report gen1.json gen2.json --json merged.json`
+}
+
+func (c *reportCmd) Run(e *env) error {
+	var runs []*report.Run
+	for _, name := range c.Files {
+		f, err := os.Open(name)
+		if err != nil {
+			return usageError{err}
+		}
+		r, err := report.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %w", name, err)}
+		}
+		runs = append(runs, r)
+	}
+	run := runs[0]
+	if len(runs) > 1 {
+		var err error
+		if run, err = report.Merge(runs...); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := report.WriteText(e.stdout, run); err != nil {
+		return err
+	}
+	if c.JSON != "" {
+		f, err := os.Create(c.JSON)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := report.WriteJSON(f, run); err != nil {
+			return err
+		}
+	}
+	if !run.Table.Compliant {
+		return errNotCompliant
+	}
+	return nil
+}

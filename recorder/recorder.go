@@ -1,0 +1,138 @@
+// Package recorder routes timed operations to the statistics of the phase
+// they started in, and streams one record per operation to disk.
+//
+// Memory is bounded: a Recorder keeps exact counters and an HDR histogram per
+// function and phase (in compliance.Stats) and a few sample error messages,
+// never per-operation samples.
+package recorder
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+// Phase names where an operation started.
+type Phase string
+
+const (
+	Warmup      Phase = "warmup"
+	Measurement Phase = "measurement"
+	Rampdown    Phase = "rampdown"
+)
+
+// maxSamples bounds the sample error messages kept per function and class.
+const maxSamples = 3
+
+// Recorder is a measure.Observer. It is safe for concurrent use.
+type Recorder struct {
+	measureStart, measureEnd time.Time
+	byPhase                  map[Phase]*compliance.Stats
+
+	mu      sync.Mutex
+	samples map[sampleKey][]string
+	stream  *bufio.Writer
+	closer  io.Closer
+	werr    error
+}
+
+type sampleKey struct {
+	f measure.Function
+	c measure.ErrorClass
+}
+
+// New returns a Recorder whose measurement window is [start, end). When w is
+// non-nil every observation is also written to it as a CSV line (see
+// WriteHeader); if w is an io.Closer, Close closes it.
+func New(rules compliance.Rules, start, end time.Time, w io.Writer) *Recorder {
+	r := &Recorder{
+		measureStart: start, measureEnd: end,
+		byPhase: map[Phase]*compliance.Stats{
+			Warmup: compliance.NewStats(rules), Measurement: compliance.NewStats(rules), Rampdown: compliance.NewStats(rules),
+		},
+		samples: map[sampleKey][]string{},
+	}
+	if w != nil {
+		r.stream = bufio.NewWriterSize(w, 64<<10)
+		if c, ok := w.(io.Closer); ok {
+			r.closer = c
+		}
+		fmt.Fprintln(r.stream, "start_unix_ns,phase,function,duration_us,error_class")
+	}
+	return r
+}
+
+// PhaseOf returns the phase of an operation that started at t.
+func (r *Recorder) PhaseOf(t time.Time) Phase {
+	switch {
+	case t.Before(r.measureStart):
+		return Warmup
+	case t.Before(r.measureEnd):
+		return Measurement
+	default:
+		return Rampdown
+	}
+}
+
+// Observe records o in the statistics of the phase it started in.
+func (r *Recorder) Observe(o measure.Observation) {
+	p := r.PhaseOf(o.Start)
+	r.byPhase[p].Observe(o)
+	if o.Class == measure.OK && r.stream == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o.Class != measure.OK && o.Err != nil {
+		k := sampleKey{o.Function, o.Class}
+		if len(r.samples[k]) < maxSamples {
+			r.samples[k] = append(r.samples[k], o.Err.Error())
+		}
+	}
+	if r.stream != nil && r.werr == nil {
+		_, r.werr = fmt.Fprintf(r.stream, "%d,%s,%q,%d,%s\n", o.Start.UnixNano(), p, o.Function, o.Duration.Microseconds(), o.Class)
+	}
+}
+
+// Stats returns the statistics of phase p (live; use Snapshot to copy).
+func (r *Recorder) Stats(p Phase) *compliance.Stats { return r.byPhase[p] }
+
+// ErrorSamples returns up to a few error messages per function and class,
+// formatted "function [class]: message".
+func (r *Recorder) ErrorSamples() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, f := range measure.AllFunctions {
+		for _, c := range measure.ErrorClasses {
+			for _, m := range r.samples[sampleKey{f, c}] {
+				out = append(out, fmt.Sprintf("%s [%s]: %s", f, c, m))
+			}
+		}
+	}
+	return out
+}
+
+// Close flushes and closes the stream.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stream == nil {
+		return nil
+	}
+	err := r.stream.Flush()
+	if r.closer != nil {
+		if cerr := r.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if r.werr != nil {
+		return r.werr
+	}
+	return err
+}

@@ -1,0 +1,225 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/smtpclient"
+)
+
+// Runner drives one run: the session arrivals and the inbound mail stream,
+// through warm-up, measurement and ramp-down.
+type Runner struct {
+	Config *Config
+	Users  []User
+	// IMAP and SMTP are the client settings; their Observer is replaced by
+	// the Runner's Observer.
+	IMAP imapclient.Config
+	SMTP smtpclient.Config
+	Gen  *message.Generator
+	// Observer receives every timed operation of every phase; the recorder
+	// decides which phase an observation belongs to from its start time.
+	Observer measure.Observer
+	// OnSent is told of every message a server accepted (delivery ledger).
+	OnSent func(SentMessage)
+	// OnSeen is told of mailbench message ids seen in a user's INBOX.
+	OnSeen func(user string, ids []string, sent []time.Time)
+	// Progress, when set, is called about once a second with the counts so far.
+	Progress func(RunProgress)
+}
+
+// RunProgress is a snapshot for progress displays.
+type RunProgress struct {
+	Elapsed, Total time.Duration
+	Phase          string
+	Active         int64
+	Sessions       SchedulerCounts
+}
+
+// RunResult is what the Runner measured besides the operation timings.
+type RunResult struct {
+	Start          time.Time // the run's clock origin
+	MeasureStart   time.Time
+	MeasureEnd     time.Time
+	Ended          time.Time
+	Sessions       SchedulerCounts // arrivals due in the measurement window
+	Inbound        SchedulerCounts
+	SessionsByKind map[SessionKind]int64 // started in the measurement window
+	SessionsFailed int64                 // ended early by an error (measurement window)
+	Stopped        bool                  // stop was requested before the end
+	StopAt         time.Time             // when arrivals ended (end of measurement, or the stop)
+	CutSessions    int64                 // sessions still running at the end of ramp-down
+}
+
+// Run runs the workload. Cancelling stop ends new arrivals at once (the run
+// then drains for the ramp-down grace and is marked Stopped); cancelling
+// kill cuts running sessions immediately.
+func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
+	cfg := r.Config
+	if len(r.Users) == 0 {
+		return nil, fmt.Errorf("no users")
+	}
+	sizes, err := newSizePicker(cfg.Messages.Sizes)
+	if err != nil {
+		return nil, err
+	}
+	rcpts, err := newRecipientPicker(cfg.Messages, cfg.Users.RemoteDomain)
+	if err != nil {
+		return nil, err
+	}
+	env := &sessionEnv{
+		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, gen: r.Gen,
+		runID: uint32(rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(time.Now().UnixNano()))).Uint32()),
+		sizes: sizes, rcpts: rcpts, onSent: r.OnSent, seenIDs: r.OnSeen,
+	}
+	env.folders = append([]string{"Sent", "Drafts", "Trash"}, cfg.Mailboxes.Folders...)
+
+	warm, meas, ramp := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration
+	end := warm + meas
+	start := time.Now()
+	res := &RunResult{Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[SessionKind]int64{}}
+	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
+
+	// sessionCtx is cut at the end of ramp-down, or at once by kill.
+	sessionCtx, cut := context.WithCancel(kill)
+	defer cut()
+	// arrivals stop at the end of measurement or on stop.
+	arrivals, stopArrivals := context.WithCancel(stop)
+	defer stopArrivals()
+
+	kinds, weights := sessionWeights(cfg)
+	pool := newUserPool(len(r.Users))
+	var mu sync.Mutex
+	var failed atomic.Int64
+	target := cfg.TargetRate()
+	sessions := &Scheduler{
+		Schedule:      NewArrivalSchedule(target, cfg.Seed, 0),
+		MaxConcurrent: cfg.Load.MaxConcurrent,
+		LateTolerance: cfg.Load.LateTolerance.Duration,
+		Counted:       inWindow,
+		Admit: func(a Arrival) (func(context.Context), bool) {
+			rng := sessionRand(cfg.Seed, 0, a.Index)
+			kind := pickKind(rng, kinds, weights)
+			ui, ok := pool.acquire(rng.IntN(len(r.Users)))
+			if !ok {
+				return nil, false
+			}
+			counted := inWindow(a.Offset)
+			if counted {
+				mu.Lock()
+				res.SessionsByKind[kind]++
+				mu.Unlock()
+			}
+			return func(ctx context.Context) {
+				defer pool.release(ui)
+				if err := env.run(ctx, kind, r.Users[ui], rng); err != nil && counted && ctx.Err() == nil {
+					failed.Add(1)
+				}
+			}, true
+		},
+	}
+	inbound := &Scheduler{
+		Schedule:      NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1),
+		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
+		LateTolerance: cfg.Load.LateTolerance.Duration,
+		Counted:       inWindow,
+		Admit: func(a Arrival) (func(context.Context), bool) {
+			rng := sessionRand(cfg.Seed, 1, a.Index)
+			return func(ctx context.Context) { _ = env.run(ctx, Inbound, User{}, rng) }, true
+		},
+	}
+	if r.Observer == nil {
+		r.Observer = measure.Discard
+	}
+	env.imap.Observer, env.smtp.Observer = r.Observer, r.Observer
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); sessions.Run(arrivals, sessionCtx, start, end) }()
+	go func() { defer wg.Done(); inbound.Run(arrivals, sessionCtx, start, end) }()
+
+	// Progress ticker: stops when both schedulers have returned.
+	done := make(chan struct{})
+	if r.Progress != nil {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					el := time.Since(start)
+					phase := "warm-up"
+					switch {
+					case el >= end:
+						phase = "ramp-down"
+					case el >= warm:
+						phase = "measurement"
+					}
+					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
+						Active: sessions.Active() + inbound.Active(), Sessions: sessions.Counts()})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	res.StopAt = time.Now()
+	res.StopAt = time.Now()
+	res.Stopped = stop.Err() != nil
+
+	// Ramp-down: no new sessions; running ones get the grace period.
+	drained := make(chan struct{})
+	go func() { sessions.Wait(); inbound.Wait(); close(drained) }()
+	grace := time.NewTimer(ramp)
+	select {
+	case <-drained:
+	case <-grace.C:
+		res.CutSessions = sessions.Active() + inbound.Active()
+		cut()
+		<-drained
+	case <-kill.Done():
+		res.CutSessions = sessions.Active() + inbound.Active()
+		cut()
+		<-drained
+	}
+	grace.Stop()
+	close(done)
+	res.Ended = time.Now()
+	res.Sessions = sessions.Counts()
+	res.Inbound = inbound.Counts()
+	res.SessionsFailed = failed.Load()
+	return res, nil
+}
+
+func sessionWeights(cfg *Config) ([]SessionKind, []float64) {
+	var kinds []SessionKind
+	var cum []float64
+	total := 0.0
+	for _, k := range SessionKinds {
+		w := cfg.Sessions.Type(k).Weight
+		if w > 0 {
+			total += w
+			kinds = append(kinds, k)
+			cum = append(cum, total)
+		}
+	}
+	return kinds, cum
+}
+
+func pickKind(rng *rand.Rand, kinds []SessionKind, cum []float64) SessionKind {
+	x := rng.Float64() * cum[len(cum)-1]
+	for i, c := range cum {
+		if x < c {
+			return kinds[i]
+		}
+	}
+	return kinds[len(kinds)-1]
+}

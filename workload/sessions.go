@@ -1,0 +1,340 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/smtpclient"
+)
+
+// SessionKind is one of the five session types of workload.md.
+type SessionKind string
+
+const (
+	Check   SessionKind = "check"
+	Read    SessionKind = "read"
+	Cleanup SessionKind = "cleanup"
+	Folders SessionKind = "folders"
+	Send    SessionKind = "send"
+	// Inbound is the background stream of remote senders delivering to
+	// local users. It is timed but not counted as a user session.
+	Inbound SessionKind = "inbound"
+)
+
+// SessionKinds lists the user session types in report order.
+var SessionKinds = []SessionKind{Check, Read, Cleanup, Folders, Send}
+
+// Type returns the configuration of kind k.
+func (s *SessionsConfig) Type(k SessionKind) SessionType {
+	switch k {
+	case Check:
+		return s.Check
+	case Read:
+		return s.Read
+	case Cleanup:
+		return s.Cleanup
+	case Folders:
+		return s.Folders
+	case Send:
+		return s.Send
+	}
+	return SessionType{}
+}
+
+// SentMessage describes a message mailbench handed to a server, for the
+// delivery ledger. It never holds the body.
+type SentMessage struct {
+	ID     string
+	Sent   time.Time
+	Sum    string
+	Local  []string // local recipient addresses accepted
+	Remote []string // remote recipient addresses accepted
+	Size   int64
+	Kind   SessionKind
+}
+
+// sessionEnv is what every session needs; shared, read-only after setup
+// except for the atomic message sequence.
+type sessionEnv struct {
+	cfg     *Config
+	users   []User
+	imap    imapclient.Config
+	smtp    smtpclient.Config
+	gen     *message.Generator
+	runID   uint32
+	msgSeq  atomic.Uint64
+	sizes   *sizePicker
+	rcpts   *recipientPicker
+	folders []string // folders for SELECT_FOLDER
+	onSent  func(SentMessage)
+	seenIDs func(user string, ids []string, sent []time.Time) // delivery observations from IMAP fetches
+}
+
+// sessionRand returns the reproducible random source of arrival i.
+func sessionRand(seed int64, stream uint64, i int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed)^0x9e3779b97f4a7c15*stream, uint64(i)))
+}
+
+// think sleeps an exponential think time; false when ctx ended first.
+func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
+	mean := e.cfg.Load.ThinkTime.Duration
+	if mean <= 0 {
+		return ctx.Err() == nil
+	}
+	d := time.Duration(rng.ExpFloat64() * float64(mean))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// run executes one session of kind k for user u. It returns the first error
+// that ended the session early (already recorded as an observation by the
+// client that met it).
+func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.Rand) error {
+	switch k {
+	case Check:
+		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
+			mb, err := c.SelectInbox(ctx)
+			if err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			return e.fetchNewest(ctx, c, mb, u)
+		})
+	case Read:
+		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
+			mb, err := c.SelectInbox(ctx)
+			if err != nil || mb.Messages == 0 {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			n := uint32(e.cfg.Sessions.Read.FetchCount)
+			from := uint32(1)
+			if mb.UIDNext > n {
+				from = mb.UIDNext - n
+			}
+			infos, err := c.UIDFetchRange(ctx, from, mb.UIDNext-1)
+			if err != nil {
+				return err
+			}
+			e.noteSeen(u, infos)
+			lo, hi := e.cfg.Sessions.Read.BodiesMin, e.cfg.Sessions.Read.BodiesMax
+			bodies := lo
+			if hi > lo {
+				bodies += rng.IntN(hi - lo + 1)
+			}
+			for range bodies {
+				if !e.think(ctx, rng) {
+					return ctx.Err()
+				}
+				seq := 1 + uint32(rng.IntN(int(mb.Messages)))
+				if _, err := c.FetchBody(ctx, seq); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	case Cleanup:
+		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
+			mb, err := c.SelectInbox(ctx)
+			if err != nil || mb.Messages == 0 {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			// The oldest messages go: a mailbox that is cleaned from the
+			// bottom keeps the newest mail for check and read sessions.
+			if err := c.Store(ctx, 1); err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			// The UID of the second oldest message is not known without an
+			// extra FETCH; UID STORE on UIDs below UIDNEXT is what a client
+			// that cached the mailbox would send. A UID that no longer exists
+			// is a valid command with no effect.
+			uid := uint32(1)
+			if mb.UIDNext > mb.Messages {
+				uid = mb.UIDNext - mb.Messages + 1
+			}
+			if err := c.UIDStore(ctx, uid); err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			return c.Expunge(ctx)
+		})
+	case Folders:
+		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
+			if _, err := c.List(ctx); err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			if _, err := c.Lsub(ctx); err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			mb, err := c.SelectFolder(ctx, e.folders[rng.IntN(len(e.folders))])
+			if err != nil {
+				return err
+			}
+			if !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			return e.fetchNewest(ctx, c, mb, u)
+		})
+	case Send:
+		return e.sendSession(ctx, u, rng)
+	case Inbound:
+		return e.inbound(ctx, rng)
+	}
+	return fmt.Errorf("unknown session kind %q", k)
+}
+
+func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb imapclient.Mailbox, u User) error {
+	if mb.Messages == 0 {
+		return nil
+	}
+	n := uint32(e.cfg.Sessions.Check.FetchCount)
+	from := uint32(1)
+	if mb.Messages > n {
+		from = mb.Messages - n + 1
+	}
+	infos, err := c.FetchRangeEnvelope(ctx, from, mb.Messages)
+	if err == nil && mb.Name == "INBOX" {
+		e.noteSeen(u, infos)
+	}
+	return err
+}
+
+func (e *sessionEnv) noteSeen(u User, infos []imapclient.MessageInfo) {
+	if e.seenIDs == nil {
+		return
+	}
+	ids := make([]string, 0, len(infos))
+	sent := make([]time.Time, 0, len(infos))
+	for _, m := range infos {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+			sent = append(sent, m.Sent)
+		}
+	}
+	if len(ids) > 0 {
+		e.seenIDs(u.Address, ids, sent)
+	}
+}
+
+// imapSession connects, runs body, and logs out. The logout is not timed.
+func (e *sessionEnv) imapSession(ctx context.Context, u User, rng *rand.Rand, body func(*imapclient.Client) error) error {
+	c, err := imapclient.Connect(ctx, e.imap, u.Login, u.Password)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if !e.think(ctx, rng) {
+		return ctx.Err()
+	}
+	if err := body(c); err != nil {
+		return err
+	}
+	_ = c.Logout(ctx)
+	return nil
+}
+
+// newMessage builds the next message of this run and its envelope.
+func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (message.Envelope, int, uint64) {
+	seq := e.msgSeq.Add(1)
+	env := message.Envelope{
+		ID:      message.NewID(e.runID, seq),
+		From:    from,
+		To:      to,
+		Subject: fmt.Sprintf("mailbench message %d", seq),
+		Sent:    time.Now(),
+	}
+	return env, e.sizes.pick(rng), rng.Uint64()
+}
+
+func (e *sessionEnv) sendSession(ctx context.Context, u User, rng *rand.Rand) error {
+	to := e.rcpts.pick(rng, e.users, u)
+	env, size, variant := e.newMessage(u.Address, to, rng)
+	if err := e.submit(ctx, env, size, variant, Send); err != nil {
+		return err
+	}
+	if !e.think(ctx, rng) {
+		return ctx.Err()
+	}
+	// The copy to Sent, as a mail client saves what it sent.
+	return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
+		msg := e.gen.Message(env, size, variant)
+		_, err := c.Append(ctx, "Sent", msg, []string{`\Seen`}, env.Sent)
+		return err
+	})
+}
+
+// inbound delivers one message from a remote sender to local users.
+func (e *sessionEnv) inbound(ctx context.Context, rng *rand.Rand) error {
+	to := e.rcpts.pickLocal(rng, e.users)
+	from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), e.cfg.Users.RemoteDomain)
+	env, size, variant := e.newMessage(from, to, rng)
+	return e.submit(ctx, env, size, variant, Inbound)
+}
+
+// submit sends one message over a fresh SMTP connection (SMTP Connect, SMTP
+// Data) and reports what the server accepted to the ledger.
+func (e *sessionEnv) submit(ctx context.Context, env message.Envelope, size int, variant uint64, kind SessionKind) error {
+	c, err := smtpclient.Connect(ctx, e.smtp)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	env.Sent = time.Now()
+	msg := e.gen.Message(env, size, variant)
+	res, err := c.Send(ctx, env.From, env.To, bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	_ = c.Quit(ctx)
+	if e.onSent != nil {
+		sm := SentMessage{ID: env.ID, Sent: env.Sent, Size: int64(len(msg)), Kind: kind}
+		for _, a := range res.Accepted {
+			if domainOf(a) == e.cfg.Users.LocalDomain {
+				sm.Local = append(sm.Local, a)
+			} else {
+				sm.Remote = append(sm.Remote, a)
+			}
+		}
+		e.onSent(sm)
+	}
+	return nil
+}
+
+func domainOf(addr string) string {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == '@' {
+			return addr[i+1:]
+		}
+	}
+	return ""
+}
