@@ -76,6 +76,20 @@ type Observation struct {
 	Duration time.Duration // how long it took, including a failure
 	Class    ErrorClass    // OK on success
 	Err      error         // the failure, nil on success; never holds a password
+	// Connect, set only on IMAP Connect and SMTP Connect observations that
+	// got as far as a TCP connection, breaks the connect time down.
+	Connect *ConnectPhases
+}
+
+// ConnectPhases splits one connect into its parts. Durations of parts not
+// reached (a failure before TLS, say) or not done (no TLS) are zero.
+type ConnectPhases struct {
+	TCP      time.Duration // TCP connect
+	TLS      time.Duration // TLS handshake (implicit, or STARTTLS command + handshake)
+	Greeting time.Duration // IMAP greeting / SMTP banner + EHLO
+	Auth     time.Duration // LOGIN, AUTHENTICATE or SMTP AUTH
+	TLSUsed  bool          // a TLS handshake completed
+	Resumed  bool          // the TLS handshake resumed an earlier session
 }
 
 // Observer receives observations. Implementations must be safe for
