@@ -35,6 +35,9 @@ type Options struct {
 	Log io.Writer
 	// Progress, when set, is called about once a second.
 	Progress func(workload.RunProgress)
+	// EmbeddedStarted, when set, is called once the embedded target is up
+	// (tests use it to inject faults into the target mid-run).
+	EmbeddedStarted func(*target.Target)
 }
 
 // ErrRun wraps failures that kept the run from being carried out (exit code 3).
@@ -126,6 +129,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		defer tg.Close()
 		logf("embedded target: IMAP %s, SMTP %s, %d users populated in %v", tg.IMAPAddr(), tg.SMTPAddr(), len(users), time.Since(t0).Round(time.Millisecond))
 		imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
+		if opts.EmbeddedStarted != nil {
+			opts.EmbeddedStarted(tg)
+		}
 		imapCfg.TLS, smtpCfg.TLS = imapclient.TLSMode("none"), smtpclient.TLSMode("none")
 	}
 	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {

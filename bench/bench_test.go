@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// shortQuick is the shipped quick workload shortened for tests: a rate high
+// enough that all five session types, and so all fourteen functions, run.
+func shortQuick(t *testing.T, measurement time.Duration) *workload.Config {
+	t.Helper()
+	data, ok := configs.Lookup("quick")
+	if !ok {
+		t.Fatal("quick.toml is not shipped")
+	}
+	cfg, err := workload.ParseConfig("quick.toml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sink.Listen = "127.0.0.1:0"
+	cfg.Load.SessionsPerHour = 36000 // 10 sessions/s
+	cfg.Load.ThinkTime.Duration = 10 * time.Millisecond
+	cfg.Load.OpTimeout.Duration = 2 * time.Second
+	cfg.Phases.Warmup.Duration = time.Second
+	cfg.Phases.Measurement.Duration = measurement
+	cfg.Phases.Rampdown.Duration = 3 * time.Second
+	cfg.Phases.Settle.Duration = time.Second
+	return cfg
+}
+
+func TestRunEmbeddedEndToEnd(t *testing.T) {
+	cfg := shortQuick(t, 6*time.Second)
+	ctx := context.Background()
+	run, err := Run(ctx, ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range measure.SPECFunctions {
+		fs := run.Functions[f]
+		if fs == nil || fs.Operations == 0 {
+			t.Errorf("%s: no operations in the measurement window", f)
+		}
+	}
+	if run.Sink.Messages == 0 || run.Sink.Recipients == 0 {
+		t.Errorf("sink received %d messages, %d recipients: want the remote share", run.Sink.Messages, run.Sink.Recipients)
+	}
+	if run.SessionsStarted < 30 {
+		t.Errorf("%d sessions started in a 6 s window at 10/s", run.SessionsStarted)
+	}
+	if run.AchievedSessionsPerHour <= 0 || run.Partial {
+		t.Errorf("achieved %.0f/h, partial %v", run.AchievedSessionsPerHour, run.Partial)
+	}
+	if !run.Table.Compliant {
+		var buf bytes.Buffer
+		report.WriteText(&buf, run)
+		t.Errorf("embedded target not compliant:\n%s", buf.String())
+	}
+	var buf bytes.Buffer
+	if err := report.WriteText(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Verdict: COMPLIANT") {
+		t.Errorf("report lacks the verdict:\n%s", buf.String())
+	}
+}
+
+// A server that stops answering mid-run must cost timeouts, not a hung run:
+// the run ends on time and the operations in flight are timeout errors.
+func TestRunServerStopsAnswering(t *testing.T) {
+	cfg := shortQuick(t, 6*time.Second)
+	cfg.Load.OpTimeout.Duration = 500 * time.Millisecond
+	ctx := context.Background()
+	opts := Options{EmbeddedStarted: func(tg *target.Target) {
+		// Stall IMAP from 3 s into the run (2 s into measurement) to the end.
+		time.AfterFunc(3*time.Second, func() { tg.StallIMAP(true) })
+	}}
+	start := time.Now()
+	run, err := Run(ctx, ctx, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	phases := cfg.Phases.Warmup.Duration + cfg.Phases.Measurement.Duration + cfg.Phases.Rampdown.Duration + cfg.Phases.Settle.Duration
+	if took > phases+3*time.Second {
+		t.Errorf("run took %v, phases add up to %v: a silent server delayed the end", took, phases)
+	}
+	fs := run.Functions[measure.IMAPConnect]
+	if fs == nil || fs.Errors[measure.Timeout] == 0 {
+		t.Fatalf("IMAP Connect timeouts: %+v", fs)
+	}
+	for f, s := range run.Functions {
+		for c, n := range s.Errors {
+			if n > 0 && c != measure.Timeout && c != measure.Connection {
+				t.Errorf("%s: %d %s errors; a stalled server should give timeouts", f, n, c)
+			}
+		}
+	}
+	if run.Table.Compliant {
+		t.Error("a run against a server that stopped answering was compliant")
+	}
+}
+
+// The first stop drains and marks the report partial.
+func TestRunStopIsPartial(t *testing.T) {
+	cfg := shortQuick(t, 30*time.Second)
+	stop, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	start := time.Now()
+	run, err := Run(stop, context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("stopped run took %v", time.Since(start))
+	}
+	if !run.Partial {
+		t.Error("stopped run not marked partial")
+	}
+	if run.SessionsStarted == 0 || run.AchievedSessionsPerHour == 0 {
+		t.Errorf("stopped run measured nothing: %d sessions, %.0f/h", run.SessionsStarted, run.AchievedSessionsPerHour)
+	}
+}
+
+func TestPopulationReproducible(t *testing.T) {
+	cfg := shortQuick(t, time.Second)
+	a, b := Mailboxes(cfg, "user1"), Mailboxes(cfg, "user1")
+	if len(a) != len(b) {
+		t.Fatal("different plans")
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("plan differs at %d: %v vs %v", i, a[i], b[i])
+		}
+	}
+	if a[0].Mailbox != "INBOX" || a[0].Messages != cfg.Mailboxes.InboxMessages {
+		t.Errorf("INBOX plan %v", a[0])
+	}
+}
