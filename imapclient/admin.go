@@ -1,0 +1,135 @@
+package imapclient
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+)
+
+// This file holds the administrative commands of `mailbench init` and
+// `mailbench clean`. None of them is a timed SPEC function: they never
+// produce an Observation, whatever Config.Observer is. Like every other
+// operation they run under the client's watchdog (Config.Timeout and the
+// context), so a silent server cannot hang them.
+
+// ErrNoMailbox is returned (wrapped) by the administrative commands when
+// the server answers NO [NONEXISTENT] (the mailbox does not exist).
+var ErrNoMailbox = errors.New("imapclient: no such mailbox")
+
+// DeleteMailbox runs DELETE name, without an Observation. A mailbox that
+// does not exist counts as deleted (nil error). Deleting a mailbox that
+// has children fails on servers that refuse it (RFC 3501 §6.3.4): delete
+// the children first.
+func (c *Client) DeleteMailbox(ctx context.Context, name string) error {
+	err := c.do(ctx, "", "DELETE", func() error {
+		return c.lib.Delete(name).Wait()
+	})
+	if isCode(err, string(imap.ResponseCodeNonExistent)) {
+		return nil
+	}
+	return err
+}
+
+// Unsubscribe runs UNSUBSCRIBE name, without an Observation. A name that
+// is not subscribed counts as success when the server says so with
+// [NONEXISTENT].
+func (c *Client) Unsubscribe(ctx context.Context, name string) error {
+	err := c.do(ctx, "", "UNSUBSCRIBE", func() error {
+		return c.lib.Unsubscribe(name).Wait()
+	})
+	if isCode(err, string(imap.ResponseCodeNonExistent)) {
+		return nil
+	}
+	return err
+}
+
+// EmptyMailbox removes every message of mailbox name: SELECT name, then,
+// when it holds messages, STORE 1:* +FLAGS.SILENT (\Deleted) and EXPUNGE,
+// then UNSELECT (CLOSE when the server lacks UNSELECT). Nothing is timed.
+// It returns how many messages the mailbox held when selected. A mailbox
+// that does not exist gives an error wrapping ErrNoMailbox.
+//
+// Messages delivered between the SELECT and the STORE are not in 1:* as
+// the client knew it, but the server may still flag them; the count is
+// the SELECT's.
+func (c *Client) EmptyMailbox(ctx context.Context, name string) (uint32, error) {
+	var n uint32
+	err := c.do(ctx, "", "SELECT", func() error {
+		data, err := c.lib.Select(name, nil).Wait()
+		if err != nil {
+			return err
+		}
+		n = data.NumMessages
+		return nil
+	})
+	if isCode(err, string(imap.ResponseCodeNonExistent)) {
+		return 0, errors.Join(ErrNoMailbox, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		err = c.do(ctx, "", "STORE", func() error {
+			return c.lib.Store(imap.SeqSet{{Start: 1, Stop: 0}}, &imap.StoreFlags{
+				Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}, Silent: true,
+			}, nil).Close()
+		})
+		if err != nil {
+			return 0, err
+		}
+		err = c.do(ctx, "", "EXPUNGE", func() error {
+			return c.lib.Expunge().Close()
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, c.unselect(ctx)
+}
+
+// unselect leaves the selected mailbox without expunging more than
+// EXPUNGE already did: UNSELECT when offered, else CLOSE (which expunges
+// \Deleted messages, harmless here).
+func (c *Client) unselect(ctx context.Context) error {
+	return c.do(ctx, "", "UNSELECT", func() error {
+		if c.lib.Caps().Has(imap.CapUnselect) || c.lib.Caps().Has(imap.CapIMAP4rev2) {
+			return c.lib.Unselect().Wait()
+		}
+		return c.lib.UnselectAndExpunge().Wait()
+	})
+}
+
+// ListMailboxes runs LIST "" "*" without an Observation and returns the
+// mailbox names, selectable or not.
+func (c *Client) ListMailboxes(ctx context.Context) ([]string, error) {
+	var names []string
+	err := c.do(ctx, "", "LIST", func() error {
+		list, err := c.lib.List("", "*", nil).Collect()
+		for _, d := range list {
+			names = append(names, d.Mailbox)
+		}
+		return err
+	})
+	return names, err
+}
+
+// PutMessage runs APPEND mailbox (flags) "date" {len(msg)} without an
+// Observation (mailbox population, not the timed "IMAP APPEND"). A zero
+// t sends no date.
+func (c *Client) PutMessage(ctx context.Context, mailbox string, msg []byte, flags []string, t time.Time) error {
+	return c.do(ctx, "", "APPEND", func() error {
+		opts := &imap.AppendOptions{Time: t}
+		for _, f := range flags {
+			opts.Flags = append(opts.Flags, imap.Flag(f))
+		}
+		cmd := c.lib.Append(mailbox, int64(len(msg)), opts)
+		_, werr := cmd.Write(msg)
+		cerr := cmd.Close()
+		if _, err := cmd.Wait(); err != nil {
+			return err
+		}
+		return errors.Join(werr, cerr)
+	})
+}
