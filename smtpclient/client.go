@@ -1,0 +1,570 @@
+package smtpclient
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// TLSMode says how a connection is secured.
+type TLSMode string
+
+const (
+	TLSNone     TLSMode = "none"     // plain TCP
+	TLSStartTLS TLSMode = "starttls" // EHLO, STARTTLS, handshake, EHLO again
+	TLSImplicit TLSMode = "implicit" // handshake right after TCP connect (port 465)
+)
+
+// Auth mechanisms accepted in Config.Auth.
+const (
+	AuthNone  = "none"
+	AuthPlain = "plain"
+	AuthLogin = "login"
+)
+
+// DefaultTimeout is Config.Timeout when it is zero.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultHeloName is Config.HeloName when it is empty.
+const DefaultHeloName = "mailbench.test"
+
+// maxReply bounds the server text kept in a ProtocolError.
+const maxReply = 256
+
+// Config says where and how to submit. The zero values of the optional
+// fields select the defaults documented on each field.
+type Config struct {
+	Address   string      // host:port
+	TLS       TLSMode     // "" means TLSNone
+	TLSConfig *tls.Config // for starttls/implicit; cloned; ServerName defaults to Address's host
+
+	// Timeout bounds every operation (Connect, Send, Quit) as a whole; the
+	// context's deadline applies too when it is earlier. Default 30s.
+	Timeout time.Duration
+
+	HeloName string // EHLO argument, default DefaultHeloName
+
+	Auth     string // AuthNone ("" too), AuthPlain or AuthLogin
+	Username string
+	Password string // never logged, never in an error
+
+	Observer measure.Observer // receives SMTP Connect and SMTP Data; nil discards
+}
+
+// ConnectBreakdown is where the time of a successful Connect went. The
+// parts don't add up to the whole: the EHLO exchange after the banner (and,
+// for STARTTLS, the first EHLO and the STARTTLS command) are in none of them.
+type ConnectBreakdown struct {
+	TCP     time.Duration // dial, up to the established TCP connection
+	TLS     time.Duration // the TLS handshake alone (implicit or after STARTTLS); 0 without TLS
+	Banner  time.Duration // from connection ready (TCP, or TLS for implicit) to the complete 220 banner
+	EHLO    time.Duration // the EHLO that go-smtp sends (after TLS, for STARTTLS)
+	Auth    time.Duration // the AUTH exchange; 0 without authentication
+	Resumed bool          // the TLS session was resumed (needs TLSConfig.ClientSessionCache)
+}
+
+// SendResult is what Send achieved.
+type SendResult struct {
+	Accepted []string // recipients the server accepted, in the order given
+	Refused  []string // recipients the server refused, in the order given
+	// RefusedReplies[i] is the server's reply to Refused[i] ("550 5.1.1 ...").
+	RefusedReplies []string
+	Queued         string // text of the final reply to DATA, e.g. "2.0.0 OK: queued as 1234"
+}
+
+// Client is one SMTP connection. It is NOT safe for concurrent use: one
+// simulated session owns it. Close it when done (after Quit, or instead).
+type Client struct {
+	cfg       Config
+	observer  measure.Observer
+	raw       net.Conn
+	conn      *limitConn
+	sc        *smtp.Client
+	tlsConn   *tls.Conn // nil without TLS
+	breakdown ConnectBreakdown
+	broken    error // set when the connection can no longer be trusted
+	closed    bool
+}
+
+func (cfg *Config) fill() error {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.HeloName == "" {
+		cfg.HeloName = DefaultHeloName
+	}
+	if cfg.TLS == "" {
+		cfg.TLS = TLSNone
+	}
+	switch cfg.TLS {
+	case TLSNone, TLSStartTLS, TLSImplicit:
+	default:
+		return fmt.Errorf("smtpclient: unknown TLS mode %q", cfg.TLS)
+	}
+	switch strings.ToLower(cfg.Auth) {
+	case "", AuthNone:
+		cfg.Auth = AuthNone
+	case AuthPlain, AuthLogin:
+		cfg.Auth = strings.ToLower(cfg.Auth)
+	default:
+		return fmt.Errorf("smtpclient: unknown auth mechanism %q", cfg.Auth)
+	}
+	if cfg.Address == "" {
+		return errors.New("smtpclient: no address")
+	}
+	if strings.ContainsAny(cfg.HeloName, "\r\n ") {
+		return errors.New("smtpclient: HELO name contains spaces or line breaks")
+	}
+	return nil
+}
+
+// op is the deadline machinery of one operation.
+type op struct {
+	ctx      context.Context
+	deadline time.Time
+	timer    *time.Timer
+	stopCtx  func() bool
+	conn     *limitConn
+
+	mu       sync.Mutex
+	finished bool // done was called: the watchdog must not close any more
+	fired    bool // the watchdog closed the connection at the deadline
+}
+
+func newOp(ctx context.Context, timeout time.Duration) *op {
+	o := &op{ctx: ctx, deadline: time.Now().Add(timeout)}
+	if d, ok := ctx.Deadline(); ok && d.Before(o.deadline) {
+		o.deadline = d
+	}
+	return o
+}
+
+// guard clamps conn to the deadline and arms the watchdog, which closes the
+// connection when the deadline passes or ctx is cancelled.
+func (o *op) guard(conn *limitConn) {
+	o.conn = conn
+	conn.setLimit(o.deadline)
+	o.timer = time.AfterFunc(time.Until(o.deadline), func() { o.kill(true) })
+	o.stopCtx = context.AfterFunc(o.ctx, func() { o.kill(false) })
+}
+
+// kill closes the connection unless the operation has finished.
+func (o *op) kill(atDeadline bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.finished {
+		return
+	}
+	o.fired = o.fired || atDeadline
+	o.conn.Conn.Close()
+}
+
+func (o *op) watchdogFired() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.fired
+}
+
+// done disarms the watchdog and lifts the clamp. After done returns the
+// watchdog never closes the connection.
+func (o *op) done() {
+	if o.timer == nil {
+		return
+	}
+	o.mu.Lock()
+	o.finished = true
+	o.mu.Unlock()
+	o.timer.Stop()
+	o.stopCtx()
+	o.conn.setLimit(time.Time{})
+}
+
+// timedOut reports whether err is due to the operation's deadline.
+func (o *op) timedOut(err error) bool {
+	if o.watchdogFired() || errors.Is(err, measure.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || !time.Now().Before(o.deadline)
+}
+
+// wrap turns err from step into the error the caller sees: server refusals
+// become *measure.ProtocolError, deadline expiry wraps measure.ErrTimeout,
+// cancellation wraps the context's error, the rest keeps its chain.
+func (c *Client) wrap(o *op, step string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *smtp.SMTPError
+	var tpe *textproto.Error
+	var tpp textproto.ProtocolError
+	switch {
+	case errors.As(err, &se):
+		return &measure.ProtocolError{Op: step, Reply: c.redact(replyText(se.Code, se.EnhancedCode, se.Message))}
+	case errors.As(err, &tpe):
+		return &measure.ProtocolError{Op: step, Reply: c.redact(replyText(tpe.Code, smtp.EnhancedCode{}, tpe.Msg))}
+	case errors.As(err, &tpp):
+		return &measure.ProtocolError{Op: step, Reply: c.redact(truncate("malformed reply: " + string(tpp)))}
+	case o.ctx.Err() != nil && !o.watchdogFired() && !errors.Is(o.ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("smtpclient: %s: %w", step, o.ctx.Err())
+	case o.timedOut(err):
+		return fmt.Errorf("smtpclient: %s: %w (deadline %s)", step, measure.ErrTimeout, c.cfg.Timeout)
+	}
+	return fmt.Errorf("smtpclient: %s: %w", step, redactedError{err, c.redact(err.Error())})
+}
+
+// redactedError keeps err's chain (for classification) but prints text.
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e redactedError) Error() string { return e.text }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redact removes the password, and the SASL encodings that carry it, from s.
+func (c *Client) redact(s string) string {
+	pw := c.cfg.Password
+	if pw == "" {
+		return s
+	}
+	for _, secret := range []string{
+		base64.StdEncoding.EncodeToString([]byte("\x00" + c.cfg.Username + "\x00" + pw)),
+		base64.StdEncoding.EncodeToString([]byte(pw)),
+		pw,
+	} {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
+	}
+	return s
+}
+
+func replyText(code int, enh smtp.EnhancedCode, msg string) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(code))
+	if enh != (smtp.EnhancedCode{}) && enh != smtp.NoEnhancedCode {
+		fmt.Fprintf(&b, " %d.%d.%d", enh[0], enh[1], enh[2])
+	}
+	if msg != "" {
+		b.WriteByte(' ')
+		b.WriteString(strings.ReplaceAll(msg, "\n", " / "))
+	}
+	return truncate(b.String())
+}
+
+func truncate(s string) string {
+	if len(s) > maxReply {
+		s = s[:maxReply] + "..."
+	}
+	return s
+}
+
+func (c *Client) observe(f measure.Function, start time.Time, d time.Duration, err error) {
+	c.observer.Observe(measure.Observation{
+		Function: f, Start: start, Duration: d, Class: measure.Classify(err), Err: err,
+	})
+}
+
+// Connect dials cfg.Address and gets the session ready to send: TCP, TLS
+// (implicit, or STARTTLS after a first EHLO), banner, EHLO, and AUTH when
+// configured. It reports one "SMTP Connect" observation covering all of it,
+// whether it succeeds or fails, and returns within cfg.Timeout (or ctx's
+// deadline) plus scheduling slack.
+func Connect(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, observer: cfg.Observer}
+	if c.observer == nil {
+		c.observer = measure.Discard
+	}
+	start := time.Now()
+	err := c.connect(ctx)
+	c.observe(measure.SMTPConnect, start, time.Since(start), err)
+	if err != nil {
+		if c.raw != nil {
+			c.raw.Close()
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Client) connect(ctx context.Context) error {
+	cfg := &c.cfg
+	o := newOp(ctx, cfg.Timeout)
+	defer o.done()
+
+	t := time.Now()
+	dctx, cancel := context.WithDeadline(ctx, o.deadline)
+	raw, err := (&net.Dialer{}).DialContext(dctx, "tcp", cfg.Address)
+	cancel()
+	if err != nil {
+		return c.wrap(o, "connect", err)
+	}
+	c.raw = raw
+	c.conn = &limitConn{Conn: raw}
+	o.guard(c.conn)
+	c.breakdown.TCP = time.Since(t)
+
+	var netConn net.Conn = c.conn
+	if cfg.TLS == TLSImplicit {
+		tc, err := c.handshake(o)
+		if err != nil {
+			return err
+		}
+		netConn = tc
+	}
+
+	t = time.Now()
+	br := bufio.NewReader(netConn)
+	tr := textproto.NewReader(br)
+	_, banner, err := tr.ReadResponse(220)
+	if err != nil {
+		return c.wrap(o, "banner", err)
+	}
+	c.breakdown.Banner = time.Since(t)
+	firstLine, _, _ := strings.Cut(banner, "\n")
+	replay := []byte("220 " + firstLine + "\r\n")
+
+	if cfg.TLS == TLSStartTLS {
+		if err := c.startTLS(o, netConn, tr); err != nil {
+			return err
+		}
+		if br.Buffered() > 0 {
+			// RFC 3207 §6: anything the server sent before the handshake
+			// must be discarded; its presence signals an injection attempt.
+			return c.wrap(o, "STARTTLS", errors.New("server sent data before the TLS handshake"))
+		}
+		tc, err := c.handshake(o)
+		if err != nil {
+			return err
+		}
+		netConn = tc
+	} else if n := br.Buffered(); n > 0 {
+		extra, _ := br.Peek(n)
+		replay = append(replay, extra...)
+	}
+
+	c.sc = smtp.NewClient(&replayConn{Conn: netConn, prefix: replay})
+	c.sc.CommandTimeout = cfg.Timeout
+	c.sc.SubmissionTimeout = cfg.Timeout
+	t = time.Now()
+	if err := c.sc.Hello(cfg.HeloName); err != nil {
+		return c.wrap(o, "EHLO", err)
+	}
+	c.breakdown.EHLO = time.Since(t)
+
+	if cfg.Auth != AuthNone {
+		t = time.Now()
+		var mech sasl.Client
+		if cfg.Auth == AuthPlain {
+			mech = sasl.NewPlainClient("", cfg.Username, cfg.Password)
+		} else {
+			mech = sasl.NewLoginClient(cfg.Username, cfg.Password)
+		}
+		if err := c.sc.Auth(mech); err != nil {
+			return c.wrap(o, "AUTH", err)
+		}
+		c.breakdown.Auth = time.Since(t)
+	}
+	return nil
+}
+
+// startTLS runs EHLO and STARTTLS on the plain connection.
+func (c *Client) startTLS(o *op, conn net.Conn, tr *textproto.Reader) error {
+	tw := textproto.NewWriter(bufio.NewWriter(conn))
+	if err := tw.PrintfLine("EHLO %s", c.cfg.HeloName); err != nil {
+		return c.wrap(o, "EHLO", err)
+	}
+	_, ehlo, err := tr.ReadResponse(250)
+	if err != nil {
+		return c.wrap(o, "EHLO", err)
+	}
+	offered := false
+	for _, line := range strings.Split(ehlo, "\n")[1:] {
+		if strings.EqualFold(strings.TrimSpace(line), "STARTTLS") {
+			offered = true
+		}
+	}
+	if !offered {
+		return &measure.ProtocolError{Op: "STARTTLS", Reply: "not offered in the EHLO reply"}
+	}
+	if err := tw.PrintfLine("STARTTLS"); err != nil {
+		return c.wrap(o, "STARTTLS", err)
+	}
+	if _, _, err := tr.ReadResponse(220); err != nil {
+		return c.wrap(o, "STARTTLS", err)
+	}
+	return nil
+}
+
+// handshake runs the TLS handshake on c.conn and records it.
+func (c *Client) handshake(o *op) (*tls.Conn, error) {
+	cfg := &tls.Config{}
+	if c.cfg.TLSConfig != nil {
+		cfg = c.cfg.TLSConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(c.cfg.Address)
+		if err != nil {
+			host = c.cfg.Address
+		}
+		cfg.ServerName = host
+	}
+	t := time.Now()
+	tc := tls.Client(c.conn, cfg)
+	if err := tc.HandshakeContext(o.ctx); err != nil {
+		return nil, c.wrap(o, "TLS handshake", err)
+	}
+	c.breakdown.TLS = time.Since(t)
+	c.breakdown.Resumed = tc.ConnectionState().DidResume
+	c.tlsConn = tc
+	return tc, nil
+}
+
+// Breakdown returns where the time of Connect went.
+func (c *Client) Breakdown() ConnectBreakdown { return c.breakdown }
+
+// TLSConnectionState returns the TLS state, ok false without TLS.
+func (c *Client) TLSConnectionState() (tls.ConnectionState, bool) {
+	if c.tlsConn == nil {
+		return tls.ConnectionState{}, false
+	}
+	return c.tlsConn.ConnectionState(), true
+}
+
+// Send submits one message: MAIL FROM, RCPT TO for each of to, DATA, the
+// body written by msg.WriteTo (CRLF line endings, not dot-stuffed: the
+// client stuffs it), and the final reply. It reports one "SMTP Data"
+// observation. For a []byte message pass bytes.NewReader(b). When msg has a
+// Size() int64 method and the server supports SIZE, MAIL FROM declares it.
+//
+// A refused RCPT TO does not fail Send while another recipient is
+// accepted; see the package documentation. After a refusal the transaction
+// is reset (RSET, outside the timed span) so the Client stays usable; after
+// a timeout or a connection failure it is not, and later calls fail at once.
+func (c *Client) Send(ctx context.Context, from string, to []string, msg io.WriterTo) (SendResult, error) {
+	start := time.Now()
+	res, end, err := c.send(ctx, from, to, msg)
+	c.observe(measure.SMTPData, start, end.Sub(start), err)
+	return res, err
+}
+
+func (c *Client) send(ctx context.Context, from string, to []string, msg io.WriterTo) (res SendResult, end time.Time, err error) {
+	if c.closed || c.broken != nil {
+		err := c.broken
+		if err == nil {
+			err = net.ErrClosed
+		}
+		return res, time.Now(), fmt.Errorf("smtpclient: connection unusable: %w", err)
+	}
+	if len(to) == 0 {
+		return res, time.Now(), errors.New("smtpclient: no recipients")
+	}
+	o := newOp(ctx, c.cfg.Timeout)
+	o.guard(c.conn)
+	defer o.done()
+
+	// fail records a failure at step; refusals reset the transaction.
+	fail := func(step string, err error) (SendResult, time.Time, error) {
+		end := time.Now()
+		werr := c.wrap(o, step, err)
+		var pe *measure.ProtocolError
+		if errors.As(werr, &pe) && step != "DATA final reply" {
+			if rerr := c.sc.Reset(); rerr != nil {
+				c.broken = c.wrap(o, "RSET", rerr)
+			}
+		} else if !errors.As(werr, &pe) {
+			c.broken = werr
+		}
+		return res, end, werr
+	}
+
+	var opts *smtp.MailOptions
+	if s, ok := msg.(interface{ Size() int64 }); ok {
+		opts = &smtp.MailOptions{Size: s.Size()}
+	}
+	if err := c.sc.Mail(from, opts); err != nil {
+		return fail("MAIL FROM", err)
+	}
+	var firstRefusal error
+	for _, rcpt := range to {
+		err := c.sc.Rcpt(rcpt, nil)
+		var se *smtp.SMTPError
+		switch {
+		case err == nil:
+			res.Accepted = append(res.Accepted, rcpt)
+		case errors.As(err, &se):
+			res.Refused = append(res.Refused, rcpt)
+			res.RefusedReplies = append(res.RefusedReplies, replyText(se.Code, se.EnhancedCode, se.Message))
+			if firstRefusal == nil {
+				firstRefusal = err
+			}
+		default:
+			return fail("RCPT TO", err)
+		}
+	}
+	if len(res.Accepted) == 0 {
+		return fail("RCPT TO", firstRefusal)
+	}
+	w, err := c.sc.Data()
+	if err != nil {
+		return fail("DATA", err)
+	}
+	if _, err := msg.WriteTo(w); err != nil {
+		return fail("DATA body", err)
+	}
+	resp, err := w.CloseWithResponse()
+	if err != nil {
+		return fail("DATA final reply", err)
+	}
+	res.Queued = resp.StatusText
+	return res, time.Now(), nil
+}
+
+// Quit sends QUIT and closes the connection. It is not observed. It
+// returns within cfg.Timeout (or ctx's deadline); the connection is closed
+// whatever happens.
+func (c *Client) Quit(ctx context.Context) error {
+	if c.closed {
+		return nil
+	}
+	if c.broken != nil {
+		c.Close()
+		return nil
+	}
+	o := newOp(ctx, c.cfg.Timeout)
+	o.guard(c.conn)
+	err := c.sc.Quit()
+	o.done()
+	c.Close()
+	return c.wrap(o, "QUIT", err)
+}
+
+// Close closes the connection without QUIT. It is idempotent.
+func (c *Client) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	err := c.raw.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,397 @@
+package smtpclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/message"
+)
+
+const testMsg = "From: user1@example.test\r\nTo: user2@example.test\r\nSubject: hi\r\n\r\nhello\r\n.dot line\r\n"
+
+func connect(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestConnectAndSendSuccess(t *testing.T) {
+	serverTLS, clientTLS := testCert(t)
+	tests := []struct {
+		name string
+		mode TLSMode
+		auth string
+	}{
+		{"plain", TLSNone, AuthNone},
+		{"plain auth PLAIN", TLSNone, AuthPlain},
+		{"plain auth LOGIN", TLSNone, AuthLogin},
+		{"starttls auth PLAIN", TLSStartTLS, AuthPlain},
+		{"implicit", TLSImplicit, AuthNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			be := &backend{requireAuth: tt.auth != AuthNone}
+			addr := startServer(t, be, tt.mode, serverTLS)
+			rec := &recorder{}
+			c := connect(t, Config{
+				Address: addr, TLS: tt.mode, TLSConfig: clientTLS, Timeout: 5 * time.Second,
+				Auth: tt.auth, Username: testUser, Password: testPassword, Observer: rec,
+			})
+			conn := rec.only(t, measure.SMTPConnect)
+			if conn.Class != measure.OK || conn.Err != nil || conn.Duration <= 0 {
+				t.Errorf("SMTP Connect observation %+v", conn)
+			}
+			bd := c.Breakdown()
+			if bd.TCP <= 0 || bd.Banner <= 0 || bd.EHLO <= 0 {
+				t.Errorf("breakdown %+v lacks TCP/Banner/EHLO", bd)
+			}
+			if (bd.TLS > 0) != (tt.mode != TLSNone) {
+				t.Errorf("breakdown TLS = %v with mode %s", bd.TLS, tt.mode)
+			}
+			if (bd.Auth > 0) != (tt.auth != AuthNone) {
+				t.Errorf("breakdown Auth = %v with auth %s", bd.Auth, tt.auth)
+			}
+			if sum := bd.TCP + bd.TLS + bd.Banner + bd.EHLO + bd.Auth; sum > conn.Duration {
+				t.Errorf("breakdown parts %v exceed the whole %v", sum, conn.Duration)
+			}
+			if _, ok := c.TLSConnectionState(); ok != (tt.mode != TLSNone) {
+				t.Errorf("TLSConnectionState ok = %v with mode %s", ok, tt.mode)
+			}
+
+			res, err := c.Send(context.Background(), "user1@example.test", []string{"user2@example.test"}, strings.NewReader(testMsg))
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if !slices.Equal(res.Accepted, []string{"user2@example.test"}) || len(res.Refused) != 0 || res.Queued == "" {
+				t.Errorf("SendResult %+v", res)
+			}
+			data := rec.only(t, measure.SMTPData)
+			if data.Class != measure.OK || data.Duration <= 0 || data.Start.Before(conn.Start.Add(conn.Duration)) {
+				t.Errorf("SMTP Data observation %+v", data)
+			}
+			msgs := be.messages()
+			if len(msgs) != 1 || string(msgs[0].data) != testMsg {
+				t.Fatalf("server received %+v", msgs)
+			}
+			if err := c.Quit(context.Background()); err != nil {
+				t.Errorf("Quit: %v", err)
+			}
+			if _, err := c.Send(context.Background(), "a@b", []string{"c@d"}, strings.NewReader(testMsg)); err == nil {
+				t.Error("Send after Quit succeeded")
+			}
+		})
+	}
+}
+
+func TestTLSResumption(t *testing.T) {
+	serverTLS, clientTLS := testCert(t)
+	addr := startServer(t, &backend{}, TLSImplicit, serverTLS)
+	clientTLS.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	cfg := Config{Address: addr, TLS: TLSImplicit, TLSConfig: clientTLS, Timeout: 5 * time.Second}
+	first := connect(t, cfg)
+	// TLS 1.3 tickets arrive after the handshake; a round trip reads them.
+	if _, err := first.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err != nil {
+		t.Fatal(err)
+	}
+	first.Quit(context.Background())
+	second := connect(t, cfg)
+	if first.Breakdown().Resumed || !second.Breakdown().Resumed {
+		t.Errorf("Resumed: first %v, second %v; want false, true", first.Breakdown().Resumed, second.Breakdown().Resumed)
+	}
+}
+
+func TestTLSFailures(t *testing.T) {
+	serverTLS, _ := testCert(t)
+	tests := []struct {
+		name      string
+		mode      TLSMode
+		withTLS   bool
+		wantClass measure.ErrorClass
+	}{
+		{"untrusted certificate, implicit", TLSImplicit, true, measure.TLS},
+		{"untrusted certificate, starttls", TLSStartTLS, true, measure.TLS},
+		{"STARTTLS not offered", TLSStartTLS, false, measure.Protocol},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var srvCfg *tls.Config
+			if tt.withTLS {
+				srvCfg = serverTLS
+			}
+			addr := startServer(t, &backend{}, tt.mode, srvCfg)
+			rec := &recorder{}
+			_, err := Connect(context.Background(), Config{Address: addr, TLS: tt.mode, Timeout: 5 * time.Second, Observer: rec})
+			if got := measure.Classify(err); got != tt.wantClass {
+				t.Errorf("Connect error %v classified %q, want %q", err, got, tt.wantClass)
+			}
+			if o := rec.only(t, measure.SMTPConnect); o.Class != tt.wantClass || o.Err == nil {
+				t.Errorf("observation %+v", o)
+			}
+		})
+	}
+}
+
+func TestSendRecipients(t *testing.T) {
+	tests := []struct {
+		name         string
+		from         string
+		to           []string
+		wantClass    measure.ErrorClass
+		wantOp       string
+		wantReply    string
+		wantAccepted []string
+		wantRefused  []string
+	}{
+		{name: "three accepted", from: "a@example.test",
+			to:           []string{"u1@example.test", "u2@example.test", "u3@remote.test"},
+			wantAccepted: []string{"u1@example.test", "u2@example.test", "u3@remote.test"}},
+		{name: "one of three refused", from: "a@example.test",
+			to:           []string{"u1@example.test", "nobody@example.test", "u3@remote.test"},
+			wantAccepted: []string{"u1@example.test", "u3@remote.test"},
+			wantRefused:  []string{"nobody@example.test"}},
+		{name: "all refused", from: "a@example.test",
+			to:        []string{"nobody1@example.test", "nobody2@example.test"},
+			wantClass: measure.Protocol, wantOp: "RCPT TO", wantReply: "550 5.1.1 no such user",
+			wantRefused: []string{"nobody1@example.test", "nobody2@example.test"}},
+		{name: "sender refused", from: "reject@example.test", to: []string{"u1@example.test"},
+			wantClass: measure.Protocol, wantOp: "MAIL FROM", wantReply: "553 5.7.1 sender rejected"},
+		{name: "554 at the final reply", from: "spam@example.test", to: []string{"u1@example.test"},
+			wantClass: measure.Protocol, wantOp: "DATA final reply", wantReply: "554 5.7.1 message refused as spam",
+			wantAccepted: []string{"u1@example.test"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			be := &backend{}
+			rec := &recorder{}
+			c := connect(t, Config{Address: startServer(t, be, TLSNone, nil), Timeout: 5 * time.Second, Observer: rec})
+			res, err := c.Send(context.Background(), tt.from, tt.to, strings.NewReader(testMsg))
+			if got := measure.Classify(err); got != tt.wantClass {
+				t.Fatalf("Send error %v classified %q, want %q", err, got, tt.wantClass)
+			}
+			if tt.wantClass == measure.Protocol {
+				pe, ok := errorsAsProtocol(err)
+				if !ok || pe.Op != tt.wantOp || pe.Reply != tt.wantReply {
+					t.Errorf("ProtocolError %+v, want Op %q Reply %q", pe, tt.wantOp, tt.wantReply)
+				}
+			}
+			if !slices.Equal(res.Accepted, tt.wantAccepted) || !slices.Equal(res.Refused, tt.wantRefused) {
+				t.Errorf("accepted %v refused %v, want %v %v", res.Accepted, res.Refused, tt.wantAccepted, tt.wantRefused)
+			}
+			if len(res.RefusedReplies) != len(res.Refused) {
+				t.Errorf("%d refused replies for %d refused", len(res.RefusedReplies), len(res.Refused))
+			}
+			o := rec.only(t, measure.SMTPData)
+			if o.Class != tt.wantClass || (o.Err == nil) != (tt.wantClass == measure.OK) {
+				t.Errorf("observation %+v", o)
+			}
+			wantDelivered := 0
+			if tt.wantClass == measure.OK {
+				wantDelivered = 1
+			}
+			if msgs := be.messages(); len(msgs) != wantDelivered ||
+				(wantDelivered == 1 && !slices.Equal(msgs[0].to, tt.wantAccepted)) {
+				t.Errorf("server holds %+v", msgs)
+			}
+			// A refusal leaves the connection usable.
+			if _, err := c.Send(context.Background(), "ok@example.test", []string{"u9@example.test"}, strings.NewReader(testMsg)); err != nil {
+				t.Errorf("second Send on the same connection: %v", err)
+			}
+		})
+	}
+}
+
+func TestAuthFailureHidesPassword(t *testing.T) {
+	for _, mech := range []string{AuthPlain, AuthLogin} {
+		t.Run(mech, func(t *testing.T) {
+			rec := &recorder{}
+			addr := startServer(t, &backend{requireAuth: true}, TLSNone, nil)
+			wrong := testPassword + "-wrong"
+			_, err := Connect(context.Background(), Config{
+				Address: addr, Timeout: 5 * time.Second, Auth: mech,
+				Username: testUser, Password: wrong, Observer: rec,
+			})
+			pe, ok := errorsAsProtocol(err)
+			if !ok || pe.Op != "AUTH" || !strings.HasPrefix(pe.Reply, "535 5.7.8") {
+				t.Fatalf("Connect error %v, want AUTH 535 ProtocolError", err)
+			}
+			o := rec.only(t, measure.SMTPConnect)
+			for _, text := range []string{err.Error(), o.Err.Error(), fmt.Sprintf("%+v", o)} {
+				if strings.Contains(text, wrong) || strings.Contains(text, testPassword) {
+					t.Errorf("password leaked: %q", text)
+				}
+			}
+			if !strings.Contains(err.Error(), "[redacted]") {
+				t.Errorf("server echo of the password not redacted: %q", err)
+			}
+			if o.Class != measure.Protocol {
+				t.Errorf("class %q", o.Class)
+			}
+		})
+	}
+}
+
+func TestAuthRequiredWithoutAuth(t *testing.T) {
+	addr := startServer(t, &backend{requireAuth: true}, TLSNone, nil)
+	c := connect(t, Config{Address: addr, Timeout: 5 * time.Second})
+	_, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg))
+	if pe, ok := errorsAsProtocol(err); !ok || pe.Op != "MAIL FROM" || !strings.HasPrefix(pe.Reply, "502") {
+		t.Errorf("Send error %v, want MAIL FROM 502", err)
+	}
+}
+
+// TestStalls covers servers that go silent: every call must return within
+// the timeout plus slack, classified Timeout, and observed as such.
+func TestStalls(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	const slack = 2 * time.Second
+	big := bytes.Repeat([]byte("0123456789012345678901234567890123456789012345678901234567890123456789\r\n"), 64<<10) // 4.5 MiB
+	tests := []struct {
+		name string
+		at   stall
+		fn   measure.Function
+	}{
+		{"silent server: no banner", stallBanner, measure.SMTPConnect},
+		{"no reply to DATA", stallDataCommand, measure.SMTPData},
+		{"no final reply", stallFinalReply, measure.SMTPData},
+		{"body never read", stallBodyUnread, measure.SMTPData},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			addr := scriptedServer(t, stallingSMTP(tt.at))
+			cfg := Config{Address: addr, Timeout: timeout, Observer: rec}
+			start := time.Now()
+			c, err := Connect(context.Background(), cfg)
+			if tt.fn == measure.SMTPData {
+				if err != nil {
+					t.Fatalf("Connect: %v", err)
+				}
+				defer c.Close()
+				start = time.Now()
+				_, err = c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, bytes.NewReader(big))
+			}
+			elapsed := time.Since(start)
+			if elapsed > timeout+slack {
+				t.Errorf("returned after %v, timeout %v", elapsed, timeout)
+			}
+			if !errors.Is(err, measure.ErrTimeout) || measure.Classify(err) != measure.Timeout {
+				t.Errorf("error %v (class %q), want a Timeout", err, measure.Classify(err))
+			}
+			o := rec.only(t, tt.fn)
+			if o.Class != measure.Timeout || o.Duration < timeout-50*time.Millisecond || o.Duration > timeout+slack {
+				t.Errorf("observation class %q duration %v", o.Class, o.Duration)
+			}
+			if tt.fn == measure.SMTPData {
+				// The connection is gone: later calls fail at once, Quit is harmless.
+				t0 := time.Now()
+				if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err == nil || time.Since(t0) > 100*time.Millisecond {
+					t.Errorf("Send on a timed-out client: %v after %v", err, time.Since(t0))
+				}
+				if err := c.Quit(context.Background()); err != nil {
+					t.Errorf("Quit on a timed-out client: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestContextDeadlineAndCancel(t *testing.T) {
+	addr := scriptedServer(t, stallingSMTP(stallBanner))
+	t.Run("deadline earlier than Timeout", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := Connect(ctx, Config{Address: addr, Timeout: time.Minute})
+		if d := time.Since(start); d > 2*time.Second || measure.Classify(err) != measure.Timeout {
+			t.Errorf("after %v: %v (class %q)", d, err, measure.Classify(err))
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := Connect(ctx, Config{Address: addr, Timeout: time.Minute})
+		if d := time.Since(start); d > 2*time.Second || !errors.Is(err, context.Canceled) {
+			t.Errorf("after %v: %v, want context.Canceled", d, err)
+		}
+	})
+}
+
+func TestConnectionFailures(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	hangUp := scriptedServer(t, func(c net.Conn, _ <-chan struct{}) { c.Close() })
+	for _, addr := range []string{refused, hangUp} {
+		rec := &recorder{}
+		_, err := Connect(context.Background(), Config{Address: addr, Timeout: 2 * time.Second, Observer: rec})
+		if measure.Classify(err) != measure.Connection {
+			t.Errorf("%s: error %v classified %q, want connection", addr, err, measure.Classify(err))
+		}
+		if o := rec.only(t, measure.SMTPConnect); o.Class != measure.Connection {
+			t.Errorf("%s: observation %+v", addr, o)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"no address", Config{}},
+		{"bad TLS mode", Config{Address: "127.0.0.1:1", TLS: "ssl"}},
+		{"bad auth", Config{Address: "127.0.0.1:1", Auth: "cram-md5"}},
+		{"bad HELO", Config{Address: "127.0.0.1:1", HeloName: "a b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			tt.cfg.Observer = rec
+			if _, err := Connect(context.Background(), tt.cfg); err == nil {
+				t.Error("Connect accepted the config")
+			}
+			if n := len(rec.all()); n != 0 {
+				t.Errorf("%d observations for an invalid config", n)
+			}
+		})
+	}
+}
+
+func TestSendGeneratedMessage(t *testing.T) {
+	gen, err := message.NewGenerator(1, []int{1 << 10, 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := &backend{}
+	c := connect(t, Config{Address: startServer(t, be, TLSNone, nil), Timeout: 5 * time.Second})
+	env := message.Envelope{ID: message.NewID(1, 1), From: "a@example.test", To: []string{"b@example.test"}, Subject: "s", Sent: time.Now()}
+	for _, size := range gen.Sizes() {
+		if _, err := c.Send(context.Background(), env.From, env.To, gen.Source(env, size, 3)); err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+	}
+	msgs := be.messages()
+	for i, size := range gen.Sizes() {
+		if want := gen.Message(env, size, 3); !bytes.Equal(msgs[i].data, want) {
+			t.Errorf("size %d: server received %d bytes that differ from the %d generated", size, len(msgs[i].data), len(want))
+		}
+	}
+}
