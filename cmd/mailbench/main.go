@@ -41,6 +41,8 @@ type cli struct {
 	Check  checkCmd  `cmd:"" help:"Validate a workload file and print the run plan."`
 	Sink   sinkCmd   `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
 	Report reportCmd `cmd:"" help:"Render or merge JSON reports of earlier runs."`
+	Init   initCmd   `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
+	Clean  cleanCmd  `cmd:"" help:"Remove what init and runs created on the server under test."`
 }
 
 func main() {
