@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared settings and helpers for scripts/sut/{up,down,status,selftest}.
 # Sourced, not executed. Nothing here prints or stores a password.
+# shellcheck disable=SC2034 # the variables are used by the scripts that source this
 
 SUT_DIR=${MAILBENCH_SUT_DIR:-/var/lib/mailbench-sut}
 SUT_HOST=127.0.0.1
@@ -38,11 +39,14 @@ check_sut_dir() {
 # greeting HOST PORT: prints the first line the server sends, within 5 s.
 # Fails if the port doesn't accept or stays silent.
 greeting() {
-	timeout 5 bash -c '
+	local out
+	# shellcheck disable=SC2016 # $1, $2, $line belong to the inner shell
+	out=$(timeout 5 bash -c '
 		exec 3<>"/dev/tcp/$1/$2" || exit 1
 		IFS= read -r -t 4 line <&3 || exit 1
-		printf "%s\n" "${line%$'"'"'\r'"'"'}"
-	' greeting "$1" "$2" 2>/dev/null
+		printf "%s" "$line"
+	' greeting "$1" "$2" 2>/dev/null) || return 1
+	printf '%s\n' "${out%$'\r'}"
 }
 
 imap_answers() { greeting "$SUT_HOST" "$SUT_IMAP_PORT" | grep -q '^\* OK'; }
@@ -81,7 +85,7 @@ stop_dovecot() {
 stop_postfix() {
 	postfix_running || return 0
 	local pid
-	pid=$(cat "$SUT_DIR/postfix-spool/pid/master.pid" 2>/dev/null | tr -d ' ')
+	pid=$(tr -d ' ' <"$SUT_DIR/postfix-spool/pid/master.pid" 2>/dev/null || true)
 	postfix -c "$POSTFIX_CONF_DIR" stop >/dev/null 2>&1 || true
 	if [[ -n $pid ]]; then
 		wait_for "postfix master (pid $pid) to exit" 30 bash -c "! kill -0 $pid 2>/dev/null" ||
