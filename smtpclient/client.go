@@ -223,7 +223,7 @@ func (c *Client) wrap(o *op, step string, err error) error {
 	case o.ctx.Err() != nil && !o.watchdogFired() && !errors.Is(o.ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("smtpclient: %s: %w", step, o.ctx.Err())
 	case o.timedOut(err):
-		return fmt.Errorf("smtpclient: %s: %w (deadline %s)", step, measure.ErrTimeout, c.cfg.Timeout)
+		return fmt.Errorf("smtpclient: %s: %w (operation deadline passed)", step, measure.ErrTimeout)
 	}
 	return fmt.Errorf("smtpclient: %s: %w", step, redactedError{err, c.redact(err.Error())})
 }
