@@ -66,16 +66,29 @@ type Config struct {
 	Observer measure.Observer // receives SMTP Connect and SMTP Data; nil discards
 }
 
-// ConnectBreakdown is where the time of a successful Connect went. The
-// parts don't add up to the whole: the EHLO exchange after the banner (and,
-// for STARTTLS, the first EHLO and the STARTTLS command) are in none of them.
+// ConnectBreakdown is where the time of Connect went. Parts not reached
+// are zero. The parts add up to the whole except for scheduling slack.
 type ConnectBreakdown struct {
-	TCP     time.Duration // dial, up to the established TCP connection
-	TLS     time.Duration // the TLS handshake alone (implicit or after STARTTLS); 0 without TLS
-	Banner  time.Duration // from connection ready (TCP, or TLS for implicit) to the complete 220 banner
-	EHLO    time.Duration // the EHLO that go-smtp sends (after TLS, for STARTTLS)
-	Auth    time.Duration // the AUTH exchange; 0 without authentication
-	Resumed bool          // the TLS session was resumed (needs TLSConfig.ClientSessionCache)
+	TCP time.Duration // dial, up to the established TCP connection
+	// StartTLS is the clear-text EHLO and STARTTLS command before the
+	// handshake; 0 unless the mode is STARTTLS.
+	StartTLS time.Duration
+	TLS      time.Duration // the TLS handshake alone (implicit or after STARTTLS); 0 without TLS
+	Banner   time.Duration // from connection ready (TCP, or TLS for implicit) to the complete 220 banner
+	EHLO     time.Duration // the EHLO that go-smtp sends (after TLS, for STARTTLS)
+	Auth     time.Duration // the AUTH exchange; 0 without authentication
+	TLSUsed  bool          // a TLS handshake completed
+	Resumed  bool          // the TLS session was resumed (needs TLSConfig.ClientSessionCache)
+}
+
+// Phases converts b to the measure vocabulary: TLS is the STARTTLS
+// exchange plus the handshake, Greeting is the banner plus the EHLO.
+// It doesn't perform I/O.
+func (b ConnectBreakdown) Phases() measure.ConnectPhases {
+	return measure.ConnectPhases{
+		TCP: b.TCP, TLS: b.StartTLS + b.TLS, Greeting: b.Banner + b.EHLO, Auth: b.Auth,
+		TLSUsed: b.TLSUsed, Resumed: b.Resumed,
+	}
 }
 
 // SendResult is what Send achieved.
@@ -282,7 +295,8 @@ func (c *Client) observe(f measure.Function, start time.Time, d time.Duration, e
 // Connect dials cfg.Address and gets the session ready to send: TCP, TLS
 // (implicit, or STARTTLS after a first EHLO), banner, EHLO, and AUTH when
 // configured. It reports one "SMTP Connect" observation covering all of it,
-// whether it succeeds or fails, and returns within cfg.Timeout (or ctx's
+// whether it succeeds or fails (its Connect field holds the phases reached
+// once the TCP connection is up), and returns within cfg.Timeout (or ctx's
 // deadline) plus scheduling slack.
 func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.fill(); err != nil {
@@ -294,7 +308,15 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	start := time.Now()
 	err := c.connect(ctx)
-	c.observe(measure.SMTPConnect, start, time.Since(start), err)
+	obs := measure.Observation{
+		Function: measure.SMTPConnect, Start: start, Duration: time.Since(start),
+		Class: measure.Classify(err), Err: err,
+	}
+	if c.raw != nil {
+		p := c.breakdown.Phases()
+		obs.Connect = &p
+	}
+	c.observer.Observe(obs)
 	if err != nil {
 		if c.raw != nil {
 			c.raw.Close()
@@ -342,7 +364,10 @@ func (c *Client) connect(ctx context.Context) error {
 	replay := []byte("220 " + firstLine + "\r\n")
 
 	if cfg.TLS == TLSStartTLS {
-		if err := c.startTLS(o, netConn, tr); err != nil {
+		t = time.Now()
+		err := c.startTLS(o, netConn, tr)
+		c.breakdown.StartTLS = time.Since(t)
+		if err != nil {
 			return err
 		}
 		if br.Buffered() > 0 {
@@ -432,6 +457,7 @@ func (c *Client) handshake(o *op) (*tls.Conn, error) {
 		return nil, c.wrap(o, "TLS handshake", err)
 	}
 	c.breakdown.TLS = time.Since(t)
+	c.breakdown.TLSUsed = true
 	c.breakdown.Resumed = tc.ConnectionState().DidResume
 	c.tlsConn = tc
 	return tc, nil

@@ -64,7 +64,15 @@ func TestConnectAndSendSuccess(t *testing.T) {
 			if (bd.Auth > 0) != (tt.auth != AuthNone) {
 				t.Errorf("breakdown Auth = %v with auth %s", bd.Auth, tt.auth)
 			}
-			if sum := bd.TCP + bd.TLS + bd.Banner + bd.EHLO + bd.Auth; sum > conn.Duration {
+			if conn.Connect == nil || *conn.Connect != bd.Phases() {
+				t.Errorf("observation phases %+v, want %+v", conn.Connect, bd.Phases())
+			} else if conn.Connect.TLSUsed != (tt.mode != TLSNone) || conn.Connect.Resumed {
+				t.Errorf("phases %+v: TLSUsed/Resumed wrong for mode %s without a session cache", conn.Connect, tt.mode)
+			}
+			if (bd.StartTLS > 0) != (tt.mode == TLSStartTLS) {
+				t.Errorf("breakdown StartTLS = %v with mode %s", bd.StartTLS, tt.mode)
+			}
+			if sum := bd.TCP + bd.StartTLS + bd.TLS + bd.Banner + bd.EHLO + bd.Auth; sum > conn.Duration {
 				t.Errorf("breakdown parts %v exceed the whole %v", sum, conn.Duration)
 			}
 			if _, ok := c.TLSConnectionState(); ok != (tt.mode != TLSNone) {
@@ -98,18 +106,44 @@ func TestConnectAndSendSuccess(t *testing.T) {
 
 func TestTLSResumption(t *testing.T) {
 	serverTLS, clientTLS := testCert(t)
-	addr := startServer(t, &backend{}, TLSImplicit, serverTLS)
-	clientTLS.ClientSessionCache = tls.NewLRUClientSessionCache(4)
-	cfg := Config{Address: addr, TLS: TLSImplicit, TLSConfig: clientTLS, Timeout: 5 * time.Second}
-	first := connect(t, cfg)
-	// TLS 1.3 tickets arrive after the handshake; a round trip reads them.
-	if _, err := first.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err != nil {
-		t.Fatal(err)
-	}
-	first.Quit(context.Background())
-	second := connect(t, cfg)
-	if first.Breakdown().Resumed || !second.Breakdown().Resumed {
-		t.Errorf("Resumed: first %v, second %v; want false, true", first.Breakdown().Resumed, second.Breakdown().Resumed)
+	for _, tt := range []struct {
+		name  string
+		mode  TLSMode
+		cache bool
+		want  []bool // Resumed of the first and second connect
+	}{
+		{"implicit, shared cache", TLSImplicit, true, []bool{false, true}},
+		{"starttls, shared cache", TLSStartTLS, true, []bool{false, true}},
+		{"implicit, no cache", TLSImplicit, false, []bool{false, false}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := startServer(t, &backend{}, tt.mode, serverTLS)
+			tc := clientTLS.Clone()
+			if tt.cache {
+				tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+			}
+			cfg := Config{Address: addr, TLS: tt.mode, TLSConfig: tc, Timeout: 5 * time.Second}
+			var got, observed []bool
+			for range 2 {
+				rec := &recorder{}
+				cfg.Observer = rec
+				c := connect(t, cfg)
+				// TLS 1.3 tickets arrive after the handshake; a round trip reads them.
+				if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err != nil {
+					t.Fatal(err)
+				}
+				c.Quit(context.Background())
+				got = append(got, c.Breakdown().Resumed)
+				if o := rec.only(t, measure.SMTPConnect); o.Connect == nil || !o.Connect.TLSUsed {
+					t.Fatalf("observation %+v lacks TLS phases", o)
+				} else {
+					observed = append(observed, o.Connect.Resumed)
+				}
+			}
+			if !slices.Equal(got, tt.want) || !slices.Equal(observed, tt.want) {
+				t.Errorf("Resumed: breakdown %v, observed %v; want %v", got, observed, tt.want)
+			}
+		})
 	}
 }
 
@@ -137,8 +171,12 @@ func TestTLSFailures(t *testing.T) {
 			if got := measure.Classify(err); got != tt.wantClass {
 				t.Errorf("Connect error %v classified %q, want %q", err, got, tt.wantClass)
 			}
-			if o := rec.only(t, measure.SMTPConnect); o.Class != tt.wantClass || o.Err == nil {
+			o := rec.only(t, measure.SMTPConnect)
+			if o.Class != tt.wantClass || o.Err == nil {
 				t.Errorf("observation %+v", o)
+			}
+			if o.Connect == nil || o.Connect.TCP <= 0 || o.Connect.TLSUsed || o.Connect.Resumed {
+				t.Errorf("phases of a failed handshake %+v, want TCP only", o.Connect)
 			}
 		})
 	}

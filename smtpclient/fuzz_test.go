@@ -44,7 +44,7 @@ func FuzzServerReplies(f *testing.F) {
 				}
 			}
 		})
-		const timeout = 150 * time.Millisecond
+		const timeout = 80 * time.Millisecond
 		start := time.Now()
 		c, err := Connect(context.Background(), Config{
 			Address: addr, Timeout: timeout, Auth: AuthPlain, Username: testUser, Password: testPassword,
