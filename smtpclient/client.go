@@ -484,7 +484,17 @@ func (c *Client) TLSConnectionState() (tls.ConnectionState, bool) {
 // accepted; see the package documentation. After a refusal the transaction
 // is reset (RSET, outside the timed span) so the Client stays usable; after
 // a timeout or a connection failure it is not, and later calls fail at once.
+//
+// Every call is one observation, except calls that fail before touching the
+// network: no recipients, or a Client already closed or broken (the failure
+// that broke it was observed). Those return an error and observe nothing.
 func (c *Client) Send(ctx context.Context, from string, to []string, msg io.WriterTo) (SendResult, error) {
+	if c.closed || c.broken != nil {
+		return SendResult{}, fmt.Errorf("smtpclient: connection unusable after an earlier failure or Close: %w", net.ErrClosed)
+	}
+	if len(to) == 0 {
+		return SendResult{}, errors.New("smtpclient: no recipients")
+	}
 	start := time.Now()
 	res, end, err := c.send(ctx, from, to, msg)
 	c.observe(measure.SMTPData, start, end.Sub(start), err)
@@ -492,16 +502,6 @@ func (c *Client) Send(ctx context.Context, from string, to []string, msg io.Writ
 }
 
 func (c *Client) send(ctx context.Context, from string, to []string, msg io.WriterTo) (res SendResult, end time.Time, err error) {
-	if c.closed || c.broken != nil {
-		err := c.broken
-		if err == nil {
-			err = net.ErrClosed
-		}
-		return res, time.Now(), fmt.Errorf("smtpclient: connection unusable: %w", err)
-	}
-	if len(to) == 0 {
-		return res, time.Now(), errors.New("smtpclient: no recipients")
-	}
 	o := newOp(ctx, c.cfg.Timeout)
 	o.guard(c.conn)
 	defer o.done()

@@ -251,6 +251,18 @@ func TestSendRecipients(t *testing.T) {
 	}
 }
 
+func TestSendWithoutRecipients(t *testing.T) {
+	rec := &recorder{}
+	be := &backend{}
+	c := connect(t, Config{Address: startServer(t, be, TLSNone, nil), Timeout: 5 * time.Second, Observer: rec})
+	if _, err := c.Send(context.Background(), "a@example.test", nil, strings.NewReader(testMsg)); err == nil {
+		t.Error("Send with no recipients succeeded")
+	}
+	if n := len(rec.all()); n != 1 || len(be.messages()) != 0 {
+		t.Errorf("%d observations (want only Connect), %d messages", n, len(be.messages()))
+	}
+}
+
 func TestAuthFailureHidesPassword(t *testing.T) {
 	for _, mech := range []string{AuthPlain, AuthLogin} {
 		t.Run(mech, func(t *testing.T) {
@@ -338,6 +350,9 @@ func TestStalls(t *testing.T) {
 				t0 := time.Now()
 				if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err == nil || time.Since(t0) > 100*time.Millisecond {
 					t.Errorf("Send on a timed-out client: %v after %v", err, time.Since(t0))
+				}
+				if n := len(rec.all()); n != 2 {
+					t.Errorf("%d observations, want 2 (Connect, the timed-out Send): a broken client's Send is not observed", n)
 				}
 				if err := c.Quit(context.Background()); err != nil {
 					t.Errorf("Quit on a timed-out client: %v", err)
