@@ -69,7 +69,17 @@ type ConnectBreakdown struct {
 	// Auth is LOGIN or AUTHENTICATE PLAIN plus, when the OK carries no
 	// [CAPABILITY] code, the CAPABILITY command go-imap sends after it.
 	Auth    time.Duration
-	Resumed bool // the TLS session was resumed
+	TLSUsed bool // a TLS handshake completed
+	Resumed bool // the TLS handshake resumed an earlier session (tls.ConnectionState.DidResume)
+}
+
+// Phases converts b to the measure vocabulary: TLS, Greeting and Auth map
+// one to one. It doesn't perform I/O.
+func (b ConnectBreakdown) Phases() measure.ConnectPhases {
+	return measure.ConnectPhases{
+		TCP: b.TCP, TLS: b.TLS, Greeting: b.Greeting, Auth: b.Auth,
+		TLSUsed: b.TLSUsed, Resumed: b.Resumed,
+	}
 }
 
 // ErrClosed is returned (wrapped) by operations on a client whose
@@ -116,7 +126,9 @@ func (c *Client) Close() error {
 
 // Connect dials cfg.Address, secures the connection per cfg.TLS, waits for
 // the greeting and logs in, timing it all as one "IMAP Connect"
-// observation. The password never appears in the returned error.
+// observation. Once the TCP connection is established, the observation's
+// Connect field carries the phases reached (see ConnectBreakdown), on
+// failure too. The password never appears in the returned error.
 func Connect(ctx context.Context, cfg Config, login, password string) (*Client, error) {
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -126,12 +138,19 @@ func Connect(ctx context.Context, cfg Config, login, password string) (*Client, 
 		return nil, err
 	}
 	start := time.Now()
-	c, err := connect(ctx, cfg, timeout, login, password)
+	var bd ConnectBreakdown
+	dialed := false
+	c, err := connect(ctx, cfg, timeout, login, password, &bd, &dialed)
 	if err != nil {
 		err = redact(err, password)
 	}
 	if cfg.Observer != nil {
-		cfg.Observer.Observe(observation(measure.IMAPConnect, start, err))
+		o := observation(measure.IMAPConnect, start, err)
+		if dialed {
+			p := bd.Phases()
+			o.Connect = &p
+		}
+		cfg.Observer.Observe(o)
 	}
 	if err != nil {
 		return nil, err
@@ -139,7 +158,9 @@ func Connect(ctx context.Context, cfg Config, login, password string) (*Client, 
 	return c, nil
 }
 
-func connect(parent context.Context, cfg Config, timeout time.Duration, login, password string) (*Client, error) {
+// connect does the work of Connect, filling *bd as the phases complete and
+// setting *dialed once the TCP connection is up.
+func connect(parent context.Context, cfg Config, timeout time.Duration, login, password string, bd *ConnectBreakdown, dialed *bool) (*Client, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
@@ -155,7 +176,6 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return err
 	}
 
-	var bd ConnectBreakdown
 	dial := cfg.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
@@ -165,6 +185,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return nil, timeoutErr("dial", fmt.Errorf("imapclient: dial: %w", err))
 	}
 	bd.TCP = time.Since(start)
+	*dialed = true
 
 	tlsConfig := func() *tls.Config {
 		var tc *tls.Config
@@ -196,6 +217,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
 		}
 		bd.TLS = time.Since(t0)
+		bd.TLSUsed = true
 		bd.Resumed = tc.ConnectionState().DidResume
 		conn = tc
 	case TLSStartTLS:
@@ -213,6 +235,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
 		}
 		bd.TLS = time.Since(t1)
+		bd.TLSUsed = true
 		bd.Resumed = tc.ConnectionState().DidResume
 		conn = tc
 		prefix = greeting
@@ -287,7 +310,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	if !stop() {
 		return fail("LOGIN", errors.New("deadline"))
 	}
-	c.breakdown = bd
+	c.breakdown = *bd
 	return c, nil
 }
 

@@ -219,6 +219,9 @@ func runFunctional(t *testing.T, tg target) {
 	if bd.TCP <= 0 || bd.Greeting <= 0 || bd.Auth <= 0 || (bd.TLS > 0) != (cfg.TLS == TLSStartTLS || cfg.TLS == TLSImplicit) {
 		t.Errorf("breakdown %+v for TLS %q", bd, cfg.TLS)
 	}
+	if o.Connect == nil || *o.Connect != bd.Phases() || o.Connect.TLSUsed != (cfg.TLS == TLSStartTLS || cfg.TLS == TLSImplicit) {
+		t.Errorf("observation phases %+v, breakdown %+v, TLS %q", o.Connect, bd, cfg.TLS)
+	}
 	if sum := bd.TCP + bd.TLS + bd.Greeting + bd.Auth; sum > o.Duration {
 		t.Errorf("breakdown sum %v exceeds the observed %v", sum, o.Duration)
 	}
@@ -316,21 +319,48 @@ func TestSeededInbox(t *testing.T) {
 }
 
 func TestTLSResumption(t *testing.T) {
-	mt := startMem(t, 0)
-	cfg := Config{Address: mt.tlsAddr, TLS: TLSImplicit, TLSConfig: mt.client, Timeout: 5 * time.Second}
-	var resumed []bool
-	for range 2 {
-		c, err := Connect(context.Background(), cfg, testUser, testPassword)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resumed = append(resumed, c.Breakdown().Resumed)
-		if err := c.Logout(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !slices.Equal(resumed, []bool{false, true}) {
-		t.Errorf("Resumed per connect = %v, want [false true]", resumed)
+	for _, tt := range []struct {
+		name  string
+		mode  TLSMode
+		cache bool
+		want  []bool // Resumed per connect
+	}{
+		{"implicit, shared cache", TLSImplicit, true, []bool{false, true}},
+		{"starttls, shared cache", TLSStartTLS, true, []bool{false, true}},
+		{"implicit, no cache", TLSImplicit, false, []bool{false, false}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mt := startMem(t, 0)
+			addr := mt.addr
+			if tt.mode == TLSImplicit {
+				addr = mt.tlsAddr
+			}
+			tc := mt.client.Clone()
+			if !tt.cache {
+				tc.ClientSessionCache = nil
+			}
+			rec := &recorder{}
+			cfg := Config{Address: addr, TLS: tt.mode, TLSConfig: tc, Timeout: 5 * time.Second, Observer: rec}
+			var resumed, observed []bool
+			for range 2 {
+				c, err := Connect(context.Background(), cfg, testUser, testPassword)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resumed = append(resumed, c.Breakdown().Resumed)
+				if o := rec.last(t); o.Connect == nil || !o.Connect.TLSUsed {
+					t.Fatalf("observation %+v lacks TLS phases", o)
+				} else {
+					observed = append(observed, o.Connect.Resumed)
+				}
+				if err := c.Logout(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(resumed, tt.want) || !slices.Equal(observed, tt.want) {
+				t.Errorf("Resumed per connect: breakdown %v, observed %v; want %v", resumed, observed, tt.want)
+			}
+		})
 	}
 }
 

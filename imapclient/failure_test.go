@@ -149,7 +149,12 @@ func TestServerHangUpIsConnectionError(t *testing.T) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		checkConnectFails(t, addr, measure.Connection)
+		rec := &recorder{}
+		_, err = Connect(context.Background(), Config{Address: addr, Timeout: shortTimeout, Observer: rec}, testUser, testPassword)
+		checkClass(t, err, rec.last(t), measure.IMAPConnect, measure.Connection)
+		if o := rec.last(t); o.Connect != nil {
+			t.Errorf("refused connect has phases %+v, want none", o.Connect)
+		}
 	})
 	for _, op := range failingOps(hangUp) {
 		t.Run(op.name, func(t *testing.T) {
@@ -175,7 +180,11 @@ func checkConnectFails(t *testing.T, addr string, class measure.ErrorClass) {
 	if c != nil {
 		t.Errorf("got a client with error %v", err)
 	}
-	checkClass(t, err, rec.last(t), measure.IMAPConnect, class)
+	o := rec.last(t)
+	checkClass(t, err, o, measure.IMAPConnect, class)
+	if o.Connect != nil && (o.Connect.TCP <= 0 || o.Connect.TLSUsed) {
+		t.Errorf("phases of a failed plaintext connect %+v", o.Connect)
+	}
 	if err != nil && strings.Contains(err.Error(), testPassword) {
 		t.Errorf("password in %v", err)
 	}
