@@ -1,0 +1,158 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Where scripts/sut/up puts the SUT and where its Postfix relays.
+const (
+	imapAddr = "127.0.0.1:1143"
+	smtpAddr = "127.0.0.1:2525"
+	sinkAddr = "127.0.0.1:2526"
+)
+
+// requireEnv, when "1", turns a missing SUT into a failure (CI).
+const requireEnv = "MAILBENCH_REQUIRE_SUT"
+
+// needSUT skips (or, under MAILBENCH_REQUIRE_SUT=1, fails) the test when
+// Dovecot and Postfix do not both greet within a few seconds.
+func needSUT(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for _, addr := range []string{imapAddr, smtpAddr} {
+		if err := greets(addr); err != nil {
+			missing = append(missing, err.Error())
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	unavailable(t, "Dovecot+Postfix not running: sudo scripts/sut/up ("+strings.Join(missing, "; ")+")")
+}
+
+// unavailable skips the test for a missing environment, or fails it when
+// the environment is required.
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatalf("%s [%s=1]", why, requireEnv)
+	}
+	t.Skip(why)
+}
+
+// greets reports whether addr answers with an IMAP or SMTP greeting
+// within 3 s.
+func greets(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("%s: %v", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(3 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("%s: no greeting: %v", addr, err)
+	}
+	if !strings.HasPrefix(line, "* OK") && !strings.HasPrefix(line, "220") {
+		return fmt.Errorf("%s: unexpected greeting %q", addr, strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// waitSinkPort waits (bounded) until nothing listens on the sink address,
+// which the tests' sinks need; another sink there would take the mail.
+func waitSinkPort(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", sinkAddr)
+		if err == nil {
+			ln.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			unavailable(t, fmt.Sprintf("%s is taken by another program (a sink?): %v", sinkAddr, err))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// sutConfig is the shipped configs/dovecot-postfix.toml.
+func sutConfig(t *testing.T) *workload.Config {
+	t.Helper()
+	data, ok := configs.Lookup("dovecot-postfix")
+	if !ok {
+		t.Fatal("configs/dovecot-postfix.toml is not shipped")
+	}
+	cfg, err := workload.ParseConfig("configs/dovecot-postfix.toml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// usersFile writes a users CSV (with header) for logins in dir and points
+// cfg at it through a config file in dir, as a user would.
+func usersFile(t *testing.T, cfg *workload.Config, logins ...string) {
+	t.Helper()
+	pw, err := cfg.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("user,password\n# SUT accounts for the integration tests\n")
+	for _, l := range logins {
+		fmt.Fprintf(&b, "%s,%s\n", l, pw)
+	}
+	if err := os.WriteFile(dir+"/users.csv", []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.File = dir + "/sut.toml"
+	cfg.Users.File = "users.csv" // relative to the config file
+}
+
+// mailboxCounts returns STATUS MESSAGES of every mailbox of u's plan
+// (-1 when it does not exist).
+func mailboxCounts(t *testing.T, cfg *workload.Config, u workload.User, mailboxes []string) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	c := login(t, cfg, u)
+	defer c.Logout(ctx)
+	got := map[string]int{}
+	for _, mb := range mailboxes {
+		n, err := c.Status(ctx, mb)
+		if err != nil {
+			got[mb] = -1
+			continue
+		}
+		got[mb] = int(n)
+	}
+	return got
+}
+
+func login(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
+	t.Helper()
+	ic, err := populate.IMAPConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := imapclient.Connect(context.Background(), ic, u.Login, u.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
