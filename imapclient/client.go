@@ -214,7 +214,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		tc := tls.Client(raw, tlsConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
+			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
 		bd.TLS = time.Since(t0)
 		bd.TLSUsed = true
@@ -232,7 +232,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		tc := tls.Client(raw, tlsConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: TLS handshake: %w", err))
+			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
 		bd.TLS = time.Since(t1)
 		bd.TLSUsed = true

@@ -24,6 +24,25 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string { return e.Op + ": " + e.Reply }
 
+// TLSError is a failed TLS handshake. Clients wrap handshake failures in
+// it so that Classify maps them to TLS even when crypto/tls reports them as
+// plain errors ("tls: server selected unsupported protocol version"). A
+// handshake cut short by a deadline is still a Timeout, and one cut short by
+// the peer closing the connection (EOF, reset) a Connection error.
+type TLSError struct {
+	Op  string // e.g. "TLS handshake"; may be empty
+	Err error
+}
+
+func (e *TLSError) Error() string {
+	if e.Op == "" {
+		return e.Err.Error()
+	}
+	return e.Op + ": " + e.Err.Error()
+}
+
+func (e *TLSError) Unwrap() error { return e.Err }
+
 // IntegrityError is a message that arrived corrupted or more than once.
 type IntegrityError struct{ Detail string }
 
@@ -54,12 +73,36 @@ func Classify(err error) ErrorClass {
 		return Timeout
 	}
 	var oe *net.OpError
-	if errors.As(err, &oe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+	if errors.As(err, &oe) || isConnectionLoss(err) {
 		return Connection
 	}
+	var te *TLSError
+	if errors.As(err, &te) {
+		return TLS
+	}
 	return Other
+}
+
+func isConnectionLoss(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// isRemoteTLSAlert reports whether err carries a TLS alert that the peer
+// sent: crypto/tls reports it as a *net.OpError with Op "remote error".
+func isRemoteTLSAlert(err error) bool {
+	for err != nil {
+		var oe *net.OpError
+		if !errors.As(err, &oe) {
+			return false
+		}
+		if oe.Op == "remote error" {
+			return true
+		}
+		err = oe.Err
+	}
+	return false
 }
 
 func isTLSError(err error) bool {
@@ -72,5 +115,5 @@ func isTLSError(err error) bool {
 		ci    x509.CertificateInvalidError
 	)
 	return errors.As(err, &rec) || errors.As(err, &alert) || errors.As(err, &cv) ||
-		errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
+		errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci) || isRemoteTLSAlert(err)
 }

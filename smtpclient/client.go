@@ -454,7 +454,7 @@ func (c *Client) handshake(o *op) (*tls.Conn, error) {
 	t := time.Now()
 	tc := tls.Client(c.conn, cfg)
 	if err := tc.HandshakeContext(o.ctx); err != nil {
-		return nil, c.wrap(o, "TLS handshake", err)
+		return nil, c.wrap(o, "TLS handshake", &measure.TLSError{Err: err})
 	}
 	c.breakdown.TLS = time.Since(t)
 	c.breakdown.TLSUsed = true
