@@ -38,6 +38,9 @@ func (c *initCmd) Run(e *env) error {
 	if c.Workers < 1 {
 		return usageError{fmt.Errorf("--workers must be at least 1")}
 	}
+	if cfg.Target.Embedded {
+		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", c.Config)}
+	}
 	stop, _, release := signalContexts(e.stderr)
 	defer release()
 	opts := populate.Options{Workers: c.Workers}
@@ -76,6 +79,9 @@ func (c *cleanCmd) Run(e *env) error {
 	}
 	if c.Workers < 1 {
 		return usageError{fmt.Errorf("--workers must be at least 1")}
+	}
+	if cfg.Target.Embedded {
+		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", c.Config)}
 	}
 	stop, _, release := signalContexts(e.stderr)
 	defer release()
