@@ -43,7 +43,7 @@ type CheckerStats struct {
 	Checks   int64 // users checked (one IMAP connection each)
 	Commands int64 // IMAP commands sent: LOGIN, SELECT, FETCH, LOGOUT (CAPABILITY not counted)
 	Fetched  int64 // message headers fetched
-	Errors   int64 // checks that failed (connection, timeout, NO/BAD)
+	Errors   int64 // checks that failed (connection, timeout, NO/BAD), not counting those cut by the end of Run or Settle
 }
 
 // checkState is what the checker remembers of one user's INBOX.
@@ -216,13 +216,15 @@ func (c *Checker) anyDue() bool {
 	return false
 }
 
-// check visits user i's INBOX once; failures are counted, not returned.
+// check visits user i's INBOX once; failures are counted, not returned. A
+// check cut short because ctx ended (the end of Run or Settle) is not a
+// failure.
 func (c *Checker) check(ctx context.Context, i int) {
 	if ctx.Err() != nil {
 		return
 	}
 	c.checks.Add(1)
-	if err := c.visit(ctx, i); err != nil {
+	if err := c.visit(ctx, i); err != nil && ctx.Err() == nil {
 		c.errors.Add(1)
 	}
 }
