@@ -1,0 +1,278 @@
+// Package connstats aggregates where the time of IMAP Connect and SMTP
+// Connect went: TCP connect, TLS handshake, greeting (IMAP greeting, SMTP
+// banner + EHLO) and authentication, with counts of TLS handshakes and of
+// those that resumed an earlier session.
+//
+// A Breakdown is fed observations (it is a measure.Observer) and hands out
+// Snapshots, which the report prints (WriteText) or stores (JSON). Nothing
+// here performs I/O except on the io.Writer given to WriteText.
+package connstats
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+// Functions are the functions a Breakdown aggregates, in report order.
+var Functions = []measure.Function{measure.IMAPConnect, measure.SMTPConnect}
+
+// Breakdown aggregates connect phases. The zero value is not usable; call
+// New. It is safe for concurrent use.
+type Breakdown struct {
+	mu    sync.Mutex
+	byFn  map[measure.Function]*acc
+	order []measure.Function
+}
+
+type acc struct {
+	connects, failed, handshakes, resumed int64
+	tcp, tls, greeting, auth              *hdrhistogram.Histogram
+}
+
+func newAcc() *acc {
+	return &acc{
+		tcp: compliance.NewHistogram(), tls: compliance.NewHistogram(),
+		greeting: compliance.NewHistogram(), auth: compliance.NewHistogram(),
+	}
+}
+
+// New returns an empty Breakdown.
+func New() *Breakdown {
+	b := &Breakdown{byFn: map[measure.Function]*acc{}}
+	for _, f := range Functions {
+		b.byFn[f] = newAcc()
+	}
+	return b
+}
+
+// Observe records o when it is an IMAP Connect or SMTP Connect observation
+// with connect phases (o.Connect != nil); it ignores every other one. It
+// records whatever it is given: filter by window before (see
+// compliance.InWindow).
+//
+// Every such observation counts as a connect, a failed one also as failed.
+// Every completed TLS handshake counts as a handshake (and as resumed when it
+// resumed a session), whether the connect then succeeded or not. The phase
+// histograms hold successful connects only, so that a part is never
+// understated by failures that did not reach it: TCP and Greeting of each,
+// TLS of those with TLS, Auth of those that authenticated (Auth > 0).
+func (b *Breakdown) Observe(o measure.Observation) {
+	if o.Connect == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.byFn[o.Function]
+	if a == nil {
+		return
+	}
+	p := o.Connect
+	a.connects++
+	if p.TLSUsed {
+		a.handshakes++
+		if p.Resumed {
+			a.resumed++
+		}
+	}
+	if o.Class != measure.OK {
+		a.failed++
+		return
+	}
+	compliance.RecordDuration(a.tcp, p.TCP)
+	compliance.RecordDuration(a.greeting, p.Greeting)
+	if p.TLSUsed {
+		compliance.RecordDuration(a.tls, p.TLS)
+	}
+	if p.Auth > 0 {
+		compliance.RecordDuration(a.auth, p.Auth)
+	}
+}
+
+// Snapshot returns a copy of what was recorded so far. It doesn't block
+// Observe for longer than the copy takes.
+func (b *Breakdown) Snapshot() *Snapshot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := &Snapshot{}
+	for _, f := range Functions {
+		a := b.byFn[f]
+		s.Functions = append(s.Functions, FunctionBreakdown{
+			Function: f, Connects: a.connects, Failed: a.failed,
+			Handshakes: a.handshakes, Resumed: a.resumed,
+			TCP: partOf(a.tcp), TLS: partOf(a.tls), Greeting: partOf(a.greeting), Auth: partOf(a.auth),
+		})
+	}
+	return s
+}
+
+func partOf(h *hdrhistogram.Histogram) PartStats {
+	p := PartStats{Count: h.TotalCount(), Histogram: hdrhistogram.Import(h.Export())}
+	p.fill()
+	return p
+}
+
+// Snapshot is the connect breakdown of a run: one FunctionBreakdown per
+// entry of Functions, in that order. It is plain data, JSON-able (the
+// histograms are left out of JSON; the percentiles are kept).
+type Snapshot struct {
+	Functions []FunctionBreakdown `json:"functions"`
+}
+
+// FunctionBreakdown is the breakdown of one connect function.
+type FunctionBreakdown struct {
+	Function   measure.Function `json:"function"`
+	Connects   int64            `json:"connects"`   // observations with phases
+	Failed     int64            `json:"failed"`     // of which failed
+	Handshakes int64            `json:"handshakes"` // completed TLS handshakes
+	Resumed    int64            `json:"resumed"`    // of which resumed a session
+	TCP        PartStats        `json:"tcp"`
+	TLS        PartStats        `json:"tls"`
+	Greeting   PartStats        `json:"greeting"`
+	Auth       PartStats        `json:"auth"`
+}
+
+// ResumedPercent is Resumed as a percentage of Handshakes, and ok false
+// when there was no handshake.
+func (f FunctionBreakdown) ResumedPercent() (pct float64, ok bool) {
+	if f.Handshakes == 0 {
+		return 0, false
+	}
+	return 100 * float64(f.Resumed) / float64(f.Handshakes), true
+}
+
+// Function returns the breakdown of fn, ok false when s has none.
+func (s *Snapshot) Function(fn measure.Function) (FunctionBreakdown, bool) {
+	if s != nil {
+		for _, f := range s.Functions {
+			if f.Function == fn {
+				return f, true
+			}
+		}
+	}
+	return FunctionBreakdown{}, false
+}
+
+// PartStats summarizes one phase over the successful connects that had it.
+// The percentiles are in microseconds (compliance's histogram geometry).
+type PartStats struct {
+	Count int64 `json:"count"`
+	P50US int64 `json:"p50_us"`
+	P95US int64 `json:"p95_us"`
+	MaxUS int64 `json:"max_us"`
+	// Histogram holds every recorded value; nil after a JSON round trip.
+	Histogram *hdrhistogram.Histogram `json:"-"`
+}
+
+func (p *PartStats) fill() {
+	if p.Histogram == nil || p.Histogram.TotalCount() == 0 {
+		p.P50US, p.P95US, p.MaxUS = 0, 0, 0
+		return
+	}
+	p.P50US = p.Histogram.ValueAtQuantile(50)
+	p.P95US = p.Histogram.ValueAtQuantile(95)
+	p.MaxUS = p.Histogram.Max()
+}
+
+// P50 is the median as a duration.
+func (p PartStats) P50() time.Duration { return time.Duration(p.P50US) * time.Microsecond }
+
+// P95 is the 95th percentile as a duration.
+func (p PartStats) P95() time.Duration { return time.Duration(p.P95US) * time.Microsecond }
+
+// Merge combines the snapshots of the shards of one run into a new
+// Snapshot; it doesn't modify its arguments. Counts add up; the parts merge
+// exactly when every shard has its histograms, otherwise Merge fails.
+func Merge(snaps ...*Snapshot) (*Snapshot, error) {
+	b := New()
+	for _, s := range snaps {
+		if s == nil {
+			continue
+		}
+		for _, f := range s.Functions {
+			a := b.byFn[f.Function]
+			if a == nil {
+				return nil, fmt.Errorf("connstats: unknown function %q", f.Function)
+			}
+			a.connects += f.Connects
+			a.failed += f.Failed
+			a.handshakes += f.Handshakes
+			a.resumed += f.Resumed
+			for _, pair := range []struct {
+				dst *hdrhistogram.Histogram
+				src PartStats
+			}{{a.tcp, f.TCP}, {a.tls, f.TLS}, {a.greeting, f.Greeting}, {a.auth, f.Auth}} {
+				if pair.src.Count == 0 {
+					continue
+				}
+				if pair.src.Histogram == nil {
+					return nil, fmt.Errorf("connstats: %s: a shard has no histogram to merge", f.Function)
+				}
+				pair.dst.Merge(pair.src.Histogram)
+			}
+		}
+	}
+	return b.Snapshot(), nil
+}
+
+// WriteText renders s as the table "Connect time breakdown": per connect
+// function the connects, p50/p95 of each part, TLS handshakes and the share
+// resumed. A part that never happened prints "-". A nil or empty Snapshot
+// prints nothing.
+func (s *Snapshot) WriteText(w io.Writer) error {
+	if s == nil {
+		return nil
+	}
+	any := false
+	for _, f := range s.Functions {
+		any = any || f.Connects > 0
+	}
+	if !any {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "Connect time breakdown (successful connects; p50 / p95)"); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "function\tconnects\tTCP\tTLS\tgreeting\tauth\thandshakes\tresumed")
+	for _, f := range s.Functions {
+		if f.Connects == 0 {
+			continue
+		}
+		resumed := "-"
+		if pct, ok := f.ResumedPercent(); ok {
+			resumed = fmt.Sprintf("%d (%.1f%%)", f.Resumed, pct)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Function, f.Connects,
+			FormatPart(f.TCP), FormatPart(f.TLS), FormatPart(f.Greeting), FormatPart(f.Auth), f.Handshakes, resumed)
+	}
+	return tw.Flush()
+}
+
+// FormatPart renders a part as "p50 / p95" in milliseconds, or "-" when it
+// has no value.
+func FormatPart(p PartStats) string {
+	if p.Count == 0 {
+		return "-"
+	}
+	return FormatMS(p.P50()) + " / " + FormatMS(p.P95())
+}
+
+// FormatMS renders d in milliseconds with a precision that suits its size.
+func FormatMS(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms < 10:
+		return fmt.Sprintf("%.2fms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1fms", ms)
+	}
+	return fmt.Sprintf("%.0fms", ms)
+}

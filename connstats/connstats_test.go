@@ -1,0 +1,199 @@
+package connstats
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const ms = time.Millisecond
+
+func obs(fn measure.Function, class measure.ErrorClass, p *measure.ConnectPhases) measure.Observation {
+	return measure.Observation{Function: fn, Class: class, Connect: p}
+}
+
+// feed is a fixed mix: IMAP over TLS (half resumed), SMTP in plaintext
+// with AUTH, one failed connect of each, and observations to ignore.
+func feed(b *Breakdown) {
+	for i := range 10 {
+		b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{
+			TCP: time.Duration(i+1) * 100 * time.Microsecond, TLS: time.Duration(i+1) * ms,
+			Greeting: 2 * ms, Auth: 3 * ms, TLSUsed: true, Resumed: i%2 == 1,
+		}))
+		b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{
+			TCP: 200 * time.Microsecond, Greeting: time.Duration(i+1) * ms, Auth: 20 * ms,
+		}))
+	}
+	// Failed after a handshake: counts as a handshake and a failure, no parts.
+	b.Observe(obs(measure.IMAPConnect, measure.Protocol, &measure.ConnectPhases{TCP: time.Second, TLS: time.Second, TLSUsed: true}))
+	// Failed handshake.
+	b.Observe(obs(measure.SMTPConnect, measure.TLS, &measure.ConnectPhases{TCP: time.Second}))
+	// Ignored: no phases, or not a connect function.
+	b.Observe(obs(measure.IMAPConnect, measure.Connection, nil))
+	b.Observe(obs(measure.IMAPSelectInbox, measure.OK, &measure.ConnectPhases{TCP: time.Hour}))
+}
+
+func TestObserve(t *testing.T) {
+	b := New()
+	feed(b)
+	s := b.Snapshot()
+	tests := []struct {
+		fn                                    measure.Function
+		connects, failed, handshakes, resumed int64
+		tcp, tls, greeting, auth              int64 // counts
+		tlsP95, greetingP50                   time.Duration
+	}{
+		{measure.IMAPConnect, 11, 1, 11, 5, 10, 10, 10, 10, 10 * ms, 2 * ms},
+		{measure.SMTPConnect, 11, 1, 0, 0, 10, 0, 10, 10, 0, 5 * ms},
+	}
+	for _, tt := range tests {
+		f, ok := s.Function(tt.fn)
+		if !ok {
+			t.Fatalf("no %s", tt.fn)
+		}
+		if f.Connects != tt.connects || f.Failed != tt.failed || f.Handshakes != tt.handshakes || f.Resumed != tt.resumed {
+			t.Errorf("%s counts %+v", tt.fn, f)
+		}
+		if f.TCP.Count != tt.tcp || f.TLS.Count != tt.tls || f.Greeting.Count != tt.greeting || f.Auth.Count != tt.auth {
+			t.Errorf("%s part counts tcp %d tls %d greeting %d auth %d", tt.fn, f.TCP.Count, f.TLS.Count, f.Greeting.Count, f.Auth.Count)
+		}
+		if !near(f.TLS.P95(), tt.tlsP95) || !near(f.Greeting.P50(), tt.greetingP50) {
+			t.Errorf("%s TLS p95 %v greeting p50 %v, want %v %v", tt.fn, f.TLS.P95(), f.Greeting.P50(), tt.tlsP95, tt.greetingP50)
+		}
+		if f.TCP.MaxUS >= int64(time.Second/time.Microsecond) {
+			t.Errorf("%s: a failed connect's TCP time reached the histogram", tt.fn)
+		}
+	}
+	imap, _ := s.Function(measure.IMAPConnect)
+	if pct, ok := imap.ResumedPercent(); !ok || pct < 45.4 || pct > 45.5 {
+		t.Errorf("IMAP resumed %% = %v, %v; want 5/11", pct, ok)
+	}
+	smtp, _ := s.Function(measure.SMTPConnect)
+	if _, ok := smtp.ResumedPercent(); ok {
+		t.Error("resumed percent without handshakes")
+	}
+	// The snapshot is a copy.
+	b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{TCP: ms}))
+	if f, _ := s.Function(measure.SMTPConnect); f.Connects != 11 || f.TCP.Histogram.TotalCount() != 10 {
+		t.Error("snapshot changed after a later Observe")
+	}
+}
+
+// near allows the histogram's three significant digits.
+func near(got, want time.Duration) bool {
+	d := got - want
+	return d >= -want/500 && d <= want/500
+}
+
+func TestConcurrentObserve(t *testing.T) {
+	b := New()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{TCP: ms, TLSUsed: true, TLS: ms, Resumed: true}))
+				if i%250 == 0 {
+					_ = b.Snapshot()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if f, _ := b.Snapshot().Function(measure.IMAPConnect); f.Connects != 4000 || f.Resumed != 4000 || f.TLS.Count != 4000 {
+		t.Errorf("after 8×500 concurrent observations: %+v", f)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	whole, a, c := New(), New(), New()
+	feed(whole)
+	feed(whole)
+	feed(a)
+	feed(c)
+	got, err := Merge(a.Snapshot(), nil, c.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := whole.Snapshot()
+	gj, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if !bytes.Equal(gj, wj) {
+		t.Errorf("merge of two shards\n%s\nwant\n%s", gj, wj)
+	}
+	// A snapshot read back from JSON has no histograms: merging it fails.
+	var back Snapshot
+	if err := json.Unmarshal(wj, &back); err != nil {
+		t.Fatal(err)
+	}
+	if bj, _ := json.Marshal(&back); !bytes.Equal(bj, wj) {
+		t.Errorf("JSON round trip changed the snapshot:\n%s\n%s", bj, wj)
+	}
+	if _, err := Merge(&back, got); err == nil {
+		t.Error("merge without histograms succeeded")
+	}
+	if _, err := Merge(&Snapshot{Functions: []FunctionBreakdown{{Function: "IMAP LIST"}}}); err == nil {
+		t.Error("merge of an unknown function succeeded")
+	}
+}
+
+func TestWriteTextGolden(t *testing.T) {
+	b := New()
+	feed(b)
+	tests := []struct {
+		name string
+		snap *Snapshot
+	}{
+		{"mixed", b.Snapshot()},
+		{"empty", New().Snapshot()},
+		{"nil", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tt.snap.WriteText(&buf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", tt.name+".txt"), buf.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s missing: run go test -update", path)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestFormatMS(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0.00ms"}, {1234 * time.Microsecond, "1.23ms"}, {45600 * time.Microsecond, "45.6ms"}, {1500 * ms, "1500ms"},
+	} {
+		if got := FormatMS(tt.d); got != tt.want {
+			t.Errorf("FormatMS(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
