@@ -44,6 +44,9 @@ type CheckerStats struct {
 	Commands int64 // IMAP commands sent: LOGIN, SELECT, FETCH, LOGOUT (CAPABILITY not counted)
 	Fetched  int64 // message headers fetched
 	Errors   int64 // checks that failed (connection, timeout, NO/BAD), not counting those cut by the end of Run or Settle
+	// LastError is the most recent failure, "" if none; it never holds a
+	// password (imapclient redacts it).
+	LastError string
 }
 
 // checkState is what the checker remembers of one user's INBOX.
@@ -80,6 +83,7 @@ type Checker struct {
 	next  int // Run's round-robin cursor
 
 	checks, commands, fetched, errors atomic.Int64
+	lastErr                           atomic.Pointer[string]
 }
 
 // NewChecker returns a Checker that reports to l. Users whose address l
@@ -112,7 +116,11 @@ func NewChecker(l *Ledger, cfg CheckerConfig) *Checker {
 
 // Stats returns the counts so far.
 func (c *Checker) Stats() CheckerStats {
-	return CheckerStats{Checks: c.checks.Load(), Commands: c.commands.Load(), Fetched: c.fetched.Load(), Errors: c.errors.Load()}
+	st := CheckerStats{Checks: c.checks.Load(), Commands: c.commands.Load(), Fetched: c.fetched.Load(), Errors: c.errors.Load()}
+	if p := c.lastErr.Load(); p != nil {
+		st.LastError = *p
+	}
+	return st
 }
 
 // Run checks, until the time until or ctx is done, at most one user per
@@ -157,8 +165,9 @@ func (c *Checker) pick(now time.Time) (int, bool) {
 }
 
 // Settle checks, in passes, every user with unseen or untimed deliveries,
-// until there are none left (among users it has credentials for), the
-// time until, or ctx is done. It returns the unseen local deliveries left.
+// until there are none left (among users it has credentials for) and every
+// remote delivery has arrived at the sink, or the time until, or ctx is
+// done. It returns the unseen local deliveries left.
 func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
@@ -169,8 +178,14 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 				due = append(due, i)
 			}
 		}
-		if len(due) == 0 || ctx.Err() != nil {
+		if ctx.Err() != nil || len(due) == 0 && c.l.remoteLeft() == 0 {
 			break
+		}
+		if len(due) == 0 { // only relayed mail is still on its way
+			if !sleep(ctx, c.cfg.SettlePause) {
+				break
+			}
+			continue
 		}
 		work := make(chan int)
 		var wg sync.WaitGroup
@@ -193,15 +208,9 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		}
 		close(work)
 		wg.Wait()
-		if need := c.anyDue(); !need {
+		if !c.anyDue() && c.l.remoteLeft() == 0 || !sleep(ctx, c.cfg.SettlePause) {
 			break
 		}
-		p := time.NewTimer(c.cfg.SettlePause)
-		select {
-		case <-ctx.Done():
-		case <-p.C:
-		}
-		p.Stop()
 	}
 	unseen, _ := c.l.PendingTotal()
 	return unseen
@@ -226,6 +235,8 @@ func (c *Checker) check(ctx context.Context, i int) {
 	c.checks.Add(1)
 	if err := c.visit(ctx, i); err != nil && ctx.Err() == nil {
 		c.errors.Add(1)
+		msg := err.Error()
+		c.lastErr.Store(&msg)
 	}
 }
 
@@ -264,5 +275,18 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 	}
 	st.uidNext, st.uidValidity = mb.UIDNext, mb.UIDValidity
 	c.commands.Add(1)
-	return cl.Logout(ctx)
+	_ = cl.Logout(ctx) // what was found is reported; a failed LOGOUT changes nothing
+	return nil
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -527,6 +527,13 @@ func (l *Ledger) PendingTotal() (unseen, untimed int64) {
 	return unseen, untimed
 }
 
+// remoteLeft returns the remote deliveries that have not arrived yet.
+func (l *Ledger) remoteLeft() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.RemoteDeliveries - l.c.RelayedRemote
+}
+
 // needsCheck reports whether user i has deliveries unseen or untimed.
 func (l *Ledger) needsCheck(i int) (need, untimed bool) {
 	l.mu.Lock()
