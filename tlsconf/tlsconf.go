@@ -177,23 +177,31 @@ func Reason(err error) string {
 	case errors.As(err, &rec):
 		return ReasonNotTLS
 	}
+	// The typed errors are gone when a client redacted the text (a
+	// password that happens to occur in a certificate name): fall back on
+	// crypto/x509's and crypto/tls's wording.
+	msg := err.Error()
+	for _, m := range []struct{ text, reason string }{
+		{"certificate is valid for", ReasonServerName},
+		{"certificate is not valid for any names", ReasonServerName},
+		{"certificate signed by unknown authority", ReasonUntrusted},
+		{"certificate has expired or is not yet valid", ReasonExpired},
+		{"unsupported protocol version", ReasonVersion},
+		{"no supported versions", ReasonVersion},
+		{"protocol version not supported", ReasonVersion},
+	} {
+		if strings.Contains(msg, m.text) {
+			return m.reason
+		}
+	}
 	if alert, ok := remoteAlert(err); ok {
 		if strings.Contains(alert, "protocol version") {
 			return ReasonVersion
 		}
 		return ReasonRejected + ": " + alert
 	}
-	var ae tls.AlertError
-	if errors.As(err, &ae) {
-		return ReasonRejected + ": " + ae.Error()
-	}
-	msg := err.Error()
-	for _, s := range []string{"unsupported protocol version", "no supported versions", "protocol version not supported"} {
-		if strings.Contains(msg, s) {
-			return ReasonVersion
-		}
-	}
-	if strings.Contains(msg, "tls: ") {
+	var ae tls.AlertError // an alert of ours, not the peer's
+	if errors.As(err, &ae) || strings.Contains(msg, "tls: ") {
 		return ReasonHandshake
 	}
 	return ""

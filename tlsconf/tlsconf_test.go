@@ -398,3 +398,20 @@ func TestClassifyTLSError(t *testing.T) {
 		}
 	}
 }
+
+// TestReasonRedacted checks that a reason survives a client's redaction,
+// which keeps the text but not the typed chain.
+func TestReasonRedacted(t *testing.T) {
+	for _, tt := range []struct{ text, want string }{
+		{"imapclient: TLS handshake: tls: failed to verify certificate: x509: certificate is valid for sut.***.test, localhost, not imap.wrong.test", ReasonServerName},
+		{"x509: certificate signed by unknown authority", ReasonUntrusted},
+		{"x509: certificate has expired or is not yet valid: current time", ReasonExpired},
+		{"remote error: tls: protocol version not supported", ReasonVersion},
+		{"tls: something new", ReasonHandshake},
+	} {
+		err := fmt.Errorf("%s%w", tt.text, tls.AlertError(40))
+		if got := Reason(err); got != tt.want {
+			t.Errorf("Reason(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
