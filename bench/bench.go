@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/recorder"
@@ -53,6 +55,17 @@ func Rules(cfg *workload.Config) compliance.Rules {
 		lim, req := cfg.Limit(f)
 		r.Functions = append(r.Functions, compliance.Rule{Function: f, Limit: lim, RequiredPercent: req})
 	}
+	// Delivery rows only where mail of that kind is sent: a row for a
+	// function that cannot run would fail every run.
+	sends := cfg.Sessions.Send.Weight > 0
+	if sends || cfg.Load.InboundPerSession > 0 {
+		lim, req := cfg.Limit(measure.DeliveryLocal)
+		r.Functions = append(r.Functions, compliance.Rule{Function: measure.DeliveryLocal, Limit: lim, RequiredPercent: req})
+	}
+	if sends && cfg.Sink.Enabled && cfg.Messages.RemoteShare > 0 {
+		lim, req := cfg.Limit(measure.DeliveryRemote)
+		r.Functions = append(r.Functions, compliance.Rule{Function: measure.DeliveryRemote, Limit: lim, RequiredPercent: req})
+	}
 	return r
 }
 
@@ -81,6 +94,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	var warnings []string
 
 	// The sink: where the SUT relays remote-domain mail.
+	// The ledger is built once the recorder exists; the sink, started
+	// before, reaches it through this pointer.
+	var ledgerPtr atomic.Pointer[ledger.Ledger]
 	var sink *smtpsink.Sink
 	if cfg.Sink.Enabled {
 		listen := cfg.Sink.Listen
@@ -90,6 +106,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		sink, err = smtpsink.New(smtpsink.Options{
 			Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
 			SaveDir: cfg.Sink.SaveDir,
+			OnMessage: func(a smtpsink.Arrival) {
+				if l := ledgerPtr.Load(); l != nil {
+					l.ArrivedRemote(a)
+				}
+			},
 		})
 		if err != nil {
 			return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
@@ -164,34 +185,65 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	runStart := time.Now()
 	rec := recorder.New(rules, runStart.Add(warm), runStart.Add(warm+meas), stream)
 
-	runner := &workload.Runner{
-		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen,
-		Observer: rec, Progress: opts.Progress,
+	runID := workload.NewRunID()
+	addrs := make([]string, len(users))
+	checkUsers := make([]ledger.CheckerUser, len(users))
+	for i, u := range users {
+		addrs[i] = u.Address
+		checkUsers[i] = ledger.CheckerUser{Address: u.Address, Login: u.Login, Password: u.Password}
 	}
+	led := ledger.New(runID, addrs, rec)
+	ledgerPtr.Store(led)
+	checker := ledger.NewChecker(led, ledger.CheckerConfig{IMAP: imapCfg, Users: checkUsers})
+	runner := &workload.Runner{
+		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
+		Observer: rec, Progress: opts.Progress,
+		OnSent: func(m workload.SentMessage) {
+			remote := m.Remote
+			if sink == nil {
+				remote = nil // nobody can see it arrive: not counted as lost
+			}
+			led.Accepted(ledger.SentInfo{ID: m.ID, Accepted: m.Accepted, Local: m.Local, Remote: remote, Size: m.Size})
+		},
+		OnSeen:     led.SeenLocal,
+		OnBodyRead: led.BodyRead,
+		OnRejected: func() { led.Rejected(1) },
+	}
+	checkCtx, stopChecker := context.WithCancel(kill)
+	checkerDone := make(chan struct{})
+	go func() {
+		defer close(checkerDone)
+		_ = checker.Run(checkCtx, runStart.Add(warm+meas+cfg.Phases.Rampdown.Duration))
+	}()
 	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
 		cfg.Name, cfg.TargetRate(), len(users), warm, meas, cfg.Phases.Rampdown.Duration)
 	res, err := runner.Run(stop, kill)
+	stopChecker()
+	<-checkerDone
 	if err != nil {
 		return nil, &ErrRun{err}
 	}
+
+	// Settle: let accepted mail reach mailboxes and the sink, checking the
+	// recipients that no session visited, until nothing is pending or the
+	// settle time is over. A stopped run settles too: its report is
+	// partial, but what it sent is still accounted for.
+	if settle := cfg.Phases.Settle.Duration; settle > 0 && kill.Err() == nil {
+		logf("settling: up to %v for deliveries", settle)
+		checker.Settle(kill, time.Now().Add(settle))
+	}
+	led.Finish()
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
 	}
-
-	// Let relayed mail reach the sink before counting it.
-	if sink != nil && !res.Stopped && kill.Err() == nil {
-		settle := cfg.Phases.Settle.Duration
-		if settle > 0 {
-			logf("settling for %v", settle)
-			select {
-			case <-time.After(settle):
-			case <-kill.Done():
-			case <-stop.Done():
-			}
-		}
-	}
+	rec2 := led.Reconcile()
 
 	run := buildReport(cfg, res, rec, rules, sink)
+	run.Delivery = &rec2
+	if cs := checker.Stats(); cs.Checks > 0 {
+		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors}
+	}
+	run.Evaluate(rules)
 	run.Warnings = append(run.Warnings, warnings...)
 	if res.Stopped {
 		run.Partial = true

@@ -53,6 +53,17 @@ func TestRunEmbeddedEndToEnd(t *testing.T) {
 	if run.Sink.Messages == 0 || run.Sink.Recipients == 0 {
 		t.Errorf("sink received %d messages, %d recipients: want the remote share", run.Sink.Messages, run.Sink.Recipients)
 	}
+	d := run.Delivery
+	if d == nil {
+		t.Fatal("no delivery reconciliation")
+	}
+	if d.RemoteDeliveries == 0 || d.RelayedRemote != d.RemoteDeliveries || run.Sink.Recipients != d.RemoteDeliveries {
+		t.Errorf("remote share: %d remote deliveries accepted, %d arrived (sink counted %d recipients)",
+			d.RemoteDeliveries, d.RelayedRemote, run.Sink.Recipients)
+	}
+	if d.LocalDeliveries == 0 || d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
+		t.Errorf("delivery: %+v", *d)
+	}
 	if run.SessionsStarted < 30 {
 		t.Errorf("%d sessions started in a 6 s window at 10/s", run.SessionsStarted)
 	}

@@ -82,3 +82,21 @@ func deliveries(n int64) string {
 	}
 	return "deliveries"
 }
+
+// Add returns the sum of r and o, field by field: the reconciliation of two
+// load generators' shards of one run. It doesn't modify either.
+func (r Reconciliation) Add(o Reconciliation) Reconciliation {
+	return Reconciliation{
+		Sent: r.Sent + o.Sent, Accepted: r.Accepted + o.Accepted, Rejected: r.Rejected + o.Rejected,
+		AcceptedBytes:    r.AcceptedBytes + o.AcceptedBytes,
+		LocalDeliveries:  r.LocalDeliveries + o.LocalDeliveries,
+		RemoteDeliveries: r.RemoteDeliveries + o.RemoteDeliveries,
+		DeliveredLocal:   r.DeliveredLocal + o.DeliveredLocal,
+		RelayedRemote:    r.RelayedRemote + o.RelayedRemote,
+		Lost:             r.Lost + o.Lost, LostLocal: r.LostLocal + o.LostLocal, LostRemote: r.LostRemote + o.LostRemote,
+		Duplicated: r.Duplicated + o.Duplicated, Corrupted: r.Corrupted + o.Corrupted,
+		TimedByObservation: r.TimedByObservation + o.TimedByObservation,
+		Unexpected:         r.Unexpected + o.Unexpected,
+		UnknownRecipients:  r.UnknownRecipients + o.UnknownRecipients,
+	}
+}

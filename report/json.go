@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -23,25 +24,27 @@ const MaxJSONSize = 64 << 20
 // The JSON form; see docs/report-schema.md. Durations are integer
 // microseconds (fields ending in _us), times RFC 3339 in UTC.
 type jsonRun struct {
-	SchemaVersion int            `json:"schema_version"`
-	Tool          string         `json:"tool"`
-	Version       string         `json:"version"`
-	Config        string         `json:"config"`
-	Name          string         `json:"name"`
-	Seed          int64          `json:"seed"`
-	Started       string         `json:"started"`
-	Ended         string         `json:"ended"`
-	WarmupUS      int64          `json:"warmup_us"`
-	MeasurementUS int64          `json:"measurement_us"`
-	RampdownUS    int64          `json:"rampdown_us"`
-	Partial       bool           `json:"partial"`
-	PartialReason string         `json:"partial_reason"`
-	Target        jsonTarget     `json:"target"`
-	Sessions      jsonSessions   `json:"sessions"`
-	Sink          jsonSink       `json:"sink"`
-	Warnings      []string       `json:"warnings"`
-	Compliance    jsonTable      `json:"compliance"`
-	Functions     []jsonFunction `json:"functions"`
+	SchemaVersion  int                    `json:"schema_version"`
+	Tool           string                 `json:"tool"`
+	Version        string                 `json:"version"`
+	Config         string                 `json:"config"`
+	Name           string                 `json:"name"`
+	Seed           int64                  `json:"seed"`
+	Started        string                 `json:"started"`
+	Ended          string                 `json:"ended"`
+	WarmupUS       int64                  `json:"warmup_us"`
+	MeasurementUS  int64                  `json:"measurement_us"`
+	RampdownUS     int64                  `json:"rampdown_us"`
+	Partial        bool                   `json:"partial"`
+	PartialReason  string                 `json:"partial_reason"`
+	Target         jsonTarget             `json:"target"`
+	Sessions       jsonSessions           `json:"sessions"`
+	Sink           jsonSink               `json:"sink"`
+	Warnings       []string               `json:"warnings"`
+	Delivery       *ledger.Reconciliation `json:"delivery,omitempty"`
+	DeliveryChecks *CheckerSummary        `json:"delivery_checks,omitempty"`
+	Compliance     jsonTable              `json:"compliance"`
+	Functions      []jsonFunction         `json:"functions"`
 }
 
 type jsonTarget struct {
@@ -172,7 +175,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
-		Warnings: r.Warnings,
+		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks,
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
 			ErrorRate: jsonErrorRow{
@@ -319,6 +322,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(j.Warnings) > 0 {
 		r.Warnings = j.Warnings
 	}
+	r.Delivery, r.DeliveryChecks = j.Delivery, j.DeliveryChecks
 	if j.Sink.RelayDelayHistogram != "" {
 		if r.Sink.RelayDelay, err = compliance.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
 			return nil, fmt.Errorf("read report: sink: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -67,13 +68,36 @@ type Run struct {
 	MaxConcurrentObserved         int
 	Sink                          SinkSummary
 	Warnings                      []string
-	Table                         compliance.Table
-	Functions                     map[measure.Function]*compliance.FunctionStats // exact counts + histograms
+	// Delivery is the reconciliation of what was sent with what arrived
+	// (nil when not measured); lost, duplicated or corrupted mail fails
+	// the run whatever the table says.
+	Delivery *ledger.Reconciliation
+	// DeliveryChecks is what the delivery checker cost the server (its
+	// commands are not in the function timings).
+	DeliveryChecks *CheckerSummary
+	Table          compliance.Table
+	Functions      map[measure.Function]*compliance.FunctionStats // exact counts + histograms
 }
 
-// Evaluate sets r.Table to the evaluation of r.Functions against rules.
+// CheckerSummary is the delivery checker's own work.
+type CheckerSummary struct {
+	Checks   int64 `json:"checks"`
+	Commands int64 `json:"commands"`
+	Errors   int64 `json:"errors"`
+}
+
+// DeliveryRow is the name of the delivery-accounting entry in Table.Failing.
+const DeliveryRow = "Delivery accounting"
+
+// Evaluate sets r.Table to the evaluation of r.Functions against rules, and
+// fails it when the delivery reconciliation found lost, duplicated or
+// corrupted mail.
 func (r *Run) Evaluate(rules compliance.Rules) {
 	r.Table = compliance.Evaluate(r.Functions, rules)
+	if r.Delivery != nil && len(r.Delivery.Failing()) > 0 {
+		r.Table.Compliant = false
+		r.Table.Failing = append(r.Table.Failing, DeliveryRow)
+	}
 }
 
 // Merge combines the shards of one run, measured by several load generators
@@ -171,6 +195,20 @@ func Merge(runs ...*Run) (*Run, error) {
 			m.SessionsByType[k] += v
 		}
 		m.Warnings = append(m.Warnings, r.Warnings...)
+		if r.Delivery != nil {
+			if m.Delivery == nil {
+				m.Delivery = &ledger.Reconciliation{}
+			}
+			*m.Delivery = m.Delivery.Add(*r.Delivery)
+		}
+		if r.DeliveryChecks != nil {
+			if m.DeliveryChecks == nil {
+				m.DeliveryChecks = &CheckerSummary{}
+			}
+			m.DeliveryChecks.Checks += r.DeliveryChecks.Checks
+			m.DeliveryChecks.Commands += r.DeliveryChecks.Commands
+			m.DeliveryChecks.Errors += r.DeliveryChecks.Errors
+		}
 	}
 	if m.Target.Embedded && len(runs) > 1 {
 		warn = append(warn, "merged runs include an embedded target: each shard loaded its own server")

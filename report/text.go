@@ -110,6 +110,17 @@ func WriteText(w io.Writer, r *Run) error {
 		return err
 	}
 
+	if d := r.Delivery; d != nil {
+		p("\nDelivery accounting\n")
+		for _, l := range d.Lines() {
+			p("  %s\n", l)
+		}
+		if c := r.DeliveryChecks; c != nil {
+			p("  Delivery checker       %s checks, %s IMAP commands (not timed), %s errors\n",
+				fmtInt(c.Checks), fmtInt(c.Commands), fmtInt(c.Errors))
+		}
+	}
+
 	if !r.Table.Compliant {
 		p("\nFailing:\n")
 		for _, row := range r.Table.Rows {
@@ -119,6 +130,11 @@ func WriteText(w io.Writer, r *Run) error {
 		}
 		if !e.Pass {
 			p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
+		}
+		if r.Delivery != nil {
+			for _, f := range r.Delivery.Failing() {
+				p("  - %s: %s\n", DeliveryRow, f)
+			}
 		}
 	}
 	p("\n%s\n", Verdict(r.Table))

@@ -29,8 +29,15 @@ type Runner struct {
 	Observer measure.Observer
 	// OnSent is told of every message a server accepted (delivery ledger).
 	OnSent func(SentMessage)
-	// OnSeen is told of mailbench message ids seen in a user's INBOX.
-	OnSeen func(user string, ids []string, sent []time.Time)
+	// OnSeen is told of the messages a session saw in a user's INBOX.
+	OnSeen func(user string, infos []imapclient.MessageInfo, at time.Time)
+	// OnBodyRead is told of every body a read session fetched; a non-nil
+	// error (a corrupted body) is recorded as an Integrity error.
+	OnBodyRead func(user string, b imapclient.BodyInfo) error
+	// OnRejected is told of every message the server refused at submission.
+	OnRejected func()
+	// RunID tags this run's message ids; 0 picks one from the clock.
+	RunID uint32
 	// Progress, when set, is called about once a second with the counts so far.
 	Progress func(RunProgress)
 }
@@ -76,8 +83,11 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	env := &sessionEnv{
 		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, gen: r.Gen,
-		runID: uint32(rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(time.Now().UnixNano()))).Uint32()),
-		sizes: sizes, rcpts: rcpts, onSent: r.OnSent, seenIDs: r.OnSeen,
+		runID: r.RunID, sizes: sizes, rcpts: rcpts,
+		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected,
+	}
+	if env.runID == 0 {
+		env.runID = NewRunID()
 	}
 	env.folders = append([]string{"Sent", "Drafts", "Trash"}, cfg.Mailboxes.Folders...)
 
@@ -138,7 +148,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if r.Observer == nil {
 		r.Observer = measure.Discard
 	}
-	env.imap.Observer, env.smtp.Observer = r.Observer, r.Observer
+	env.imap.Observer, env.smtp.Observer, env.obs = r.Observer, r.Observer, r.Observer
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -222,4 +232,10 @@ func pickKind(rng *rand.Rand, kinds []SessionKind, cum []float64) SessionKind {
 		}
 	}
 	return kinds[len(kinds)-1]
+}
+
+// NewRunID returns a run id for message ids, from the clock: runs of the
+// same seed must not confuse each other's mail on a server that keeps it.
+func NewRunID() uint32 {
+	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d61696c)).Uint32() | 1
 }

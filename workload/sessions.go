@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/smtpclient"
 )
@@ -50,30 +51,33 @@ func (s *SessionsConfig) Type(k SessionKind) SessionType {
 // SentMessage describes a message mailbench handed to a server, for the
 // delivery ledger. It never holds the body.
 type SentMessage struct {
-	ID     string
-	Sent   time.Time
-	Sum    string
-	Local  []string // local recipient addresses accepted
-	Remote []string // remote recipient addresses accepted
-	Size   int64
-	Kind   SessionKind
+	ID       string
+	Sent     time.Time // stamped in the message (X-Mailbench-Sent), just before the transaction
+	Accepted time.Time // when the server's final reply to DATA arrived
+	Local    []string  // local recipient addresses accepted
+	Remote   []string  // remote recipient addresses accepted
+	Size     int64
+	Kind     SessionKind
 }
 
 // sessionEnv is what every session needs; shared, read-only after setup
 // except for the atomic message sequence.
 type sessionEnv struct {
-	cfg     *Config
-	users   []User
-	imap    imapclient.Config
-	smtp    smtpclient.Config
-	gen     *message.Generator
-	runID   uint32
-	msgSeq  atomic.Uint64
-	sizes   *sizePicker
-	rcpts   *recipientPicker
-	folders []string // folders for SELECT_FOLDER
-	onSent  func(SentMessage)
-	seenIDs func(user string, ids []string, sent []time.Time) // delivery observations from IMAP fetches
+	cfg        *Config
+	users      []User
+	imap       imapclient.Config
+	smtp       smtpclient.Config
+	gen        *message.Generator
+	runID      uint32
+	msgSeq     atomic.Uint64
+	sizes      *sizePicker
+	rcpts      *recipientPicker
+	folders    []string // folders for SELECT_FOLDER
+	onSent     func(SentMessage)
+	onSeen     func(user string, infos []imapclient.MessageInfo, at time.Time)
+	onBodyRead func(user string, b imapclient.BodyInfo) error
+	onRejected func()
+	obs        measure.Observer
 }
 
 // sessionRand returns the reproducible random source of arrival i.
@@ -143,8 +147,17 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 					return ctx.Err()
 				}
 				seq := 1 + uint32(rng.IntN(int(mb.Messages)))
-				if _, err := c.FetchBody(ctx, seq); err != nil {
+				b, err := c.FetchBody(ctx, seq)
+				if err != nil {
 					return err
+				}
+				if e.onBodyRead != nil {
+					if ierr := e.onBodyRead(u.Address, b); ierr != nil {
+						// A corrupted body is an error of the read that
+						// returned it: one more, failed, FETCH_NUM_BODYALL.
+						e.obs.Observe(measure.Observation{Function: measure.IMAPFetchBody, Start: time.Now(),
+							Class: measure.Integrity, Err: ierr})
+					}
 				}
 			}
 			return nil
@@ -230,19 +243,8 @@ func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb i
 }
 
 func (e *sessionEnv) noteSeen(u User, infos []imapclient.MessageInfo) {
-	if e.seenIDs == nil {
-		return
-	}
-	ids := make([]string, 0, len(infos))
-	sent := make([]time.Time, 0, len(infos))
-	for _, m := range infos {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
-			sent = append(sent, m.Sent)
-		}
-	}
-	if len(ids) > 0 {
-		e.seenIDs(u.Address, ids, sent)
+	if e.onSeen != nil && len(infos) > 0 {
+		e.onSeen(u.Address, infos, time.Now())
 	}
 }
 
@@ -313,11 +315,14 @@ func (e *sessionEnv) submit(ctx context.Context, env message.Envelope, size int,
 	msg := e.gen.Message(env, size, variant)
 	res, err := c.Send(ctx, env.From, env.To, bytes.NewReader(msg))
 	if err != nil {
+		if e.onRejected != nil && measure.Classify(err) == measure.Protocol {
+			e.onRejected()
+		}
 		return err
 	}
-	_ = c.Quit(ctx)
+	accepted := time.Now()
 	if e.onSent != nil {
-		sm := SentMessage{ID: env.ID, Sent: env.Sent, Size: int64(len(msg)), Kind: kind}
+		sm := SentMessage{ID: env.ID, Sent: env.Sent, Accepted: accepted, Size: int64(len(msg)), Kind: kind}
 		for _, a := range res.Accepted {
 			if domainOf(a) == e.cfg.Users.LocalDomain {
 				sm.Local = append(sm.Local, a)
@@ -327,6 +332,7 @@ func (e *sessionEnv) submit(ctx context.Context, env message.Envelope, size int,
 		}
 		e.onSent(sm)
 	}
+	_ = c.Quit(ctx)
 	return nil
 }
 
