@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/bench"
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/connstats"
+	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -121,7 +121,7 @@ func fakeRun(applyTLS bool) RunFunc {
 				fs.Record(d, measure.OK)
 				b.Observe(measure.Observation{Function: fn, Duration: d, Connect: &measure.ConnectPhases{
 					TCP: 100 * time.Microsecond, Greeting: time.Millisecond, TLSUsed: tlsOn,
-					TLS: map[bool]time.Duration{true: 3 * time.Millisecond}[tlsOn],
+					TLS:     map[bool]time.Duration{true: 3 * time.Millisecond}[tlsOn],
 					Resumed: tlsOn && cfg.Target.IMAP.SessionResumption && i%2 == 1,
 				}})
 			}
@@ -259,7 +259,7 @@ func TestEmbeddedComparison(t *testing.T) {
 	cfg.Phases.Rampdown.Duration = 2 * time.Second
 	cfg.Phases.Settle.Duration = 0
 	ctx := context.Background()
-	res, err := Run(ctx, ctx, cfg, Options{Run: BenchRunner(bench.Options{})})
+	res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(manager.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,21 +2,17 @@
 // run (`mailbench init`) and removes what init and runs left there
 // (`mailbench clean`), over IMAP.
 //
-// What a user's mailboxes hold is bench.Mailboxes and
-// bench.PopulationMessages: the same plan and the same messages as the
+// What a user's mailboxes hold is manager.Mailboxes and
+// manager.PopulationMessages: the same plan and the same messages as the
 // embedded target starts with, reproducible from the config's seed.
 package populate
 
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -24,10 +20,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mailbench/mailbench/bench"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -107,7 +104,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	var total int64
 	for _, u := range j.users {
-		for _, p := range bench.Mailboxes(cfg, u.Login) {
+		for _, p := range manager.Mailboxes(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -117,7 +114,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range creationOrder(bench.Mailboxes(cfg, u.Login)) {
+		for _, p := range creationOrder(manager.Mailboxes(cfg, u.Login)) {
 			if !strings.EqualFold(p.Mailbox, "INBOX") {
 				if err := c.Create(ctx, p.Mailbox); err != nil {
 					return fmt.Errorf("%s: create: %w", p.Mailbox, err)
@@ -138,7 +135,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 				continue
 			}
 			i := 0
-			err = bench.PopulationMessages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
+			err = manager.PopulationMessages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
 				i++
 				if i <= have {
 					return nil
@@ -182,7 +179,7 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 	var users, expunged, deleted atomic.Int64
 	pr := newProgress(opts.Progress, "clean", "users", int64(len(j.users)), j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range bench.Mailboxes(cfg, u.Login) {
+		for _, p := range manager.Mailboxes(cfg, u.Login) {
 			n, err := c.EmptyMailbox(ctx, p.Mailbox)
 			if errors.Is(err, imapclient.ErrNoMailbox) {
 				continue
@@ -292,9 +289,9 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 
 // creationOrder returns plan with parents before children ("Projects"
 // before "Projects/Alpha"), otherwise in plan order. It doesn't perform I/O.
-func creationOrder(plan []bench.MailboxPlan) []bench.MailboxPlan {
+func creationOrder(plan []manager.MailboxPlan) []manager.MailboxPlan {
 	out := slices.Clone(plan)
-	slices.SortStableFunc(out, func(a, b bench.MailboxPlan) int {
+	slices.SortStableFunc(out, func(a, b manager.MailboxPlan) int {
 		return cmp.Compare(depth(a.Mailbox), depth(b.Mailbox))
 	})
 	return out
@@ -319,28 +316,9 @@ func IMAPConfig(cfg *workload.Config) (imapclient.Config, error) {
 		Address: ep.Address, TLS: imapclient.TLSMode(ep.TLS),
 		Timeout: cfg.Load.OpTimeout.Duration, Auth: ep.Auth,
 	}
-	if ep.TLS == "" || ep.TLS == "none" {
-		return ic, nil
-	}
-	tc := &tls.Config{ServerName: ep.ServerName, InsecureSkipVerify: ep.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if ep.MinTLSVersion == "1.3" {
-		tc.MinVersion = tls.VersionTLS13
-	}
-	if tc.ServerName == "" {
-		if host, _, err := net.SplitHostPort(ep.Address); err == nil {
-			tc.ServerName = host
-		}
-	}
-	if ep.CAFile != "" {
-		pem, err := os.ReadFile(ep.CAFile)
-		if err != nil {
-			return ic, fmt.Errorf("target.imap.ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return ic, fmt.Errorf("target.imap.ca_file %s: no PEM certificates found", ep.CAFile)
-		}
-		tc.RootCAs = pool
+	tc, err := tlsconf.Client(ep)
+	if err != nil {
+		return ic, fmt.Errorf("target.imap: %w", err)
 	}
 	ic.TLSConfig = tc
 	return ic, nil

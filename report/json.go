@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -43,6 +44,7 @@ type jsonRun struct {
 	Warnings       []string               `json:"warnings"`
 	Delivery       *ledger.Reconciliation `json:"delivery,omitempty"`
 	DeliveryChecks *CheckerSummary        `json:"delivery_checks,omitempty"`
+	Connect        *connstats.Snapshot    `json:"connect,omitempty"`
 	Compliance     jsonTable              `json:"compliance"`
 	Functions      []jsonFunction         `json:"functions"`
 }
@@ -175,7 +177,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
-		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks,
+		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
 			ErrorRate: jsonErrorRow{
@@ -322,7 +324,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(j.Warnings) > 0 {
 		r.Warnings = j.Warnings
 	}
-	r.Delivery, r.DeliveryChecks = j.Delivery, j.DeliveryChecks
+	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
 	if j.Sink.RelayDelayHistogram != "" {
 		if r.Sink.RelayDelay, err = compliance.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
 			return nil, fmt.Errorf("read report: sink: %w", err)

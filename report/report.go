@@ -20,6 +20,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -75,8 +76,12 @@ type Run struct {
 	// DeliveryChecks is what the delivery checker cost the server (its
 	// commands are not in the function timings).
 	DeliveryChecks *CheckerSummary
-	Table          compliance.Table
-	Functions      map[measure.Function]*compliance.FunctionStats // exact counts + histograms
+	// Connect breaks IMAP and SMTP Connect down into TCP, TLS, greeting
+	// and authentication, and counts resumed TLS handshakes (measurement
+	// window; nil when not measured).
+	Connect   *connstats.Snapshot
+	Table     compliance.Table
+	Functions map[measure.Function]*compliance.FunctionStats // exact counts + histograms
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -247,6 +252,20 @@ func Merge(runs ...*Run) (*Run, error) {
 		m.EquivalentUsers = sumSorted(runs, func(r *Run) float64 { return r.EquivalentUsers })
 		if len(spuh) > 1 {
 			warn = append(warn, "merged runs have different sessions per user-hour; equivalent users are summed")
+		}
+	}
+
+	var snaps []*connstats.Snapshot
+	for _, r := range runs {
+		if r.Connect != nil {
+			snaps = append(snaps, r.Connect)
+		}
+	}
+	if len(snaps) > 0 {
+		if c, err := connstats.Merge(snaps...); err == nil {
+			m.Connect = c
+		} else {
+			warn = append(warn, "connect time breakdown not merged: "+err.Error())
 		}
 	}
 

@@ -110,6 +110,16 @@ func WriteText(w io.Writer, r *Run) error {
 		return err
 	}
 
+	if r.Connect != nil {
+		p("\n")
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := r.Connect.WriteText(w); err != nil {
+			return err
+		}
+	}
+
 	if d := r.Delivery; d != nil {
 		p("\nDelivery accounting\n")
 		for _, l := range d.Lines() {

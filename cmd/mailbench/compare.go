@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailbench/mailbench/bench"
 	"github.com/mailbench/mailbench/compare"
+	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -58,7 +58,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	opts := bench.Options{}
+	opts := manager.Options{}
 	if !c.Quiet {
 		opts.Log = e.stderr
 		last := time.Time{}
@@ -71,7 +71,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 				p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started)
 		}
 	}
-	copts := compare.Options{Run: compare.BenchRunner(opts), Addresses: c.addresses()}
+	copts := compare.Options{Run: compare.ManagerRunner(opts), Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/mailbench/mailbench/bench"
 	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -37,12 +37,13 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 type cli struct {
-	Run    runCmd    `cmd:"" help:"Run a workload and print the compliance table."`
-	Check  checkCmd  `cmd:"" help:"Validate a workload file and print the run plan."`
-	Sink   sinkCmd   `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
-	Report reportCmd `cmd:"" help:"Render or merge JSON reports of earlier runs."`
-	Init   initCmd   `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
-	Clean  cleanCmd  `cmd:"" help:"Remove what init and runs created on the server under test."`
+	Run        runCmd        `cmd:"" help:"Run a workload and print the compliance table."`
+	Check      checkCmd      `cmd:"" help:"Validate a workload file and print the run plan."`
+	Sink       sinkCmd       `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
+	Report     reportCmd     `cmd:"" help:"Render or merge JSON reports of earlier runs."`
+	CompareTLS compareTLSCmd `cmd:"" name:"compare-tls" help:"Run a workload in plaintext, TLS and TLS with resumption, side by side."`
+	Init       initCmd       `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
+	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
 }
 
 func main() {
@@ -101,8 +102,10 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "mailbench:", err)
 	var ue usageError
 	var ce *workload.ConfigError
+	var ces workload.ConfigErrors
+	var me *manager.ConfigError
 	switch {
-	case errors.As(err, &ue), errors.As(err, &ce):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &me):
 		return exitUsage
 	default:
 		return exitRunFailed
@@ -165,5 +168,3 @@ func signalContexts(stderr io.Writer) (stop, kill context.Context, release func(
 	}()
 	return stop, kill, func() { signal.Stop(ch); close(done); cancelStop(); cancelKill() }
 }
-
-var _ = bench.Version

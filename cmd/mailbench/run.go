@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailbench/mailbench/bench"
+	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -49,7 +49,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	opts := bench.Options{ResultsFile: c.Results}
+	opts := manager.Options{ResultsFile: c.Results}
 	if !c.Quiet {
 		opts.Log = e.stderr
 		last := time.Time{}
@@ -62,7 +62,7 @@ func (c *runCmd) Run(e *env) error {
 				p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped)
 		}
 	}
-	run, err := bench.Run(stop, kill, cfg, opts)
+	run, err := manager.Run(stop, kill, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,13 @@
-// Package bench carries out one whole benchmark run: it starts the sink and,
+// Package manager carries out one whole benchmark run: it starts the sink and,
 // when asked, the embedded target; runs the workload through its phases;
 // waits for deliveries to settle; and assembles the report. It is the
 // benchmark manager of the SPECmail2008 topology.
-package bench
+package manager
 
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
@@ -23,6 +25,7 @@ import (
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -103,9 +106,15 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if cfg.Target.Embedded {
 			listen = "127.0.0.1:0" // nobody else needs to find it
 		}
+		var sinkTLS *tls.Config
+		if cfg.Sink.TLS != "" && cfg.Sink.TLS != "none" {
+			if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
+				return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+			}
+		}
 		sink, err = smtpsink.New(smtpsink.Options{
 			Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
-			SaveDir: cfg.Sink.SaveDir,
+			SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
 			OnMessage: func(a smtpsink.Arrival) {
 				if l := ledgerPtr.Load(); l != nil {
 					l.ArrivedRemote(a)
@@ -130,7 +139,33 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		Address: cfg.Target.SMTP.Address, TLS: smtpclient.TLSMode(cfg.Target.SMTP.TLS),
 		Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth,
 	}
+	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
+		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
+			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
+		}
+	}
 	if cfg.Target.Embedded {
+		// The embedded target offers STARTTLS with a certificate made for
+		// this run; the clients trust exactly that certificate.
+		var srvTLS *tls.Config
+		if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
+			var roots *x509.CertPool
+			if srvTLS, roots, err = tlsconf.EmbeddedTLS(); err != nil {
+				return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+			}
+			if imapCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
+				return nil, err
+			}
+			if smtpCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
+				return nil, err
+			}
+			for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
+				if ep.TLS == "implicit" {
+					warnings = append(warnings, "the embedded target offers STARTTLS only: tls = \"implicit\" ran as STARTTLS")
+					break
+				}
+			}
+		}
 		tu := make([]target.User, len(users))
 		for i, u := range users {
 			tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
@@ -143,6 +178,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		tg, err := target.Start(context.Background(), target.Options{
 			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: cfg.Mailboxes.Folders,
 			Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+			TLSConfig: srvTLS,
 		})
 		if err != nil {
 			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
@@ -153,22 +189,14 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if opts.EmbeddedStarted != nil {
 			opts.EmbeddedStarted(tg)
 		}
-		imapCfg.TLS, smtpCfg.TLS = imapclient.TLSMode("none"), smtpclient.TLSMode("none")
-	}
-	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
-		if ep.InsecureSkipVerify && ep.TLS != "none" {
-			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
+		imapCfg.TLS, smtpCfg.TLS = embeddedIMAPMode(cfg.Target.IMAP), embeddedSMTPMode(cfg.Target.SMTP)
+	} else {
+		if imapCfg.TLSConfig, err = tlsconf.Client(cfg.Target.IMAP); err != nil {
+			return nil, usageErr(fmt.Errorf("target.imap: %w", err))
 		}
-	}
-	if tc, err := tlsConfig(cfg.Target.IMAP); err != nil {
-		return nil, err
-	} else {
-		imapCfg.TLSConfig = tc
-	}
-	if tc, err := tlsConfig(cfg.Target.SMTP); err != nil {
-		return nil, err
-	} else {
-		smtpCfg.TLSConfig = tc
+		if smtpCfg.TLSConfig, err = tlsconf.Client(cfg.Target.SMTP); err != nil {
+			return nil, usageErr(fmt.Errorf("target.smtp: %w", err))
+		}
 	}
 
 	var stream io.Writer
@@ -184,6 +212,15 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// starts its clock right after, so the skew is microseconds.
 	runStart := time.Now()
 	rec := recorder.New(rules, runStart.Add(warm), runStart.Add(warm+meas), stream)
+	// The connect-time breakdown of the measurement window, beside the recorder.
+	connect := connstats.New()
+	connWindow := compliance.InWindow(connect, runStart.Add(warm), runStart.Add(warm+meas))
+	observer := measure.ObserverFunc(func(o measure.Observation) {
+		rec.Observe(o)
+		if o.Connect != nil {
+			connWindow.Observe(o)
+		}
+	})
 
 	runID := workload.NewRunID()
 	addrs := make([]string, len(users))
@@ -197,7 +234,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	checker := ledger.NewChecker(led, ledger.CheckerConfig{IMAP: imapCfg, Users: checkUsers})
 	runner := &workload.Runner{
 		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
-		Observer: rec, Progress: opts.Progress,
+		Observer: observer, Progress: opts.Progress,
 		OnSent: func(m workload.SentMessage) {
 			remote := m.Remote
 			if sink == nil {
@@ -240,6 +277,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 
 	run := buildReport(cfg, res, rec, rules, sink)
 	run.Delivery = &rec2
+	run.Connect = connect.Snapshot()
 	if cs := checker.Stats(); cs.Checks > 0 {
 		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors}
 	}
@@ -252,31 +290,29 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	return run, nil
 }
 
-func tlsConfig(ep workload.Endpoint) (*tls.Config, error) {
-	if ep.TLS == "" || ep.TLS == "none" {
-		return nil, nil
+func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }
+
+// embeddedIMAPMode is the mode the embedded target can serve for ep: it
+// offers STARTTLS only.
+func embeddedIMAPMode(ep workload.Endpoint) imapclient.TLSMode {
+	if tlsOn(ep) {
+		return imapclient.TLSStartTLS
 	}
-	tc := &tls.Config{ServerName: ep.ServerName, InsecureSkipVerify: ep.InsecureSkipVerify}
-	if ep.ServerName == "" {
-		if host, _, err := splitHost(ep.Address); err == nil {
-			tc.ServerName = host
-		}
-	}
-	if ep.SessionResumption {
-		tc.ClientSessionCache = tls.NewLRUClientSessionCache(4096)
-	}
-	switch ep.MinTLSVersion {
-	case "1.3":
-		tc.MinVersion = tls.VersionTLS13
-	default:
-		tc.MinVersion = tls.VersionTLS12
-	}
-	if ep.CAFile != "" {
-		pool, err := loadCA(ep.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = pool
-	}
-	return tc, nil
+	return imapclient.TLSNone
 }
+
+func embeddedSMTPMode(ep workload.Endpoint) smtpclient.TLSMode {
+	if tlsOn(ep) {
+		return smtpclient.TLSStartTLS
+	}
+	return smtpclient.TLSNone
+}
+
+// ConfigError is a problem with the workload that only shows when the run
+// starts (an unreadable CA file, say): the CLI's usage exit code.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func usageErr(err error) error { return &ConfigError{err} }

@@ -1,4 +1,4 @@
-package bench
+package manager
 
 import (
 	"time"

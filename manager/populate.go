@@ -1,12 +1,9 @@
-package bench
+package manager
 
 import (
-	"crypto/x509"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"net"
-	"os"
 	"time"
 
 	"github.com/mailbench/mailbench/message"
@@ -92,19 +89,6 @@ func populateFunc(cfg *workload.Config, gen *message.Generator) func(target.User
 	}
 }
 
-func splitHost(addr string) (string, string, error) { return net.SplitHostPort(addr) }
-
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s: no PEM certificates found", path)
-	}
-	return pool, nil
-}
 
 func plural(n int64, one, many string) string {
 	if n == 1 {
