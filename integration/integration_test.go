@@ -222,7 +222,9 @@ func inInbox(t *testing.T, cfg *workload.Config, u workload.User, id string) boo
 
 // TestShortRun initialises eight users and runs a short benchmark of the
 // shipped dovecot-postfix profile against the SUT: every SPEC function
-// runs, relayed mail reaches the sink, and the table is produced.
+// runs, relayed mail reaches the sink, every accepted message is found
+// once and intact on both paths with its delivery time measured, and the
+// table is produced.
 func TestShortRun(t *testing.T) {
 	needSUT(t)
 	waitSinkPort(t)
@@ -262,9 +264,19 @@ func TestShortRun(t *testing.T) {
 		}
 	}
 	for _, f := range []measure.Function{measure.DeliveryLocal, measure.DeliveryRemote} {
-		if st := run.Functions[f]; st != nil {
-			t.Logf("%s: %d operations", f, st.Operations)
+		if st := run.Functions[f]; st == nil || st.Operations == 0 {
+			t.Errorf("%s: no delivery times measured", f)
 		}
+	}
+	d := run.Delivery
+	if d == nil {
+		t.Fatal("no delivery reconciliation")
+	}
+	if d.Accepted == 0 || d.LocalDeliveries == 0 || d.RemoteDeliveries == 0 {
+		t.Errorf("nothing to reconcile: %+v", *d)
+	}
+	if d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
+		t.Errorf("Dovecot+Postfix lost %d, duplicated %d, corrupted %d deliveries: %+v", d.Lost, d.Duplicated, d.Corrupted, *d)
 	}
 	if run.Sink.Messages == 0 {
 		t.Errorf("the sink counted no relayed mail")
