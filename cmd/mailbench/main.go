@@ -30,6 +30,10 @@ const (
 // errNotCompliant is returned by commands whose run was not compliant.
 var errNotCompliant = errors.New("not compliant")
 
+// errPartial is returned when a run was stopped before its end: the report
+// is written, marked partial, and is not a valid result.
+var errPartial = errors.New("the run was stopped before the end of its measurement window: the report is partial")
+
 // usageError marks errors in what the user gave us.
 type usageError struct{ err error }
 

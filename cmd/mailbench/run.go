@@ -28,7 +28,8 @@ The first Ctrl-C stops new sessions, drains, and writes the report marked
 PARTIAL; a second one exits at once.
 
 Exit codes: 0 compliant, 1 not compliant, 2 usage or config error,
-3 the run could not be carried out.
+3 the run could not be carried out (a stopped, partial run included: its
+report is written but is not a valid result).
 
 Examples:
   mailbench run
@@ -81,6 +82,9 @@ func (c *runCmd) Run(e *env) error {
 		if err := f.Close(); err != nil {
 			return err
 		}
+	}
+	if run.Partial {
+		return errPartial
 	}
 	if !run.Table.Compliant {
 		return errNotCompliant
