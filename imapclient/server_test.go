@@ -3,15 +3,9 @@ package imapclient
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -22,6 +16,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 
+	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/msgsum"
 )
@@ -141,35 +136,12 @@ type literal struct {
 
 func (l literal) Size() int64 { return l.n }
 
-// testCerts makes a self-signed P-256 certificate for 127.0.0.1.
+// testCerts returns a server config with a fresh self-signed certificate
+// for 127.0.0.1 and a client config that trusts it and caches sessions.
 func testCerts(t *testing.T) (server, client *tls.Config) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "mailbench test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	client = &tls.Config{RootCAs: pool, ClientSessionCache: tls.NewLRUClientSessionCache(4)}
-	return server, client
+	server, pool := testcert.New(t, "127.0.0.1")
+	return server, &tls.Config{RootCAs: pool, ClientSessionCache: tls.NewLRUClientSessionCache(4)}
 }
 
 // fakeServer is a scripted IMAP server on 127.0.0.1 for failure cases.

@@ -2,17 +2,11 @@ package tlsconf
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,55 +16,29 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 
-// testCert is a self-signed server certificate for 127.0.0.1 written to
-// PEM files in a temporary directory.
+// testCert is a self-signed server certificate for 127.0.0.1 and
+// localhost, written to PEM files in a temporary directory.
 type testCert struct {
 	server            *tls.Config
 	certFile, keyFile string
-	_                 struct{}
 }
 
-func newTestCert(t *testing.T, notBefore, notAfter time.Time) testCert {
+func newTestCert(t *testing.T, c *testcert.Cert) testCert {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "tlsconf test"},
-		NotBefore: notBefore, NotAfter: notAfter,
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	tc := testCert{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem")}
-	if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tc.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tc.server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	tc := testCert{server: c.ServerConfig()}
+	tc.certFile, tc.keyFile = c.WritePEM(t)
 	return tc
 }
 
 func validCert(t *testing.T) testCert {
-	return newTestCert(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	return newTestCert(t, testcert.Make(t, testcert.Options{}))
 }
 
 func TestClient(t *testing.T) {
@@ -228,7 +196,7 @@ func startHandshakeServer(t *testing.T, cfg *tls.Config) string {
 // reason, for both protocol clients.
 func TestHandshakeErrors(t *testing.T) {
 	good := validCert(t)
-	expired := newTestCert(t, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+	expired := newTestCert(t, testcert.Expired(t))
 	tls12only := good.server.Clone()
 	tls12only.MaxVersion = tls.VersionTLS12
 	tls13only := good.server.Clone()
