@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/workload"
 )
 
 type initCmd struct {
@@ -31,25 +33,7 @@ Examples:
 }
 
 func (c *initCmd) Run(e *env) error {
-	cfg, err := loadConfig(c.Config)
-	if err != nil {
-		return err
-	}
-	if c.Workers < 1 {
-		return usageError{fmt.Errorf("--workers must be at least 1")}
-	}
-	if cfg.Target.Embedded {
-		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", c.Config)}
-	}
-	stop, _, release := signalContexts(e.stderr)
-	defer release()
-	opts := populate.Options{Workers: c.Workers}
-	if !c.Quiet {
-		opts.Progress = e.stderr
-	}
-	s, err := populate.Init(stop, cfg, opts)
-	fmt.Fprintln(e.stdout, s)
-	return err
+	return onRealServer(e, c.Config, c.Workers, c.Quiet, populate.Init)
 }
 
 type cleanCmd struct {
@@ -73,23 +57,32 @@ Examples:
 }
 
 func (c *cleanCmd) Run(e *env) error {
-	cfg, err := loadConfig(c.Config)
+	return onRealServer(e, c.Config, c.Workers, c.Quiet, populate.Clean)
+}
+
+// onRealServer is what init and clean share: it loads the config, refuses
+// bad worker counts and the embedded target (usage errors), runs op until it
+// ends or a signal stops it, and prints op's summary to stdout, also when op
+// fails part way.
+func onRealServer[S fmt.Stringer](e *env, config string, workers int, quiet bool,
+	op func(context.Context, *workload.Config, populate.Options) (S, error)) error {
+	cfg, err := loadConfig(config)
 	if err != nil {
 		return err
 	}
-	if c.Workers < 1 {
+	if workers < 1 {
 		return usageError{fmt.Errorf("--workers must be at least 1")}
 	}
 	if cfg.Target.Embedded {
-		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", c.Config)}
+		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", config)}
 	}
 	stop, _, release := signalContexts(e.stderr)
 	defer release()
-	opts := populate.Options{Workers: c.Workers}
-	if !c.Quiet {
+	opts := populate.Options{Workers: workers}
+	if !quiet {
 		opts.Progress = e.stderr
 	}
-	s, err := populate.Clean(stop, cfg, opts)
+	s, err := op(stop, cfg, opts)
 	fmt.Fprintln(e.stdout, s)
 	return err
 }
