@@ -205,12 +205,33 @@ type relayServer struct {
 	reject  func(attempt int) error // called per DATA; nil accepts
 	rcptErr func(rcpt string) error // called per RCPT; nil accepts
 	hold    chan struct{}           // when not nil, DATA waits for it to close
+
+	tlsConfig *tls.Config // when not nil, offer STARTTLS, or implicit TLS with implicit
+	implicit  bool
+	conns     int // connections accepted
+}
+
+// countingListener counts accepted connections in rs.conns.
+type countingListener struct {
+	net.Listener
+	rs *relayServer
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.rs.mu.Lock()
+		l.rs.conns++
+		l.rs.mu.Unlock()
+	}
+	return c, err
 }
 
 type relayed struct {
 	from string
 	to   []string
 	msg  []byte
+	tls  bool // the message came over TLS
 }
 
 func newRelayServer(t *testing.T, configure func(*relayServer)) *relayServer {
@@ -224,9 +245,16 @@ func newRelayServer(t *testing.T, configure func(*relayServer)) *relayServer {
 		t.Fatal(err)
 	}
 	rs.addr = ln.Addr().String()
-	s := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
-		return &relaySession{rs: rs}, nil
+	ln = countingListener{ln, rs}
+	if rs.implicit {
+		ln = tls.NewListener(ln, rs.tlsConfig)
+	}
+	s := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		return &relaySession{rs: rs, conn: c}, nil
 	}))
+	if !rs.implicit {
+		s.TLSConfig = rs.tlsConfig
+	}
 	s.ReadTimeout, s.WriteTimeout = testTimeout, testTimeout
 	s.ErrorLog = discardLogger{}
 	go s.Serve(ln)
@@ -251,6 +279,7 @@ func (rs *relayServer) received() []relayed {
 
 type relaySession struct {
 	rs   *relayServer
+	conn *smtp.Conn
 	from string
 	to   []string
 }
@@ -286,7 +315,8 @@ func (s *relaySession) Data(r io.Reader) error {
 			return err
 		}
 	}
-	s.rs.messages = append(s.rs.messages, relayed{from: s.from, to: s.to, msg: msg})
+	_, overTLS := s.conn.TLSConnectionState()
+	s.rs.messages = append(s.rs.messages, relayed{from: s.from, to: s.to, msg: msg, tls: overTLS})
 	return nil
 }
 

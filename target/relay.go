@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,33 @@ import (
 
 	"github.com/emersion/go-smtp"
 )
+
+// RelayTLSMode says how the relay client secures its connections.
+type RelayTLSMode int
+
+const (
+	// RelayOpportunisticTLS upgrades with STARTTLS when the relay host
+	// advertises it and speaks plaintext otherwise, as an MTA does
+	// (Postfix's smtp_tls_security_level = may). A failed handshake fails
+	// the attempt; it is retried like a temporary refusal.
+	RelayOpportunisticTLS RelayTLSMode = iota
+	// RelayNoTLS always speaks plaintext.
+	RelayNoTLS
+	// RelayImplicitTLS speaks TLS from the first byte (SMTPS).
+	RelayImplicitTLS
+)
+
+func (m RelayTLSMode) String() string {
+	switch m {
+	case RelayOpportunisticTLS:
+		return "opportunistic STARTTLS"
+	case RelayNoTLS:
+		return "none"
+	case RelayImplicitTLS:
+		return "implicit"
+	}
+	return fmt.Sprintf("RelayTLSMode(%d)", int(m))
+}
 
 // relayJob is one accepted message still owed to some remote recipients.
 type relayJob struct {
@@ -28,8 +56,12 @@ type relayer struct {
 	timeout    time.Duration
 	attempts   int
 	retryDelay time.Duration
-	relayed    *atomic.Int64
-	failed     *atomic.Int64
+	tlsMode    RelayTLSMode
+	tlsConfig  *tls.Config // ServerName filled in; never nil
+
+	offersSTARTTLS atomic.Bool // the relay host's last EHLO advertised STARTTLS
+	relayed        *atomic.Int64
+	failed         *atomic.Int64
 
 	queue   chan *relayJob
 	pending atomic.Int64 // jobs enqueued and not finished
@@ -47,6 +79,8 @@ func newRelayer(t *Target, o Options) *relayer {
 		timeout:    o.OpTimeout,
 		attempts:   o.RelayAttempts,
 		retryDelay: o.RelayRetryDelay,
+		tlsMode:    o.RelayTLS,
+		tlsConfig:  relayClientTLS(o.RelayTLSConfig, o.RelayAddr),
 		relayed:    &t.counters.relayed,
 		failed:     &t.counters.relayFailed,
 		queue:      make(chan *relayJob, o.RelayQueueSize),
@@ -148,21 +182,12 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte) (accepted, pe
 		}
 		return 0, 0, rcpts
 	}
-	dialer := net.Dialer{Timeout: r.timeout}
-	conn, err := dialer.DialContext(r.ctx, "tcp", r.addr)
+	c, release, err := r.open()
 	if err != nil {
 		return all(err)
 	}
-	stop := context.AfterFunc(r.ctx, func() { conn.Close() })
-	defer stop()
-	c := smtp.NewClient(conn)
-	c.CommandTimeout = r.timeout
-	c.SubmissionTimeout = r.timeout
 	defer c.Close()
-
-	if err := c.Hello(r.heloName); err != nil {
-		return all(err)
-	}
+	defer release()
 	if err := c.Mail(from, nil); err != nil {
 		return all(err)
 	}
@@ -204,6 +229,121 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte) (accepted, pe
 	}
 	c.Quit() // the message is accepted whatever QUIT answers
 	return len(ok), permanent, temporary
+}
+
+// open connects to the relay host, secures the connection as r.tlsMode
+// says and greets it with EHLO. Every step is bounded by r.timeout, and
+// cancelling r.ctx closes the connection until release is called; the
+// caller calls release and then closes c.
+func (r *relayer) open() (c *smtp.Client, release func(), err error) {
+	if r.tlsMode == RelayOpportunisticTLS && r.offersSTARTTLS.Load() {
+		return r.openSTARTTLS()
+	}
+	raw, release, err := r.dial()
+	if err != nil {
+		return nil, nil, err
+	}
+	var conn net.Conn = raw
+	if r.tlsMode == RelayImplicitTLS {
+		tc := tls.Client(raw, r.tlsConfig)
+		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			release()
+			raw.Close()
+			return nil, nil, fmt.Errorf("target: relay TLS handshake: %w", err)
+		}
+		conn = tc
+	}
+	c = smtp.NewClient(conn)
+	c.CommandTimeout = r.timeout
+	c.SubmissionTimeout = r.timeout
+	if err := c.Hello(r.heloName); err != nil {
+		release()
+		c.Close()
+		return nil, nil, err
+	}
+	if r.tlsMode == RelayOpportunisticTLS {
+		if offered, _ := c.Extension("STARTTLS"); offered {
+			// go-smtp upgrades only a client that has not greeted yet
+			// (NewClientStartTLS): leave this connection and open a
+			// secure one. The host's answer is remembered, so this costs
+			// one extra connection the first time only.
+			r.offersSTARTTLS.Store(true)
+			c.Quit()
+			release()
+			c.Close()
+			return r.openSTARTTLS()
+		}
+	}
+	return c, release, nil
+}
+
+// openSTARTTLS opens a connection upgraded with STARTTLS. When the host no
+// longer offers STARTTLS, this attempt fails and the next one is made in
+// plaintext (opportunistically).
+func (r *relayer) openSTARTTLS() (*smtp.Client, func(), error) {
+	raw, release, err := r.dial()
+	if err != nil {
+		return nil, nil, err
+	}
+	// NewClientStartTLS reads the banner and sends EHLO and STARTTLS with
+	// go-smtp's default timeouts (minutes): bound them together.
+	watchdog := time.AfterFunc(r.timeout, func() { raw.Close() })
+	c, err := smtp.NewClientStartTLS(raw, r.tlsConfig)
+	watchdog.Stop()
+	if err != nil {
+		release()
+		raw.Close()
+		if err.Error() == errNoSTARTTLS {
+			r.offersSTARTTLS.Store(false)
+		}
+		return nil, nil, fmt.Errorf("target: relay STARTTLS: %w", err)
+	}
+	c.CommandTimeout = r.timeout
+	c.SubmissionTimeout = r.timeout
+	// The handshake runs with this EHLO, under CommandTimeout.
+	if err := c.Hello(r.heloName); err != nil {
+		release()
+		c.Close()
+		return nil, nil, fmt.Errorf("target: relay STARTTLS: %w", err)
+	}
+	return c, release, nil
+}
+
+// errNoSTARTTLS is go-smtp's (v0.25) error text for a server whose EHLO
+// lacks STARTTLS.
+const errNoSTARTTLS = "smtp: server doesn't support STARTTLS"
+
+// dial connects to the relay host within r.timeout; until release is
+// called, cancelling r.ctx closes the connection.
+func (r *relayer) dial() (net.Conn, func(), error) {
+	dialer := net.Dialer{Timeout: r.timeout}
+	conn, err := dialer.DialContext(r.ctx, "tcp", r.addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(r.ctx, func() { conn.Close() })
+	return conn, func() { stop() }, nil
+}
+
+// relayClientTLS returns the relay client's TLS configuration: a clone of
+// given, or an unverifying one (opportunistic TLS) when given is nil, with
+// ServerName defaulting to the host of addr.
+func relayClientTLS(given *tls.Config, addr string) *tls.Config {
+	var cfg *tls.Config
+	if given != nil {
+		cfg = given.Clone()
+	} else {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}
+	}
+	if cfg.ServerName == "" {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	return cfg
 }
 
 func isSMTPError(err error) bool {

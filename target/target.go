@@ -28,6 +28,9 @@ const (
 	DefaultRelayQueueSize = 1000
 	DefaultRelayWorkers   = 4
 	DefaultRelayAttempts  = 3
+	// DefaultTLSHandshakeTimeout bounds the handshake on an implicit-TLS
+	// listener.
+	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
 
 // The mailboxes every user has besides Options.Folders, in creation order.
@@ -83,8 +86,20 @@ type Options struct {
 	// RelayAddr is where mail for other domains is relayed (the mailbench
 	// sink). "" rejects non-local recipients with 550 5.7.1.
 	RelayAddr string
-	// TLSConfig, when not nil, enables STARTTLS on both servers.
+	// TLSConfig, when not nil, enables TLS on both servers: STARTTLS, or
+	// implicit TLS on the listeners that IMAPImplicitTLS and
+	// SMTPImplicitTLS select.
 	TLSConfig *tls.Config
+	// IMAPImplicitTLS and SMTPImplicitTLS make that server's listener a TLS
+	// listener (IMAPS, SMTPS): the TLS handshake comes first, and STARTTLS
+	// is not offered there. Each needs TLSConfig. The two are independent:
+	// IMAP may be implicit while SMTP offers STARTTLS.
+	IMAPImplicitTLS, SMTPImplicitTLS bool
+	// TLSHandshakeTimeout bounds the handshake on an implicit-TLS listener,
+	// counted from the accept; a client that has not completed it by then
+	// (a plaintext client waiting for a greeting, say) is disconnected.
+	// Default DefaultTLSHandshakeTimeout.
+	TLSHandshakeTimeout time.Duration
 	// IMAPAddr and SMTPAddr are the listen addresses, default DefaultAddr.
 	IMAPAddr, SMTPAddr string
 	// OpTimeout bounds each relay dial and SMTP command, default 30 s.
@@ -98,6 +113,14 @@ type Options struct {
 	// RelayRetryDelay is the pause before the second attempt, growing
 	// linearly after it; default 250 ms.
 	RelayRetryDelay time.Duration
+	// RelayTLS says how the relay client secures its connections to
+	// RelayAddr; the default, RelayOpportunisticTLS, uses STARTTLS when the
+	// relay host offers it. RelayTLSConfig is the relay client's TLS
+	// configuration; nil encrypts without verifying the certificate, as
+	// MTAs do for opportunistic TLS (see PinnedClientTLS for a strict one).
+	// Its ServerName defaults to the host of RelayAddr.
+	RelayTLS       RelayTLSMode
+	RelayTLSConfig *tls.Config
 
 	Faults Faults
 
@@ -180,6 +203,16 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 	}
 	t.imapLn = &stallListener{Listener: imapLn, gate: &t.gate}
 	t.smtpLn = smtpLn
+	// STARTTLS is offered where the listener is not already a TLS one.
+	imapSTARTTLS, smtpSTARTTLS := opts.TLSConfig, opts.TLSConfig
+	if opts.IMAPImplicitTLS {
+		t.imapLn = newImplicitTLSListener(t.imapLn, opts.TLSConfig, opts.TLSHandshakeTimeout)
+		imapSTARTTLS = nil
+	}
+	if opts.SMTPImplicitTLS {
+		t.smtpLn = newImplicitTLSListener(t.smtpLn, opts.TLSConfig, opts.TLSHandshakeTimeout)
+		smtpSTARTTLS = nil
+	}
 
 	logger := opts.ErrorLog
 	if logger == nil {
@@ -191,7 +224,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		},
 		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}},
 		Logger:       logger,
-		TLSConfig:    opts.TLSConfig,
+		TLSConfig:    imapSTARTTLS,
 		InsecureAuth: true,
 	})
 
@@ -202,7 +235,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 	t.smtpSrv.MaxMessageBytes = maxMessageBytes
 	t.smtpSrv.MaxRecipients = maxRecipients
 	t.smtpSrv.AllowInsecureAuth = true
-	t.smtpSrv.TLSConfig = opts.TLSConfig
+	t.smtpSrv.TLSConfig = smtpSTARTTLS
 	t.smtpSrv.ErrorLog = logger
 
 	if opts.RelayAddr != "" {
@@ -256,6 +289,17 @@ func normalize(o *Options) error {
 	}
 	if o.RelayRetryDelay <= 0 {
 		o.RelayRetryDelay = 250 * time.Millisecond
+	}
+	if (o.IMAPImplicitTLS || o.SMTPImplicitTLS) && o.TLSConfig == nil {
+		return errors.New("target: implicit TLS needs a TLSConfig")
+	}
+	if o.TLSHandshakeTimeout <= 0 {
+		o.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	switch o.RelayTLS {
+	case RelayOpportunisticTLS, RelayNoTLS, RelayImplicitTLS:
+	default:
+		return fmt.Errorf("target: unknown RelayTLS mode %d", o.RelayTLS)
 	}
 	if o.Faults.DropEvery < 0 || o.Faults.DuplicateEvery < 0 || o.Faults.CorruptEvery < 0 {
 		return errors.New("target: negative fault period")

@@ -548,6 +548,9 @@ func TestStartValidatesOptions(t *testing.T) {
 			return errors.New("boom")
 		}}},
 		{"listen fails", Options{Users: []User{{Login: "a", Password: secret}}, IMAPAddr: "256.0.0.1:0"}},
+		{"implicit IMAP TLS without a config", Options{Users: []User{{Login: "a", Password: secret}}, IMAPImplicitTLS: true}},
+		{"implicit SMTP TLS without a config", Options{Users: []User{{Login: "a", Password: secret}}, SMTPImplicitTLS: true}},
+		{"unknown relay TLS mode", Options{Users: []User{{Login: "a", Password: secret}}, RelayTLS: RelayImplicitTLS + 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,12 +1,15 @@
 package target
 
 import (
+	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -68,4 +71,57 @@ func SelfSignedTLS(hosts ...string) (*tls.Config, *x509.CertPool, error) {
 		}},
 	}
 	return cfg, pool, nil
+}
+
+// PinnedClientTLS returns a client configuration that trusts exactly one
+// certificate, the DER bytes cert (a tls.Certificate's Certificate[0]),
+// whatever names it carries and whoever signed it: fit for a relay host
+// whose certificate is known in advance, such as mailbench's own sink. It
+// requires TLS 1.2 or later and doesn't perform I/O.
+func PinnedClientTLS(cert []byte) *tls.Config {
+	pinned := bytes.Clone(cert)
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// Chain and name checks are replaced by the pin below.
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, pinned) {
+				return errors.New("target: the relay host's certificate is not the pinned one")
+			}
+			return nil
+		},
+	}
+}
+
+// implicitTLSListener makes every accepted connection a TLS server
+// connection and starts its handshake at once, bounded by timeout: a peer
+// that does not complete it in time is disconnected rather than left
+// waiting for a greeting that cannot come. Accept returns the *tls.Conn
+// itself, so that the servers see the connection as secure (and offer no
+// STARTTLS on it).
+type implicitTLSListener struct {
+	net.Listener
+	config  *tls.Config
+	timeout time.Duration
+}
+
+func newImplicitTLSListener(ln net.Listener, config *tls.Config, timeout time.Duration) *implicitTLSListener {
+	return &implicitTLSListener{Listener: ln, config: config, timeout: timeout}
+}
+
+func (l *implicitTLSListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Server(c, l.config)
+	// The server's first read or write waits for this handshake (crypto/tls
+	// serializes them) and gets its error. An interrupted handshake closes
+	// the connection.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		defer cancel()
+		_ = tc.HandshakeContext(ctx)
+	}()
+	return tc, nil
 }
