@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/report"
+)
+
+const badConfigDir = "../../workload/testdata/config/bad"
+
+// writeReport writes a JSON report of a run in which every function
+// (the delivery rows too) did n operations of duration d each, and returns its path and whether
+// the evaluated table is compliant.
+func writeReport(t *testing.T, name string, n int, d time.Duration) (string, bool) {
+	t.Helper()
+	rules := compliance.DefaultRules()
+	s := compliance.NewStats(rules)
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, f := range measure.AllFunctions {
+		for range n {
+			s.Observe(measure.Observation{Function: f, Start: start, Duration: d})
+		}
+	}
+	r := &report.Run{
+		Tool: "mailbench", Version: "test", Name: name, Seed: 1,
+		Started: start, Ended: start.Add(3 * time.Minute),
+		Warmup: time.Minute, Measurement: time.Minute, Rampdown: time.Minute,
+		Target:    report.Target{IMAP: "127.0.0.1:1143", SMTP: "127.0.0.1:2525"},
+		Functions: s.Snapshot(),
+	}
+	r.Evaluate(rules)
+	path := filepath.Join(t.TempDir(), name+".json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := report.WriteJSON(f, r); err != nil {
+		t.Fatal(err)
+	}
+	return path, r.Table.Compliant
+}
+
+func runMain(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = realMain(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	good, ok := writeReport(t, "good", 200, 10*time.Millisecond)
+	if !ok {
+		t.Fatal("the fast run's table is not compliant")
+	}
+	good2, _ := writeReport(t, "good2", 100, 20*time.Millisecond)
+	slow, ok := writeReport(t, "slow", 200, 2*time.Minute)
+	if ok {
+		t.Fatal("the slow run's table is compliant")
+	}
+	merged := filepath.Join(t.TempDir(), "merged.json")
+	badFile := filepath.Join(badConfigDir, "bad-duration.toml")
+
+	tests := []struct {
+		name       string
+		args       []string
+		want       int
+		wantStdout string // substring, if set
+		wantStderr string // substring, if set
+	}{
+		{"check shipped config by name", []string{"check", "quick"}, exitCompliant, "timed functions", ""},
+		{"check shipped config file", []string{"check", "../../configs/enterprise.toml"}, exitCompliant, "timed functions", ""},
+		{"check bad file", []string{"check", badFile}, exitUsage, "", "bad-duration.toml:5:"},
+		{"check missing file", []string{"check", filepath.Join(t.TempDir(), "nope.toml")}, exitUsage, "", "no such file"},
+		{"check without a file", []string{"check"}, exitUsage, "", "expected"},
+		{"unknown flag", []string{"check", "--no-such-flag", "quick"}, exitUsage, "", "no-such-flag"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", "frobnicate"},
+		{"run bad config", []string{"run", badFile}, exitUsage, "", "bad-duration.toml:5:"},
+		{"run missing config", []string{"run", "no-such-config"}, exitUsage, "", "not a shipped config"},
+		{"report compliant", []string{"report", good}, exitCompliant, "good", ""},
+		{"report not compliant", []string{"report", slow}, exitNotCompliant, "slow", ""},
+		{"report merge", []string{"report", good, good2, "--json", merged}, exitCompliant, "", ""},
+		{"report merge with a failing shard", []string{"report", good, slow}, exitNotCompliant, "", ""},
+		{"report missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, exitUsage, "", "nope.json"},
+		{"report not JSON", []string{"report", badFile}, exitUsage, "", "bad-duration.toml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(tt.args...)
+			if code != tt.want {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.want, stdout, stderr)
+			}
+			if tt.wantStdout != "" && !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, stdout)
+			}
+			if tt.wantStderr != "" && !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
+			}
+		})
+	}
+
+	// The merged report was written and holds the operations of both shards.
+	f, err := os.Open(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := report.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range measure.AllFunctions {
+		if fs := run.Functions[fn]; fs == nil || fs.Operations != 300 {
+			t.Errorf("merged %q: %+v, want 300 operations", fn, fs)
+		}
+	}
+}
+
+// TestCheckBadConfigs checks every bad config of the workload package: exit
+// 2 and every expected file:line message on stderr.
+func TestCheckBadConfigs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(badConfigDir, "*.err"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad configs in %s (%v)", badConfigDir, err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := runMain("check", strings.TrimSuffix(file, ".err")+".toml")
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+				if !strings.Contains(stderr, line) {
+					t.Errorf("stderr lacks %q:\n%s", line, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestSubcommandHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "sink", "init", "clean", "report", "compare-tls"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, stdout, stderr := runMain(cmd, "--help")
+			if code != 0 {
+				t.Errorf("exit %d, want 0; stderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "mailbench "+cmd) {
+				t.Errorf("help lacks examples of %q:\n%s", cmd, stdout)
+			}
+		})
+	}
+}
