@@ -767,8 +767,14 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		v.hostPort(pathOf("sink", "listen"), c.Sink.Listen, true)
 	}
 	v.oneOf(pathOf("sink", "tls"), c.Sink.TLS, "none", "starttls", "implicit")
-	if c.Sink.TLS != "none" && c.Sink.TLS != "" && (c.Sink.CertFile == "" || c.Sink.KeyFile == "") {
-		v.add(pathOf("sink", "tls"), "needs sink.cert_file and sink.key_file")
+	// Without cert_file and key_file the sink generates a self-signed
+	// certificate; one without the other is a mistake.
+	if (c.Sink.CertFile == "") != (c.Sink.KeyFile == "") {
+		if c.Sink.CertFile == "" {
+			v.add(pathOf("sink", "key_file"), "needs sink.cert_file too (or neither, for a generated self-signed certificate)")
+		} else {
+			v.add(pathOf("sink", "cert_file"), "needs sink.key_file too (or neither, for a generated self-signed certificate)")
+		}
 	}
 	if c.Sink.MaxMessageBytes < 0 {
 		v.add(pathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", c.Sink.MaxMessageBytes)
