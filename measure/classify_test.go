@@ -34,35 +34,14 @@ func refusedDialError(t *testing.T) error {
 }
 
 // untrustedHandshakeError runs a real handshake against a 127.0.0.1 TLS
-// listener whose self-signed certificate the client does not trust.
+// server whose self-signed certificate the client does not trust.
 func untrustedHandshakeError(t *testing.T) error {
 	t.Helper()
 	server, _ := testcert.New(t, "127.0.0.1")
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		c.(*tls.Conn).Handshake()
-		c.Close()
-	}()
-	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: &tls.Config{RootCAs: x509.NewCertPool()}}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := d.DialContext(ctx, "tcp", ln.Addr().String())
+	err := testcert.Handshake(t, server, &tls.Config{RootCAs: x509.NewCertPool(), ServerName: "127.0.0.1"})
 	if err == nil {
-		c.Close()
 		t.Fatal("handshake with an untrusted certificate succeeded")
 	}
-	<-done
 	return err
 }
 

@@ -3,10 +3,11 @@
 // never stored anywhere but where WritePEM puts them.
 //
 // Every function fails the test (t.Fatal) on error instead of returning it.
-// Apart from WritePEM, nothing here performs I/O.
+// Apart from WritePEM and Handshake, nothing here performs I/O.
 package testcert
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -146,4 +147,39 @@ func (c *Cert) WritePEM(t testing.TB) (certFile, keyFile string) {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
+}
+
+// Handshake runs one TLS handshake between server and client over a fresh
+// 127.0.0.1 TCP connection and returns the client's error. A net.Pipe would
+// not do: it has no buffer for the alert a failing client sends. Everything
+// is bounded by a 5 s deadline, and the listener is closed on return.
+func Handshake(t testing.TB, server, client *tls.Config) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		tls.Server(c, server).HandshakeContext(ctx)
+	}()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = tls.Client(c, client).HandshakeContext(ctx)
+	c.Close()
+	<-done
+	return err
 }

@@ -1,47 +1,11 @@
 package testcert
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"net"
 	"testing"
-	"time"
 )
-
-// handshake runs one handshake over a 127.0.0.1 connection (a pipe has no
-// buffer for the alert a failing client sends) and returns the client's error.
-func handshake(t *testing.T, server, client *tls.Config) error {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		tls.Server(c, server).HandshakeContext(ctx)
-	}()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	err = tls.Client(c, client).HandshakeContext(ctx)
-	c.Close()
-	<-done
-	return err
-}
 
 func TestCertificates(t *testing.T) {
 	srv, pool := New(t)
@@ -63,7 +27,7 @@ func TestCertificates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := handshake(t, tt.server, &tls.Config{RootCAs: tt.roots, ServerName: tt.serverName})
+			err := Handshake(t, tt.server, &tls.Config{RootCAs: tt.roots, ServerName: tt.serverName})
 			switch want := tt.wantErr.(type) {
 			case nil:
 				if err != nil {
@@ -100,7 +64,7 @@ func TestWritePEM(t *testing.T) {
 	if !leaf.Equal(c.Leaf) || leaf.Subject.CommonName != "pem test" {
 		t.Fatalf("loaded certificate %q differs from the one made", leaf.Subject.CommonName)
 	}
-	if err := handshake(t, &tls.Config{Certificates: []tls.Certificate{kp}}, &tls.Config{RootCAs: c.Pool(), ServerName: "127.0.0.1"}); err != nil {
+	if err := Handshake(t, &tls.Config{Certificates: []tls.Certificate{kp}}, &tls.Config{RootCAs: c.Pool(), ServerName: "127.0.0.1"}); err != nil {
 		t.Fatalf("handshake with the loaded pair: %v", err)
 	}
 }
