@@ -101,12 +101,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// before, reaches it through this pointer.
 	var ledgerPtr atomic.Pointer[ledger.Ledger]
 	var sink *smtpsink.Sink
+	var sinkTLS *tls.Config // the embedded target's relay pins its certificate
 	if cfg.Sink.Enabled {
 		listen := cfg.Sink.Listen
 		if cfg.Target.Embedded {
 			listen = "127.0.0.1:0" // nobody else needs to find it
 		}
-		var sinkTLS *tls.Config
 		if cfg.Sink.TLS != "" && cfg.Sink.TLS != "none" {
 			if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
 				return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
@@ -145,8 +145,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 	}
 	if cfg.Target.Embedded {
-		// The embedded target offers STARTTLS with a certificate made for
-		// this run; the clients trust exactly that certificate.
+		// The embedded target serves each endpoint's mode (STARTTLS or
+		// implicit TLS, IMAP and SMTP independently) with a certificate
+		// made for this run; the clients trust exactly that certificate.
 		var srvTLS *tls.Config
 		if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
 			var roots *x509.CertPool
@@ -159,26 +160,31 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 			if smtpCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
 				return nil, err
 			}
-			for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
-				if ep.TLS == "implicit" {
-					warnings = append(warnings, "the embedded target offers STARTTLS only: tls = \"implicit\" ran as STARTTLS")
-					break
-				}
-			}
 		}
 		tu := make([]target.User, len(users))
 		for i, u := range users {
 			tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
 		}
-		relay := ""
+		// The relay speaks to the sink as an MTA would: STARTTLS when the
+		// sink offers it, implicit TLS when the sink is implicit; it trusts
+		// exactly the sink's certificate.
+		relay, relayTLS := "", target.RelayOpportunisticTLS
+		var relayTLSConfig *tls.Config
 		if sink != nil {
 			relay = sink.Addr().String()
+			if sinkTLS != nil && len(sinkTLS.Certificates) > 0 && len(sinkTLS.Certificates[0].Certificate) > 0 {
+				relayTLSConfig = target.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
+			}
+			if cfg.Sink.TLS == "implicit" {
+				relayTLS = target.RelayImplicitTLS
+			}
 		}
 		t0 := time.Now()
 		tg, err := target.Start(context.Background(), target.Options{
 			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: cfg.Mailboxes.Folders,
 			Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
-			TLSConfig: srvTLS,
+			TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
+			RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
 		})
 		if err != nil {
 			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
@@ -189,7 +195,6 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if opts.EmbeddedStarted != nil {
 			opts.EmbeddedStarted(tg)
 		}
-		imapCfg.TLS, smtpCfg.TLS = embeddedIMAPMode(cfg.Target.IMAP), embeddedSMTPMode(cfg.Target.SMTP)
 	} else {
 		if imapCfg.TLSConfig, err = tlsconf.Client(cfg.Target.IMAP); err != nil {
 			return nil, usageErr(fmt.Errorf("target.imap: %w", err))
@@ -291,22 +296,6 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 }
 
 func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }
-
-// embeddedIMAPMode is the mode the embedded target can serve for ep: it
-// offers STARTTLS only.
-func embeddedIMAPMode(ep workload.Endpoint) imapclient.TLSMode {
-	if tlsOn(ep) {
-		return imapclient.TLSStartTLS
-	}
-	return imapclient.TLSNone
-}
-
-func embeddedSMTPMode(ep workload.Endpoint) smtpclient.TLSMode {
-	if tlsOn(ep) {
-		return smtpclient.TLSStartTLS
-	}
-	return smtpclient.TLSNone
-}
 
 // ConfigError is a problem with the workload that only shows when the run
 // starts (an unreadable CA file, say): the CLI's usage exit code.
