@@ -13,7 +13,8 @@
 // benchmark the regex matches must report METRIC at most MAX; with -count > 1
 // the median of its runs is compared. A target that matches no result, or
 // whose benchmarks don't report METRIC, fails: a target that didn't run is
-// not a pass. Blank lines and lines starting with # are ignored.
+// not a pass. Blank lines and lines starting with # are ignored; a file
+// without targets is an error.
 //
 // check doesn't perform I/O beyond reading its inputs and writing stdout.
 package main
@@ -47,6 +48,10 @@ func run(targetsPath string, inputs []string, stdin io.Reader, stdout, stderr io
 	tf.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "check: %s: %v\n", targetsPath, err)
+		return 2
+	}
+	if len(targets) == 0 {
+		fmt.Fprintf(stderr, "check: %s: no targets\n", targetsPath)
 		return 2
 	}
 	var results []Result

@@ -112,7 +112,7 @@ func TestCheck(t *testing.T) {
 	}
 	wants := []want{
 		{2, mod + "compliance.BenchmarkObserve", true, 240.5},
-		{3, mod + "compliance.BenchmarkObserve", true, 0}, // 0 <= 0: the maximum passes
+		{3, mod + "compliance.BenchmarkObserve", true, 0},      // 0 <= 0: the maximum passes
 		{4, mod + "ledger.BenchmarkLedgerAccepted", true, 350}, // median of 350, 310, 900 (the mean would fail)
 		{5, mod + "ledger.BenchmarkLedgerAccepted", false, 27.5},
 		{6, mod + "ledger.BenchmarkSplit", true, 50000000},
@@ -181,6 +181,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"one fails", "compliance\\.BenchmarkObserve$ ns/op 500\ncompliance\\.BenchmarkObserve$ ns/op 200\n", false, 1},
 		{"missing benchmark fails", "BenchmarkNope ns/op 1e9\n", false, 1},
 		{"malformed targets", "BenchmarkX ns/op\n", false, 2},
+		{"no targets", "# only a comment\n\n", false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := write("targets.txt", tc.targets)
