@@ -89,7 +89,6 @@ func populateFunc(cfg *workload.Config, gen *message.Generator) func(target.User
 	}
 }
 
-
 func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
