@@ -51,8 +51,8 @@ type Addresses struct {
 //	TLS               each endpoint's own mode, "starttls" where cfg says "none"
 //	TLS + resumption  the same with session_resumption = true
 //
-// With the embedded target (which offers STARTTLS only) the TLS mode is
-// always "starttls". The other endpoint settings (ca_file, server_name,
+// The embedded target serves whichever mode each endpoint asks for, so
+// its plaintext run needs no other address. The other endpoint settings (ca_file, server_name,
 // min_tls_version, insecure_skip_verify, auth) are kept as cfg has them.
 // It doesn't perform I/O.
 func Variants(cfg *workload.Config, addrs Addresses) ([]Variant, error) {
@@ -60,7 +60,7 @@ func Variants(cfg *workload.Config, addrs Addresses) ([]Variant, error) {
 		return nil, errors.New("compare: no config")
 	}
 	tlsMode := func(ep workload.Endpoint) string {
-		if cfg.Target.Embedded || ep.TLS == "" || ep.TLS == "none" {
+		if ep.TLS == "" || ep.TLS == "none" {
 			return "starttls"
 		}
 		return ep.TLS

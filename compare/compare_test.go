@@ -55,10 +55,12 @@ func TestVariants(t *testing.T) {
 			{"implicit", "starttls", "127.0.0.1:1993", "127.0.0.1:2525"},
 		}, ""},
 		{"implicit IMAP without a plaintext address", sutConfig("implicit", "none"), Addresses{}, nil, "--plain-imap"},
-		{"embedded: starttls only", embedded, Addresses{}, []want{
+		// The embedded target serves implicit TLS too, on the same
+		// address: no plaintext address needed.
+		{"embedded: keeps implicit", embedded, Addresses{}, []want{
 			{"none", "none", "127.0.0.1:1993", "127.0.0.1:2525"},
-			{"starttls", "starttls", "127.0.0.1:1993", "127.0.0.1:2525"},
-			{"starttls", "starttls", "127.0.0.1:1993", "127.0.0.1:2525"},
+			{"implicit", "starttls", "127.0.0.1:1993", "127.0.0.1:2525"},
+			{"implicit", "starttls", "127.0.0.1:1993", "127.0.0.1:2525"},
 		}, ""},
 	}
 	for _, tt := range tests {

@@ -29,9 +29,9 @@ greeting and authentication parts, handshakes resumed, compliance and the
 generator's CPU time per session.
 
 TLS uses each endpoint's tls mode from the config, or starttls where it
-says none (so set ca_file / server_name there for a self-signed server);
-the embedded target offers STARTTLS only. An endpoint with implicit TLS
-needs --plain-imap / --plain-smtp for the plaintext run.
+says none (so set ca_file / server_name there for a self-signed server).
+An endpoint of a real server with implicit TLS needs --plain-imap /
+--plain-smtp for the plaintext run; the embedded target serves every mode.
 
 Exit codes: 0 every run compliant, 1 a run not compliant or failed,
 2 usage or config error, 3 the comparison could not be carried out.
