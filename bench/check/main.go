@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -303,6 +304,10 @@ func shortKey(k string) string {
 	return strings.TrimPrefix(k, "github.com/mailbench/mailbench/")
 }
 
+// formatValue prints whole numbers in full (12000000, not 1.2e+07).
 func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
