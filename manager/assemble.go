@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
@@ -35,6 +37,7 @@ func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Re
 		SessionsDropped:       res.Sessions.Dropped,
 		SessionsByType:        map[string]int64{},
 		MaxConcurrentObserved: int(res.Sessions.MaxActive),
+		MaxDroppedPercent:     cfg.Compliance.MaxDroppedPercent,
 		Functions:             rec.Stats(recorder.Measurement).Snapshot(),
 	}
 	if cfg.Target.Embedded {
@@ -63,8 +66,15 @@ func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Re
 	if res.CutSessions > 0 {
 		run.Warnings = append(run.Warnings, plural(res.CutSessions, "session was", "sessions were")+" still running at the end of ramp-down and were cut")
 	}
-	if res.Sessions.Dropped > 0 {
-		run.Warnings = append(run.Warnings, plural(res.Sessions.Dropped, "session", "sessions")+" could not start (generator at its concurrency cap or every user busy): the load offered was below the target")
+	if c := res.Sessions; c.Dropped > 0 {
+		var why []string
+		if c.DroppedAtCap > 0 {
+			why = append(why, fmt.Sprintf("%d at the generator's cap of %d concurrent sessions (load.max_concurrent_sessions)", c.DroppedAtCap, cfg.Load.MaxConcurrent))
+		}
+		if busy := c.Dropped - c.DroppedAtCap; busy > 0 {
+			why = append(why, fmt.Sprintf("%d because all %d users were already in a session (add users)", busy, res.Users))
+		}
+		run.Warnings = append(run.Warnings, plural(c.Dropped, "session", "sessions")+" could not start, so the load offered was below the target: "+strings.Join(why, "; "))
 	}
 	for _, s := range rec.ErrorSamples() {
 		run.Warnings = append(run.Warnings, "error sample: "+s)

@@ -66,6 +66,7 @@ type jsonSessions struct {
 	Failed                int64            `json:"failed"`
 	Late                  int64            `json:"late"`
 	Dropped               int64            `json:"dropped"`
+	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
 	ByType                map[string]int64 `json:"by_type"`
 	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
 }
@@ -169,7 +170,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
 			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
 			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
-			Late: r.SessionsLate, Dropped: r.SessionsDropped, ByType: r.SessionsByType,
+			Late: r.SessionsLate, Dropped: r.SessionsDropped, MaxDroppedPercent: r.MaxDroppedPercent, ByType: r.SessionsByType,
 			MaxConcurrentObserved: r.MaxConcurrentObserved,
 		},
 		Sink: jsonSink{
@@ -305,6 +306,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		SessionsFailed:          j.Sessions.Failed,
 		SessionsLate:            j.Sessions.Late,
 		SessionsDropped:         j.Sessions.Dropped,
+		MaxDroppedPercent:       j.Sessions.MaxDroppedPercent,
 		MaxConcurrentObserved:   j.Sessions.MaxConcurrentObserved,
 		Sink: SinkSummary{
 			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,

@@ -65,10 +65,13 @@ type Run struct {
 	SessionsFailed                int64
 	SessionsLate                  int64 // started, but later than the tolerance
 	SessionsDropped               int64 // never started: generator at its cap or too late
-	SessionsByType                map[string]int64
-	MaxConcurrentObserved         int
-	Sink                          SinkSummary
-	Warnings                      []string
+	// MaxDroppedPercent: the run fails when SessionsDropped reaches this
+	// share of the sessions due (started + dropped); 0 disables the check.
+	MaxDroppedPercent     float64
+	SessionsByType        map[string]int64
+	MaxConcurrentObserved int
+	Sink                  SinkSummary
+	Warnings              []string
 	// Delivery is the reconciliation of what was sent with what arrived
 	// (nil when not measured); lost, duplicated or corrupted mail fails
 	// the run whatever the table says.
@@ -91,6 +94,19 @@ type CheckerSummary struct {
 	Errors   int64 `json:"errors"`
 }
 
+// DroppedRow is the name of the offered-load check in Table.Failing.
+const DroppedRow = "Dropped sessions"
+
+// DroppedPercent is the share of the sessions due in the measurement window
+// that could not start; ok is false when none were due.
+func (r *Run) DroppedPercent() (pct float64, ok bool) {
+	due := r.SessionsStarted + r.SessionsDropped
+	if due == 0 {
+		return 0, false
+	}
+	return 100 * float64(r.SessionsDropped) / float64(due), true
+}
+
 // DeliveryRow is the name of the delivery-accounting entry in Table.Failing.
 const DeliveryRow = "Delivery accounting"
 
@@ -99,6 +115,10 @@ const DeliveryRow = "Delivery accounting"
 // corrupted mail.
 func (r *Run) Evaluate(rules compliance.Rules) {
 	r.Table = compliance.Evaluate(r.Functions, rules)
+	if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+		r.Table.Compliant = false
+		r.Table.Failing = append(r.Table.Failing, DroppedRow)
+	}
 	if r.Delivery != nil && len(r.Delivery.Failing()) > 0 {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DeliveryRow)
@@ -189,6 +209,7 @@ func Merge(runs ...*Run) (*Run, error) {
 		m.SessionsFailed += r.SessionsFailed
 		m.SessionsLate += r.SessionsLate
 		m.SessionsDropped += r.SessionsDropped
+		m.MaxDroppedPercent = max(m.MaxDroppedPercent, r.MaxDroppedPercent)
 		m.MaxConcurrentObserved += r.MaxConcurrentObserved
 		m.Sink.Messages += r.Sink.Messages
 		m.Sink.Recipients += r.Sink.Recipients

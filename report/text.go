@@ -141,6 +141,10 @@ func WriteText(w io.Writer, r *Run) error {
 		if !e.Pass {
 			p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
 		}
+		if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+			p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
+				DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
+		}
 		if r.Delivery != nil {
 			for _, f := range r.Delivery.Failing() {
 				p("  - %s: %s\n", DeliveryRow, f)

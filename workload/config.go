@@ -145,12 +145,16 @@ type MailboxesConfig struct {
 // ComplianceConfig holds the limits. Functions overrides the defaults per
 // function name (exact names of the SPECmail2008 table).
 type ComplianceConfig struct {
-	Limit            Duration                 `toml:"limit"`                     // default 5s
-	RequiredPercent  float64                  `toml:"required_percent"`          // default 95 (strictly greater)
-	DeliveryLimit    Duration                 `toml:"delivery_limit"`            // default 60s
-	DeliveryRequired float64                  `toml:"delivery_required_percent"` // default 95
-	MaxErrorPercent  float64                  `toml:"max_error_percent"`         // default 1 (strictly less)
-	Functions        map[string]FunctionLimit `toml:"functions"`
+	Limit            Duration `toml:"limit"`                     // default 5s
+	RequiredPercent  float64  `toml:"required_percent"`          // default 95 (strictly greater)
+	DeliveryLimit    Duration `toml:"delivery_limit"`            // default 60s
+	DeliveryRequired float64  `toml:"delivery_required_percent"` // default 95
+	MaxErrorPercent  float64  `toml:"max_error_percent"`         // default 1 (strictly less)
+	// MaxDroppedPercent bounds the sessions of the measurement window that
+	// could not start (generator at its cap, every user busy): a run that
+	// did not offer its target load is not compliant. Default 1 (strictly less).
+	MaxDroppedPercent float64                  `toml:"max_dropped_percent"`
+	Functions         map[string]FunctionLimit `toml:"functions"`
 }
 
 // FunctionLimit overrides the default limit for one function.

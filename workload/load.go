@@ -571,12 +571,13 @@ func DefaultConfig() *Config {
 			FolderMessagesMax: 40,
 		},
 		Compliance: ComplianceConfig{
-			Limit:            Duration{5 * time.Second},
-			RequiredPercent:  95,
-			DeliveryLimit:    Duration{60 * time.Second},
-			DeliveryRequired: 95,
-			MaxErrorPercent:  1,
-			Functions:        map[string]FunctionLimit{},
+			Limit:             Duration{5 * time.Second},
+			RequiredPercent:   95,
+			DeliveryLimit:     Duration{60 * time.Second},
+			DeliveryRequired:  95,
+			MaxErrorPercent:   1,
+			MaxDroppedPercent: 1,
+			Functions:         map[string]FunctionLimit{},
 		},
 	}
 }
@@ -935,6 +936,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	v.duration(pathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
 	v.number(pathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
 	v.number(pathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
+	v.number(pathOf("compliance", "max_dropped_percent"), cc.MaxDroppedPercent, 0, 100, true, false)
 	names := make([]string, 0, len(cc.Functions))
 	for name := range cc.Functions {
 		names = append(names, name)

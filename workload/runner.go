@@ -62,6 +62,7 @@ type RunResult struct {
 	SessionsFailed int64                 // ended early by an error (measurement window)
 	Stopped        bool                  // stop was requested before the end
 	StopAt         time.Time             // when arrivals ended (end of measurement, or the stop)
+	Users          int                   // simulated users
 	CutSessions    int64                 // sessions still running at the end of ramp-down
 }
 
@@ -94,7 +95,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	warm, meas, ramp := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration
 	end := warm + meas
 	start := time.Now()
-	res := &RunResult{Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[SessionKind]int64{}}
+	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
 	// sessionCtx is cut at the end of ramp-down, or at once by kill.

@@ -21,12 +21,13 @@ func (a Arrival) Late() time.Duration { return a.Actual.Sub(a.Intended) }
 // SchedulerCounts are the scheduler's exact counters. Only arrivals whose
 // intended start lies in the counted window (see Scheduler.Counted) count.
 type SchedulerCounts struct {
-	Scheduled int64 // arrivals due in the window
-	Started   int64 // handed to a session
-	Late      int64 // started, but later than the tolerance
-	Dropped   int64 // not started: concurrency cap reached or no free user
-	Completed int64 // sessions that returned
-	MaxActive int64 // highest number of sessions running at once (whole run)
+	Scheduled    int64 // arrivals due in the window
+	Started      int64 // handed to a session
+	Late         int64 // started, but later than the tolerance
+	Dropped      int64 // not started: concurrency cap reached or no free user
+	DroppedAtCap int64 // of Dropped: the concurrency cap was reached
+	Completed    int64 // sessions that returned
+	MaxActive    int64 // highest number of sessions running at once (whole run)
 }
 
 // Scheduler turns an ArrivalSchedule into running sessions without ever
@@ -49,9 +50,9 @@ type Scheduler struct {
 	// its own goroutine and must return promptly once ctx is done.
 	Admit func(a Arrival) (session func(ctx context.Context), ok bool)
 
-	active                                                  atomic.Int64
-	scheduled, started, late, dropped, completed, maxActive atomic.Int64
-	wg                                                      sync.WaitGroup
+	active                                                              atomic.Int64
+	scheduled, started, late, dropped, droppedCap, completed, maxActive atomic.Int64
+	wg                                                                  sync.WaitGroup
 }
 
 // Run hands out arrivals due before end (an offset from start) until end is
@@ -90,6 +91,7 @@ func (s *Scheduler) Run(stop, sessionCtx context.Context, start time.Time, end t
 		if s.MaxConcurrent > 0 && s.active.Load() >= int64(s.MaxConcurrent) {
 			if counted {
 				s.dropped.Add(1)
+				s.droppedCap.Add(1)
 			}
 			continue
 		}
@@ -134,11 +136,12 @@ func (s *Scheduler) Active() int64 { return s.active.Load() }
 // Counts returns the counters so far; safe for concurrent use.
 func (s *Scheduler) Counts() SchedulerCounts {
 	return SchedulerCounts{
-		Scheduled: s.scheduled.Load(),
-		Started:   s.started.Load(),
-		Late:      s.late.Load(),
-		Dropped:   s.dropped.Load(),
-		Completed: s.completed.Load(),
-		MaxActive: s.maxActive.Load(),
+		Scheduled:    s.scheduled.Load(),
+		Started:      s.started.Load(),
+		Late:         s.late.Load(),
+		Dropped:      s.dropped.Load(),
+		DroppedAtCap: s.droppedCap.Load(),
+		Completed:    s.completed.Load(),
+		MaxActive:    s.maxActive.Load(),
 	}
 }
