@@ -139,6 +139,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		Address: cfg.Target.SMTP.Address, TLS: smtpclient.TLSMode(cfg.Target.SMTP.TLS),
 		Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth,
 	}
+	inEP := cfg.Target.InboundEndpoint()
+	inboundCfg := smtpclient.Config{
+		Address: inEP.Address, TLS: smtpclient.TLSMode(inEP.TLS),
+		Timeout: cfg.Load.OpTimeout.Duration, Auth: "none",
+	}
 	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
 		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
 			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
@@ -202,6 +207,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if smtpCfg.TLSConfig, err = tlsconf.Client(cfg.Target.SMTP); err != nil {
 			return nil, usageErr(fmt.Errorf("target.smtp: %w", err))
 		}
+		if inboundCfg.TLSConfig, err = tlsconf.Client(inEP); err != nil {
+			return nil, usageErr(fmt.Errorf("target.inbound: %w", err))
+		}
 	}
 
 	var stream io.Writer
@@ -239,6 +247,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	checker := ledger.NewChecker(led, ledger.CheckerConfig{IMAP: imapCfg, Users: checkUsers})
 	runner := &workload.Runner{
 		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
+		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
 		Observer: observer, Progress: opts.Progress,
 		OnSent: func(m workload.SentMessage) {
 			remote := m.Remote
@@ -305,3 +314,13 @@ func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func usageErr(err error) error { return &ConfigError{err} }
+
+// inboundFor is where the inbound stream delivers: the embedded target has
+// one SMTP listener, so there it is the submission settings without AUTH.
+func inboundFor(cfg *workload.Config, submit, inbound smtpclient.Config) smtpclient.Config {
+	if cfg.Target.Embedded {
+		submit.Auth = "none"
+		return submit
+	}
+	return inbound
+}

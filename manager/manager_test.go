@@ -156,3 +156,33 @@ func TestPopulationReproducible(t *testing.T) {
 		t.Errorf("INBOX plan %v", a[0])
 	}
 }
+
+// Submission with SMTP AUTH: each send session logs in as its own user
+// (over STARTTLS, where the embedded target offers AUTH), and the inbound
+// stream delivers without logging in.
+func TestRunSubmissionAuth(t *testing.T) {
+	cfg := shortQuick(t, 3*time.Second)
+	cfg.Target.SMTP.TLS = "starttls"
+	cfg.Target.SMTP.Auth = "plain"
+	ctx := context.Background()
+	run, err := Run(ctx, ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []measure.Function{measure.SMTPConnect, measure.SMTPData} {
+		fs := run.Functions[f]
+		if fs == nil || fs.Operations == 0 || fs.ErrorCount() != 0 {
+			t.Errorf("%s: %+v", f, fs)
+		}
+	}
+	if c := run.Connect; c == nil {
+		t.Error("no connect breakdown")
+	} else if fb, ok := c.Function(measure.SMTPConnect); !ok || fb.Auth.Count == 0 {
+		t.Errorf("SMTP Connect: no authentication measured: %+v", fb)
+	}
+	if !run.Table.Compliant {
+		var buf bytes.Buffer
+		report.WriteText(&buf, run)
+		t.Errorf("not compliant:\n%s", buf.String())
+	}
+}

@@ -31,7 +31,42 @@ type TargetConfig struct {
 	// ignores IMAP and SMTP below.
 	Embedded bool     `toml:"embedded"`
 	IMAP     Endpoint `toml:"imap"`
-	SMTP     Endpoint `toml:"smtp"` // where sessions submit and inbound mail arrives
+	SMTP     Endpoint `toml:"smtp"` // where send sessions submit mail
+	// Inbound is where the background stream of remote senders delivers
+	// (an MX's port 25, say). Unset fields take SMTP's address and TLS
+	// settings; its auth defaults to "none", as remote MTAs don't log in.
+	Inbound Endpoint `toml:"inbound"`
+}
+
+// InboundEndpoint is Target.Inbound with its unset fields taken from
+// Target.SMTP. It doesn't perform I/O.
+func (t TargetConfig) InboundEndpoint() Endpoint {
+	in := t.Inbound
+	if in.Address == "" {
+		in.Address = t.SMTP.Address
+	}
+	if in.TLS == "" {
+		in.TLS = t.SMTP.TLS
+		if in.CAFile == "" {
+			in.CAFile = t.SMTP.CAFile
+		}
+		if in.ServerName == "" {
+			in.ServerName = t.SMTP.ServerName
+		}
+		if !in.InsecureSkipVerify {
+			in.InsecureSkipVerify = t.SMTP.InsecureSkipVerify
+		}
+		if in.MinTLSVersion == "" {
+			in.MinTLSVersion = t.SMTP.MinTLSVersion
+		}
+		if !in.SessionResumption {
+			in.SessionResumption = t.SMTP.SessionResumption
+		}
+	}
+	if in.Auth == "" {
+		in.Auth = "none"
+	}
+	return in
 }
 
 // Endpoint is one server address and how to reach it.

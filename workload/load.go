@@ -762,6 +762,14 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		v.oneOf(p.with("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
 		v.oneOf(p.with("auth"), ep.e.Auth, ep.auths...)
 	}
+	// target.inbound: every field optional (defaults from target.smtp).
+	in := c.Target.Inbound
+	if in.Address != "" {
+		v.hostPort(pathOf("target", "inbound", "address"), in.Address, false)
+	}
+	v.oneOf(pathOf("target", "inbound", "tls"), in.TLS, "", "none", "starttls", "implicit")
+	v.oneOf(pathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
+	v.oneOf(pathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
 
 	// sink
 	if c.Sink.Enabled {

@@ -23,7 +23,9 @@ type Runner struct {
 	// the Runner's Observer.
 	IMAP imapclient.Config
 	SMTP smtpclient.Config
-	Gen  *message.Generator
+	// Inbound is where the inbound mail stream delivers; zero Address: SMTP.
+	Inbound smtpclient.Config
+	Gen     *message.Generator
 	// Observer receives every timed operation of every phase; the recorder
 	// decides which phase an observation belongs to from its start time.
 	Observer measure.Observer
@@ -83,7 +85,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		return nil, err
 	}
 	env := &sessionEnv{
-		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, gen: r.Gen,
+		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, inboundTo: r.Inbound, gen: r.Gen,
 		runID: r.RunID, sizes: sizes, rcpts: rcpts,
 		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected,
 	}
@@ -149,7 +151,10 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if r.Observer == nil {
 		r.Observer = measure.Discard
 	}
-	env.imap.Observer, env.smtp.Observer, env.obs = r.Observer, r.Observer, r.Observer
+	if env.inboundTo.Address == "" {
+		env.inboundTo = r.SMTP
+	}
+	env.imap.Observer, env.smtp.Observer, env.inboundTo.Observer, env.obs = r.Observer, r.Observer, r.Observer, r.Observer
 
 	var wg sync.WaitGroup
 	wg.Add(2)

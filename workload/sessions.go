@@ -67,6 +67,7 @@ type sessionEnv struct {
 	users      []User
 	imap       imapclient.Config
 	smtp       smtpclient.Config
+	inboundTo  smtpclient.Config // where remote senders deliver
 	gen        *message.Generator
 	runID      uint32
 	msgSeq     atomic.Uint64
@@ -281,7 +282,10 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (messa
 func (e *sessionEnv) sendSession(ctx context.Context, u User, rng *rand.Rand) error {
 	to := e.rcpts.pick(rng, e.users, u)
 	env, size, variant := e.newMessage(u.Address, to, rng)
-	if err := e.submit(ctx, env, size, variant, Send); err != nil {
+	// Submission authenticates as the sending user when auth is set.
+	sc := e.smtp
+	sc.Username, sc.Password = u.Login, u.Password
+	if err := e.submit(ctx, sc, env, size, variant, Send); err != nil {
 		return err
 	}
 	if !e.think(ctx, rng) {
@@ -300,13 +304,13 @@ func (e *sessionEnv) inbound(ctx context.Context, rng *rand.Rand) error {
 	to := e.rcpts.pickLocal(rng, e.users)
 	from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), e.cfg.Users.RemoteDomain)
 	env, size, variant := e.newMessage(from, to, rng)
-	return e.submit(ctx, env, size, variant, Inbound)
+	return e.submit(ctx, e.inboundTo, env, size, variant, Inbound)
 }
 
 // submit sends one message over a fresh SMTP connection (SMTP Connect, SMTP
 // Data) and reports what the server accepted to the ledger.
-func (e *sessionEnv) submit(ctx context.Context, env message.Envelope, size int, variant uint64, kind SessionKind) error {
-	c, err := smtpclient.Connect(ctx, e.smtp)
+func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env message.Envelope, size int, variant uint64, kind SessionKind) error {
+	c, err := smtpclient.Connect(ctx, sc)
 	if err != nil {
 		return err
 	}
