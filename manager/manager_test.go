@@ -186,3 +186,30 @@ func TestRunSubmissionAuth(t *testing.T) {
 		t.Errorf("not compliant:\n%s", buf.String())
 	}
 }
+
+// A wrong server name is a classified TLS error in the table, with its
+// reason in the report, never a crash.
+func TestRunTLSWrongServerName(t *testing.T) {
+	cfg := shortQuick(t, 2*time.Second)
+	cfg.Target.IMAP.TLS = "starttls"
+	cfg.Target.IMAP.ServerName = "wrong.mailbench.test"
+	ctx := context.Background()
+	run, err := Run(ctx, ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := run.Functions[measure.IMAPConnect]
+	if fs == nil || fs.Errors[measure.TLS] == 0 || fs.Errors[measure.TLS] != fs.Operations {
+		t.Fatalf("IMAP Connect: want every operation a TLS error, got %+v", fs)
+	}
+	if run.Table.Compliant {
+		t.Error("a run whose every IMAP connect failed was compliant")
+	}
+	var buf bytes.Buffer
+	if err := report.WriteText(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "IMAP Connect [tls]: wrong server name") {
+		t.Errorf("report does not name the TLS failure:\n%s", buf.String())
+	}
+}

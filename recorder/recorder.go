@@ -15,6 +15,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/tlsconf"
 )
 
 // Phase names where an operation started.
@@ -91,7 +92,11 @@ func (r *Recorder) Observe(o measure.Observation) {
 	if o.Class != measure.OK && o.Err != nil {
 		k := sampleKey{o.Function, o.Class}
 		if len(r.samples[k]) < maxSamples {
-			r.samples[k] = append(r.samples[k], o.Err.Error())
+			msg := o.Err.Error()
+			if why := tlsconf.Reason(o.Err); why != "" && o.Class == measure.TLS {
+				msg = why + ": " + msg
+			}
+			r.samples[k] = append(r.samples[k], msg)
 		}
 	}
 	if r.stream != nil && r.werr == nil {
