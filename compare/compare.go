@@ -204,7 +204,9 @@ func (r *Row) fill(run *report.Run, snap *connstats.Snapshot, cpu time.Duration)
 	if run.SessionsStarted > 0 {
 		r.CPUPerSession = cpu / time.Duration(run.SessionsStarted)
 	}
-	r.WorstPercent = -1
+	if worst, ok := run.WorstRow(); ok {
+		r.WorstPercent, r.WorstFunction = worst.PercentCompliant, worst.Function
+	}
 	for _, row := range run.Table.Rows {
 		r.TLSErrors += row.ErrorsByClass[measure.TLS]
 		switch row.Function {
@@ -213,12 +215,6 @@ func (r *Row) fill(run *report.Run, snap *connstats.Snapshot, cpu time.Duration)
 		case measure.SMTPConnect:
 			r.SMTPConnect = ConnectRow{Operations: row.Operations, Errors: row.Errors, P50: row.P50, P95: row.P95}
 		}
-		if row.Operations > 0 && (r.WorstPercent < 0 || row.PercentCompliant < r.WorstPercent) {
-			r.WorstPercent, r.WorstFunction = row.PercentCompliant, row.Function
-		}
-	}
-	if r.WorstPercent < 0 {
-		r.WorstPercent = 0
 	}
 }
 

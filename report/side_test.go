@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/measure"
+)
+
+func TestWriteSideBySideGolden(t *testing.T) {
+	good := compliantRun()
+	good.Delivery = &ledger.Reconciliation{Lost: 0, Duplicated: 1, Corrupted: 0}
+	bad := failingRun()
+	var buf bytes.Buffer
+	if err := WriteSideBySide(&buf, []*Run{good, bad}, []string{"dovecot-2.3", ""}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "side.txt.golden", buf.Bytes())
+
+	out := buf.String()
+	// The first column is labelled, the second falls back to the run's name.
+	header := strings.SplitN(out, "\n", 2)[0]
+	if !strings.Contains(header, "dovecot-2.3") || !strings.Contains(header, "quick") {
+		t.Errorf("header %q", header)
+	}
+	// The failing run says why below the table.
+	if !strings.Contains(out, "quick: partial (interrupted by SIGINT); failing: ") || !strings.Contains(out, string(measure.IMAPExpunge)) {
+		t.Errorf("no reason for the failing run:\n%s", out)
+	}
+	// A function only one run has a row for is a row with "-" for the other.
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, string(measure.DeliveryLocal)+" % compliant") && !strings.HasSuffix(strings.TrimSpace(l), "-") {
+			t.Errorf("delivery row of a run without it: %q", l)
+		}
+	}
+}
+
+func TestWriteSideBySideRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		runs   []*Run
+		labels []string
+		want   string
+	}{
+		{"no runs", nil, nil, "no runs"},
+		{"labels mismatch", []*Run{compliantRun()}, []string{"a", "b"}, "2 labels for 1 runs"},
+		{"nil run", []*Run{compliantRun(), nil}, nil, "run 1 is nil"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := WriteSideBySide(&bytes.Buffer{}, tt.runs, tt.labels)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWorstRow(t *testing.T) {
+	bad := failingRun()
+	row, ok := bad.WorstRow()
+	// IMAP EXPUNGE is at exactly 95.00%; LSUB never ran and is skipped.
+	if !ok || row.Function != measure.IMAPExpunge || row.PercentCompliant != 95 {
+		t.Errorf("worst row %s %.2f%% (ok %v), want %s 95%%", row.Function, row.PercentCompliant, ok, measure.IMAPExpunge)
+	}
+	if _, ok := (&Run{}).WorstRow(); ok {
+		t.Error("a run without rows has a worst row")
+	}
+	if bad.Valid() || !compliantRun().Valid() {
+		t.Error("Valid: want false for the partial failing run, true for the compliant one")
+	}
+}
