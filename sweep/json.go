@@ -1,0 +1,102 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/mailbench/mailbench/report"
+)
+
+// SchemaVersion is the version of the JSON written by WriteJSON (described
+// in docs/sweep.md).
+const SchemaVersion = 1
+
+type jsonResult struct {
+	Schema        string       `json:"schema"` // always "mailbench-sweep"
+	SchemaVersion int          `json:"schema_version"`
+	Name          string       `json:"name"`
+	Config        string       `json:"config"`
+	Embedded      bool         `json:"embedded"`
+	BaseRate      float64      `json:"base_sessions_per_hour"`
+	Iterations    int          `json:"iterations"`
+	Partial       bool         `json:"partial"`
+	PartialReason string       `json:"partial_reason"`
+	Levels        []jsonLevel  `json:"levels"`
+	Capacity      *float64     `json:"capacity_percent"` // null: no level passed
+	SPECRule      jsonSPECRule `json:"spec_rule"`
+}
+
+type jsonSPECRule struct {
+	Pass   bool   `json:"pass"`
+	Reason string `json:"reason"`
+}
+
+type jsonLevel struct {
+	Percent         float64         `json:"percent"`
+	TargetPerHour   float64         `json:"target_per_hour"`
+	AchievedPerHour float64         `json:"achieved_per_hour_median"`
+	EquivalentUsers float64         `json:"equivalent_users_median"`
+	Late            int64           `json:"late"`
+	Dropped         int64           `json:"dropped"`
+	WorstPercent    float64         `json:"worst_percent_compliant_median"`
+	WorstFunction   string          `json:"worst_function"`
+	ErrorPercent    float64         `json:"error_percent_median"`
+	Delivery        *jsonDelivery   `json:"delivery"` // null: not measured
+	Verdict         string          `json:"verdict"`
+	Iterations      []jsonIteration `json:"iterations"`
+}
+
+type jsonDelivery struct {
+	Lost       int64 `json:"lost"`
+	Duplicated int64 `json:"duplicated"`
+	Corrupted  int64 `json:"corrupted"`
+}
+
+type jsonIteration struct {
+	Verdict Verdict         `json:"verdict"`
+	Error   string          `json:"error,omitempty"`
+	Report  json.RawMessage `json:"report"` // report.WriteJSON form; null when none
+}
+
+// WriteJSON writes r as one JSON document: the sweep's figures per level
+// and, for each iteration, its verdict and the whole run report in the form
+// report.WriteJSON writes (readable with report.ReadJSON). It performs I/O
+// only on w.
+func (r *Result) WriteJSON(w io.Writer) error {
+	j := jsonResult{
+		Schema: "mailbench-sweep", SchemaVersion: SchemaVersion,
+		Name: r.Name, Config: r.Config, Embedded: r.Embedded, BaseRate: r.BaseRate, Iterations: r.Iterations,
+		Partial: r.Partial, PartialReason: r.PartialReason, Levels: []jsonLevel{},
+	}
+	if l, ok := r.Capacity(); ok {
+		j.Capacity = &l.Percent
+	}
+	j.SPECRule.Pass, j.SPECRule.Reason = r.SPECRule()
+	for _, l := range r.Levels {
+		jl := jsonLevel{
+			Percent: l.Percent, TargetPerHour: l.TargetPerHour, AchievedPerHour: l.AchievedPerHour,
+			EquivalentUsers: l.EquivalentUsers, Late: l.Late, Dropped: l.Dropped,
+			WorstPercent: l.WorstPercent, WorstFunction: l.WorstFunction, ErrorPercent: l.ErrorPercent,
+			Verdict: l.Verdict(), Iterations: []jsonIteration{},
+		}
+		if l.DeliveryMeasured {
+			jl.Delivery = &jsonDelivery{Lost: l.Lost, Duplicated: l.Duplicated, Corrupted: l.Corrupted}
+		}
+		for _, it := range l.Iterations {
+			ji := jsonIteration{Verdict: it.Verdict(), Error: it.Err, Report: json.RawMessage("null")}
+			if it.Run != nil {
+				var buf bytes.Buffer
+				if err := report.WriteJSON(&buf, it.Run); err != nil {
+					return err
+				}
+				ji.Report = bytes.TrimSpace(buf.Bytes())
+			}
+			jl.Iterations = append(jl.Iterations, ji)
+		}
+		j.Levels = append(j.Levels, jl)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}

@@ -1,0 +1,74 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// shortQuick is the shipped quick workload shortened for tests, as in
+// manager's tests: 10 sessions/s at 100%, so that every session type runs.
+func shortQuick(t *testing.T) *workload.Config {
+	t.Helper()
+	data, ok := configs.Lookup("quick")
+	if !ok {
+		t.Fatal("quick.toml is not shipped")
+	}
+	cfg, err := workload.ParseConfig("quick.toml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sink.Listen = "127.0.0.1:0"
+	cfg.Load.SessionsPerHour = 36000
+	cfg.Load.ThinkTime.Duration = 10 * time.Millisecond
+	cfg.Load.OpTimeout.Duration = 2 * time.Second
+	cfg.Phases.Warmup.Duration = 500 * time.Millisecond
+	cfg.Phases.Measurement.Duration = 2 * time.Second
+	cfg.Phases.Rampdown.Duration = time.Second
+	cfg.Phases.Settle.Duration = 500 * time.Millisecond
+	return cfg
+}
+
+// TestSweepEmbedded runs a real two-level sweep against the embedded target.
+func TestSweepEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two whole benchmarks")
+	}
+	cfg := shortQuick(t)
+	ctx := context.Background()
+	res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(manager.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Partial || len(res.Levels) != 2 || !res.Embedded {
+		t.Fatalf("result: partial %v, %d levels, embedded %v", res.Partial, len(res.Levels), res.Embedded)
+	}
+	for i, want := range []float64{18000, 36000} {
+		l := res.Levels[i]
+		it := l.Iterations[0]
+		if it.Err != "" || it.Run == nil {
+			t.Fatalf("level %g%%: %q", l.Percent, it.Err)
+		}
+		if it.Run.TargetSessionsPerHour != want || l.TargetPerHour != want {
+			t.Errorf("level %g%%: the run's target %v (level %v), want %v", l.Percent, it.Run.TargetSessionsPerHour, l.TargetPerHour, want)
+		}
+		if it.Run.SessionsStarted == 0 || l.AchievedPerHour != it.Run.AchievedSessionsPerHour || l.WorstFunction == "" {
+			t.Errorf("level %g%%: %d sessions, achieved %v (run %v), worst %q", l.Percent,
+				it.Run.SessionsStarted, l.AchievedPerHour, it.Run.AchievedSessionsPerHour, l.WorstFunction)
+		}
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "18,000") || !strings.Contains(buf.String(), "Capacity: ") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+	t.Logf("\n%s", buf.String())
+}

@@ -1,0 +1,356 @@
+// Package sweep runs one workload at several load levels, each several
+// times, and puts the levels side by side: what users compare when they
+// look for a server's capacity (the OpenKETA-style load series) or certify
+// a result the SPEC way (three iterations, the median reported). It is
+// `mailbench sweep`.
+//
+// A level is a percentage of the workload's target rate; every level ×
+// iteration is one whole run carried out by a RunFunc (manager.Run in the
+// CLI, see ManagerRunner), one after the other: level by level, each
+// level's iterations in a row. sweep derives the configurations, collects
+// the reports, and computes medians, sums and verdicts. Nothing in this
+// package performs I/O except through the RunFunc and on the io.Writer
+// given to the renderers.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// RunFunc carries out one whole run of cfg and returns its report. Cancelling
+// stop ends the run's arrivals and drains (the report is then partial),
+// cancelling kill cuts it.
+type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error)
+
+// DefaultLevels are the levels of a sweep without Options.Levels, in
+// percent of the target rate.
+var DefaultLevels = []float64{80, 100, 120}
+
+// The levels the SPEC-style rule requires to pass in every iteration.
+const (
+	RequiredLow  = 80.0
+	RequiredHigh = 100.0
+)
+
+// Options configure Run.
+type Options struct {
+	// Levels are percentages of the config's target rate (> 0), run in the
+	// order given; nil means DefaultLevels. Duplicates are an error.
+	Levels []float64
+	// Iterations per level (default 1; SPEC-style certification uses 3).
+	Iterations int
+	// Run carries out each run; required.
+	Run RunFunc
+	// Log receives one line per run started and finished; nil: none.
+	Log io.Writer
+}
+
+// Verdict is the outcome of one iteration.
+type Verdict string
+
+// The verdicts of an iteration.
+const (
+	Pass    Verdict = "PASS"    // complete and compliant
+	Fail    Verdict = "FAIL"    // complete, not compliant
+	Partial Verdict = "PARTIAL" // stopped before the end of its window: not a valid result
+	Error   Verdict = "ERROR"   // could not be carried out
+	NotRun  Verdict = "-"       // the sweep stopped before it
+)
+
+// Iteration is one run of a level.
+type Iteration struct {
+	Run *report.Run // nil when the run failed or did not happen
+	Err string      // why the run could not be carried out
+}
+
+// Verdict is the iteration's outcome.
+func (it Iteration) Verdict() Verdict {
+	switch {
+	case it.Err != "":
+		return Error
+	case it.Run == nil:
+		return NotRun
+	case it.Run.Partial:
+		return Partial
+	case it.Run.Table.Compliant:
+		return Pass
+	default:
+		return Fail
+	}
+}
+
+// Level is one load level and its iterations. The aggregate fields are
+// computed over the iterations that produced a report (Run != nil, partial
+// ones included); medians are defined at Median.
+type Level struct {
+	Percent       float64 // of the base rate
+	TargetPerHour float64 // Percent × the base rate / 100
+	Iterations    []Iteration
+
+	AchievedPerHour float64 // median
+	EquivalentUsers float64 // median
+	Late, Dropped   int64   // sums
+	// WorstPercent is the median over iterations of the lowest % compliant
+	// of any function row that ran; WorstFunction is the function of that
+	// row in the middle iteration (the lower middle one of an even count),
+	// "" when no row ran.
+	WorstPercent  float64
+	WorstFunction string
+	ErrorPercent  float64 // median of the error rate
+	// Lost, Duplicated and Corrupted sum the delivery reconciliations;
+	// DeliveryMeasured is false when no iteration had one.
+	Lost, Duplicated, Corrupted int64
+	DeliveryMeasured            bool
+}
+
+// Passed reports whether every iteration of l was run and passed.
+func (l *Level) Passed() bool {
+	if len(l.Iterations) == 0 {
+		return false
+	}
+	for _, it := range l.Iterations {
+		if it.Verdict() != Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Complete reports whether every iteration of l produced a full report.
+func (l *Level) Complete() bool {
+	for _, it := range l.Iterations {
+		if v := it.Verdict(); v == NotRun || v == Partial {
+			return false
+		}
+	}
+	return len(l.Iterations) > 0
+}
+
+// Result is a whole sweep.
+type Result struct {
+	Name       string // the workload's name
+	Config     string // the workload file
+	Embedded   bool
+	BaseRate   float64 // the config's target sessions/hour: 100%
+	Iterations int     // per level
+	Levels     []Level // in the order run
+	// Partial is set when the sweep was stopped before its last run;
+	// PartialReason says where.
+	Partial       bool
+	PartialReason string
+}
+
+// Capacity is the highest level (by percent) that passed in every
+// iteration; ok is false when none did.
+func (r *Result) Capacity() (l *Level, ok bool) {
+	for i := range r.Levels {
+		if r.Levels[i].Passed() && (l == nil || r.Levels[i].Percent > l.Percent) {
+			l = &r.Levels[i]
+		}
+	}
+	return l, l != nil
+}
+
+// SPECRule reports whether the levels RequiredLow (80%) and RequiredHigh
+// (100%) are in the sweep and passed in every iteration; why explains a
+// failure ("" when it passes).
+func (r *Result) SPECRule() (ok bool, why string) {
+	for _, pct := range []float64{RequiredLow, RequiredHigh} {
+		i := slices.IndexFunc(r.Levels, func(l Level) bool { return l.Percent == pct })
+		switch {
+		case i < 0:
+			return false, fmt.Sprintf("the sweep has no %g%% level", pct)
+		case !r.Levels[i].Passed():
+			return false, fmt.Sprintf("the %g%% level did not pass in every iteration", pct)
+		}
+	}
+	return true, ""
+}
+
+// CheckOptions validates o's levels and iterations (after defaults) and
+// returns them. It doesn't perform I/O.
+func CheckOptions(o Options) (levels []float64, iterations int, err error) {
+	levels, iterations = o.Levels, o.Iterations
+	if levels == nil {
+		levels = DefaultLevels
+	}
+	if iterations == 0 {
+		iterations = 1
+	}
+	if len(levels) == 0 {
+		return nil, 0, errors.New("sweep: no levels")
+	}
+	if iterations < 0 {
+		return nil, 0, fmt.Errorf("sweep: %d iterations", iterations)
+	}
+	for i, l := range levels {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return nil, 0, fmt.Errorf("sweep: level %g%%: a level must be a positive percentage", l)
+		}
+		if slices.Contains(levels[:i], l) {
+			return nil, 0, fmt.Errorf("sweep: level %g%% appears twice", l)
+		}
+	}
+	return slices.Clone(levels), iterations, nil
+}
+
+// LevelConfig is cfg with its target rate set to pct% of base; cfg is not
+// modified. It doesn't perform I/O.
+func LevelConfig(cfg *workload.Config, base, pct float64) *workload.Config {
+	c := *cfg // Load is a value: changing it leaves cfg alone
+	c.Load.SessionsPerHour = base * pct / 100
+	return &c
+}
+
+// Run carries out every level × iteration of cfg and returns the sweep. A
+// run that fails gets an Iteration with Err set and the sweep continues.
+// Cancelling stop ends the current run (which the RunFunc drains into a
+// partial report) and the sweep: the runs not carried out are NotRun and
+// the result is marked Partial. Cancelling kill cuts the current run.
+// The error is non-nil only for bad options or a config without a target
+// rate.
+func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Result, error) {
+	if opts.Run == nil {
+		return nil, errors.New("sweep: no RunFunc")
+	}
+	if cfg == nil {
+		return nil, errors.New("sweep: no config")
+	}
+	levels, iterations, err := CheckOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	base := cfg.TargetRate()
+	if !(base > 0) {
+		return nil, errors.New("sweep: the config has no target rate (load.sessions_per_hour or users × sessions_per_user_hour)")
+	}
+	logf := func(format string, a ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", a...)
+		}
+	}
+	res := &Result{Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, BaseRate: base, Iterations: iterations}
+	total, n := len(levels)*iterations, 0
+	for _, pct := range levels {
+		lv := Level{Percent: pct, TargetPerHour: base * pct / 100, Iterations: make([]Iteration, iterations)}
+		for i := range iterations {
+			if res.Partial {
+				break
+			}
+			if stop.Err() != nil || kill.Err() != nil {
+				res.Partial, res.PartialReason = true, fmt.Sprintf("stopped before level %g%% iteration %d", pct, i+1)
+				break
+			}
+			n++
+			logf("sweep: run %d/%d: level %g%% (%.0f sessions/hour), iteration %d/%d", n, total, pct, lv.TargetPerHour, i+1, iterations)
+			run, err := opts.Run(stop, kill, LevelConfig(cfg, base, pct))
+			switch {
+			case err != nil:
+				lv.Iterations[i].Err = err.Error()
+				logf("sweep: level %g%% iteration %d: %v", pct, i+1, err)
+			case run == nil:
+				lv.Iterations[i].Err = "the runner returned no report"
+			default:
+				lv.Iterations[i].Run = run
+				logf("sweep: level %g%% iteration %d: %.0f sessions/hour, %s", pct, i+1, run.AchievedSessionsPerHour, lv.Iterations[i].Verdict())
+			}
+			if stop.Err() != nil || kill.Err() != nil {
+				res.Partial, res.PartialReason = true, fmt.Sprintf("stopped during level %g%% iteration %d", pct, i+1)
+			}
+		}
+		lv.aggregate()
+		res.Levels = append(res.Levels, lv)
+	}
+	return res, nil
+}
+
+// aggregate computes l's medians and sums from its iterations.
+func (l *Level) aggregate() {
+	var achieved, users, errPct []float64
+	type worst struct {
+		pct float64
+		fn  string
+	}
+	var worsts []worst
+	for _, it := range l.Iterations {
+		r := it.Run
+		if r == nil {
+			continue
+		}
+		achieved = append(achieved, r.AchievedSessionsPerHour)
+		users = append(users, r.EquivalentUsers)
+		errPct = append(errPct, r.Table.Errors.Percent)
+		l.Late += r.SessionsLate
+		l.Dropped += r.SessionsDropped
+		if row, ok := r.WorstRow(); ok {
+			worsts = append(worsts, worst{row.PercentCompliant, string(row.Function)})
+		}
+		if d := r.Delivery; d != nil {
+			l.DeliveryMeasured = true
+			l.Lost += d.Lost
+			l.Duplicated += d.Duplicated
+			l.Corrupted += d.Corrupted
+		}
+	}
+	l.AchievedPerHour = Median(achieved)
+	l.EquivalentUsers = Median(users)
+	l.ErrorPercent = Median(errPct)
+	if len(worsts) > 0 {
+		pcts := make([]float64, len(worsts))
+		for i, w := range worsts {
+			pcts[i] = w.pct
+		}
+		l.WorstPercent = Median(pcts)
+		slices.SortStableFunc(worsts, func(a, b worst) int { return cmpFloat(a.pct, b.pct) })
+		l.WorstFunction = worsts[(len(worsts)-1)/2].fn
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Median is the middle value of vs: of an odd count the middle one after
+// sorting, of an even count the mean of the two middle ones; 0 for none.
+// vs is not modified. It doesn't perform I/O.
+func Median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// Verdict is the level's outcome: PASS when every iteration passed, FAIL
+// when one failed or could not be carried out, INCOMPLETE otherwise (an
+// iteration stopped early or not run).
+func (l *Level) Verdict() string {
+	if l.Passed() {
+		return "PASS"
+	}
+	for _, it := range l.Iterations {
+		if v := it.Verdict(); v == Fail || v == Error {
+			return "FAIL"
+		}
+	}
+	return "INCOMPLETE"
+}
