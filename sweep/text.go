@@ -99,11 +99,14 @@ func (r *Result) WriteText(w io.Writer) error {
 			case Error:
 				fmt.Fprintf(w, "note: level %g%% iteration %d could not be carried out: %s\n", l.Percent, i+1, it.Err)
 			case Fail, Partial:
-				why := strings.Join(it.Run.Table.Failing, ", ")
+				var why []string
 				if it.Run.Partial {
-					why = strings.TrimPrefix("stopped early ("+it.Run.PartialReason+"); "+why, "; ")
+					why = append(why, "stopped early ("+it.Run.PartialReason+")")
 				}
-				fmt.Fprintf(w, "note: level %g%% iteration %d: %s\n", l.Percent, i+1, strings.TrimSuffix(why, "; "))
+				if len(it.Run.Table.Failing) > 0 {
+					why = append(why, "failing: "+strings.Join(it.Run.Table.Failing, ", "))
+				}
+				fmt.Fprintf(w, "note: level %g%% iteration %d: %s\n", l.Percent, i+1, strings.Join(why, "; "))
 			}
 		}
 	}
