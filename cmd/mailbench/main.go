@@ -46,6 +46,7 @@ type cli struct {
 	Sink       sinkCmd       `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
 	Report     reportCmd     `cmd:"" help:"Render or merge JSON reports of earlier runs."`
 	CompareTLS compareTLSCmd `cmd:"" name:"compare-tls" help:"Run a workload in plaintext, TLS and TLS with resumption, side by side."`
+	Sweep      sweepCmd      `cmd:"" help:"Run a workload at several load levels (and iterations) side by side."`
 	Init       initCmd       `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
 	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
 }

@@ -149,7 +149,7 @@ func TestCheckBadConfigs(t *testing.T) {
 }
 
 func TestSubcommandHelp(t *testing.T) {
-	for _, cmd := range []string{"run", "check", "sink", "init", "clean", "report", "compare-tls"} {
+	for _, cmd := range []string{"run", "check", "sink", "init", "clean", "report", "compare-tls", "sweep"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, stdout, stderr := runMain(cmd, "--help")
 			if code != 0 {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mailbench/mailbench/report"
@@ -75,6 +78,8 @@ func usDur(us int64) time.Duration {
 type reportCmd struct {
 	Files []string `arg:"" type:"existingfile" help:"JSON reports written by 'mailbench run --json'."`
 	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
+	// SideBySide prints the runs as columns instead of merging them.
+	SideBySide bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
 }
 
 func (reportCmd) Help() string {
@@ -82,9 +87,17 @@ func (reportCmd) Help() string {
 load generators that each ran a shard of the users) exactly: counts are added
 and HDR histograms merged, then the table is evaluated again.
 
+With --side-by-side the reports are not merged but compared, one column per
+file (named after it): target and achieved sessions/hour, users, each
+function's % compliant and p95, error rate, delivery and verdict.
+
+Exit codes: 0 compliant (every run, side by side), 1 not compliant,
+2 usage error or unreadable report.
+
 Examples:
   mailbench report result.json
-  mailbench report gen1.json gen2.json --json merged.json`
+  mailbench report gen1.json gen2.json --json merged.json
+  mailbench report --side-by-side dovecot-2.3.json dovecot-2.4.json stalwart.json`
 }
 
 func (c *reportCmd) Run(e *env) error {
@@ -100,6 +113,9 @@ func (c *reportCmd) Run(e *env) error {
 			return usageError{fmt.Errorf("%s: %w", name, err)}
 		}
 		runs = append(runs, r)
+	}
+	if c.SideBySide {
+		return c.sideBySide(e, runs)
 	}
 	run := runs[0]
 	if len(runs) > 1 {
@@ -123,6 +139,26 @@ func (c *reportCmd) Run(e *env) error {
 	}
 	if !run.Table.Compliant {
 		return errNotCompliant
+	}
+	return nil
+}
+
+// sideBySide prints runs as columns labelled by their file names.
+func (c *reportCmd) sideBySide(e *env, runs []*report.Run) error {
+	if c.JSON != "" {
+		return usageError{errors.New("--json writes a merged report; it cannot be combined with --side-by-side")}
+	}
+	labels := make([]string, len(c.Files))
+	for i, name := range c.Files {
+		labels[i] = strings.TrimSuffix(filepath.Base(name), ".json")
+	}
+	if err := report.WriteSideBySide(e.stdout, runs, labels); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if !r.Valid() {
+			return errNotCompliant
+		}
 	}
 	return nil
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// sweepCmd is `mailbench sweep`.
+type sweepCmd struct {
+	Config     string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	Levels     []float64     `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order."`
+	Iterations int           `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians)."`
+	Duration   time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
+	Rate       float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour: the 100% level."`
+	JSON       string        `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
+	Quiet      bool          `short:"q" help:"No progress lines on stderr."`
+}
+
+func (sweepCmd) Help() string {
+	return `Runs the workload at several load levels — percentages of its target
+rate — each level one or more times (iterations), one whole run after the
+other, and prints one table with the levels side by side: target and
+achieved sessions/hour, equivalent users, late/dropped sessions, the worst
+function's % compliant, error rate, delivery lost/duplicated, each
+iteration's verdict and the level's (PASS only if every iteration passed).
+With several iterations the figures are medians (of an even count, the
+mean of the two middle values). Below the table: the capacity (the highest
+level compliant in every iteration) and the SPEC-style rule: the 80% and
+100% levels must pass in every iteration.
+
+The first Ctrl-C stops the current run (its report is partial) and the
+sweep; a second one exits at once.
+
+Exit codes: 0 the 80% and 100% levels passed in every iteration, 1 they did
+not (or are not in --levels), 2 usage or config error, 3 the sweep could not
+be carried out (no run could, or it was stopped).
+
+Examples:
+  mailbench sweep
+  mailbench sweep configs/dovecot-postfix.toml --levels 80,100,120 --iterations 3
+  mailbench sweep enterprise --levels 50,75,100,125,150 --measurement 5m --json sweep.json`
+}
+
+func (c *sweepCmd) Run(e *env) error {
+	cfg, err := loadConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	if c.Duration > 0 {
+		cfg.Phases.Measurement.Duration = c.Duration
+	}
+	if c.Rate > 0 {
+		cfg.Load.SessionsPerHour = c.Rate
+	}
+	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
+	if c.Iterations < 1 {
+		return usageError{fmt.Errorf("--iterations %d: at least 1", c.Iterations)}
+	}
+	if _, _, err := sweep.CheckOptions(sopts); err != nil {
+		return usageError{err}
+	}
+	stop, kill, release := signalContexts(e.stderr)
+	defer release()
+	sopts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
+	if !c.Quiet {
+		sopts.Log = e.stderr
+	}
+	res, err := sweep.Run(stop, kill, cfg, sopts)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if c.JSON != "" {
+		f, err := os.Create(c.JSON)
+		if err != nil {
+			return err
+		}
+		if err := res.WriteJSON(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if res.Partial {
+		return errors.New("the sweep was stopped before its last run: levels not run in full are not valid results")
+	}
+	if err := noneRan(res); err != nil {
+		return err
+	}
+	if ok, _ := res.SPECRule(); !ok {
+		return errNotCompliant
+	}
+	return nil
+}
+
+// noneRan returns the first run's error when no run of res could be
+// carried out (exit 3), else nil.
+func noneRan(res *sweep.Result) error {
+	var first string
+	for _, l := range res.Levels {
+		for _, it := range l.Iterations {
+			if it.Err == "" {
+				return nil
+			}
+			if first == "" {
+				first = it.Err
+			}
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	return errors.New("no run could be carried out: " + first)
+}
+
+// runProgress is the manager options of a multi-run command: progress
+// lines on stderr every 5 s unless quiet.
+func runProgress(e *env, quiet bool) manager.Options {
+	opts := manager.Options{}
+	if quiet {
+		return opts
+	}
+	opts.Log = e.stderr
+	last := time.Time{}
+	opts.Progress = func(p workload.RunProgress) {
+		if time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d, late %d, dropped %d\n",
+			p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped)
+	}
+	return opts
+}
