@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/mailbench/mailbench/compare"
-	"github.com/mailbench/mailbench/manager"
-	"github.com/mailbench/mailbench/workload"
 )
 
 // compareTLSCmd is `mailbench compare-tls`. The lead wires it into cli as
@@ -58,19 +55,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	opts := manager.Options{}
-	if !c.Quiet {
-		opts.Log = e.stderr
-		last := time.Time{}
-		opts.Progress = func(p workload.RunProgress) {
-			if time.Since(last) < 5*time.Second {
-				return
-			}
-			last = time.Now()
-			fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d\n",
-				p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started)
-		}
-	}
+	opts := runProgress(e, c.Quiet)
 	copts := compare.Options{Run: compare.ManagerRunner(opts), Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr

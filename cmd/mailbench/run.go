@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"time"
 
@@ -50,19 +49,8 @@ func (c *runCmd) Run(e *env) error {
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	opts := manager.Options{ResultsFile: c.Results}
-	if !c.Quiet {
-		opts.Log = e.stderr
-		last := time.Time{}
-		opts.Progress = func(p workload.RunProgress) {
-			if time.Since(last) < 5*time.Second {
-				return
-			}
-			last = time.Now()
-			fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d, late %d, dropped %d\n",
-				p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped)
-		}
-	}
+	opts := runProgress(e, c.Quiet)
+	opts.ResultsFile = c.Results
 	run, err := manager.Run(stop, kill, cfg, opts)
 	if err != nil {
 		return err
