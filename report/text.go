@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // WriteText renders r as the terminal report: a header (name, config,
@@ -78,6 +79,11 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	if classes := errorClasses(r.Table); classes != "" {
 		p("Errors by class: %s\n", classes)
+	}
+	for _, row := range r.Table.Rows {
+		if row.Function == measure.DeliveryLocal && row.Operations > 0 {
+			p("Delivery Time (local) is the message's INTERNALDATE minus its SMTP acceptance: IMAP dates have 1 s resolution, so 0.00 ms means under a second.\n")
+		}
 	}
 
 	p("\n")
