@@ -182,38 +182,113 @@ func headerSection() *imap.FetchItemBodySection {
 func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions) ([]MessageInfo, error) {
 	var infos []MessageInfo
 	err := c.do(ctx, fn, op, func() error {
-		msgs, err := c.lib.Fetch(set, opts).Collect()
-		for _, m := range msgs {
-			infos = append(infos, messageInfo(m))
+		// Not FetchCommand.Collect: when a literal read fails (the
+		// watchdog closed the connection, the server hung up) Collect
+		// discards that literal again while go-imap's reader goroutine
+		// has already resumed on the same bufio.Reader, a data race.
+		cmd := c.lib.Fetch(set, opts)
+		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
+			mi := MessageInfo{Seq: msg.SeqNum}
+			for item := msg.Next(); item != nil; item = msg.Next() {
+				switch item := item.(type) {
+				case goimap.FetchItemDataUID:
+					mi.UID = uint32(item.UID)
+				case goimap.FetchItemDataRFC822Size:
+					mi.Size = item.Size
+				case goimap.FetchItemDataInternalDate:
+					mi.InternalDate = item.Time
+				case goimap.FetchItemDataFlags:
+					mi.Flags = mi.Flags[:0]
+					for _, f := range item.Flags {
+						mi.Flags = append(mi.Flags, string(f))
+					}
+				case goimap.FetchItemDataEnvelope:
+					if item.Envelope != nil {
+						mi.Subject = item.Envelope.Subject
+					}
+				case goimap.FetchItemDataBodySection:
+					var kept keptPrefix
+					if err := c.readLiteral(&kept, item.Literal); err != nil {
+						return err
+					}
+					h := parseHeader(kept.b)
+					mi.ID = h.Get(HeaderID)
+					mi.Sent = time.Time{}
+					if s := h.Get(HeaderSent); s != "" {
+						if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+							mi.Sent = t
+						}
+					}
+				case goimap.FetchItemDataBinarySection:
+					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
+						return err
+					}
+				}
+			}
+			infos = append(infos, mi)
 		}
-		return err
+		return cmd.Close()
 	})
 	return infos, err
 }
 
-func messageInfo(m *goimap.FetchMessageBuffer) MessageInfo {
-	mi := MessageInfo{
-		Seq:          m.SeqNum,
-		UID:          uint32(m.UID),
-		Size:         m.RFC822Size,
-		InternalDate: m.InternalDate,
+// readLiteral copies the FETCH literal lit (nil means NIL) to w and
+// checks that it was complete. go-imap's reader goroutine waits until the
+// literal reports an error or EOF and then resumes reading the
+// connection's bufio.Reader, so from then on nobody else may read lit.
+// On failure readLiteral therefore closes the client, which waits for
+// that goroutine to end, and the caller must return the error at once
+// without touching the command again (no Next, no Close).
+func (c *Client) readLiteral(w io.Writer, lit imap.LiteralReader) error {
+	if lit == nil {
+		return nil
 	}
-	for _, f := range m.Flags {
-		mi.Flags = append(mi.Flags, string(f))
-	}
-	if m.Envelope != nil {
-		mi.Subject = m.Envelope.Subject
-	}
-	for _, sec := range m.BodySection {
-		h := parseHeader(sec.Bytes)
-		mi.ID = h.Get(HeaderID)
-		if s := h.Get(HeaderSent); s != "" {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				mi.Sent = t
+	buf := make([]byte, 32<<10)
+	var n int64
+	var err error
+	for {
+		m, rerr := lit.Read(buf)
+		n += int64(m)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				// lit has not failed yet, so go-imap's reader still
+				// waits: read lit to its end (fast, the connection is
+				// closed) to release it, then wait for it to stop.
+				c.tr.Conn.Close()
+				for rerr == nil {
+					_, rerr = lit.Read(buf)
+				}
+				c.Close()
+				return werr
 			}
 		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
 	}
-	return mi
+	if err == nil && n != lit.Size() {
+		err = fmt.Errorf("literal cut short at %d of %d bytes: %w", n, lit.Size(), io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		c.Close()
+		return err
+	}
+	return nil
+}
+
+// keptPrefix is a writer that keeps the first maxKeptHeader bytes written
+// and drops the rest. It doesn't perform I/O.
+type keptPrefix struct{ b []byte }
+
+func (k *keptPrefix) Write(p []byte) (int, error) {
+	if room := maxKeptHeader - len(k.b); room > 0 {
+		k.b = append(k.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // parseHeader parses a message header (or a header prefix); a malformed
@@ -242,24 +317,25 @@ func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
 		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
 			for item := msg.Next(); item != nil; item = msg.Next() {
 				sec, ok := item.(goimap.FetchItemDataBodySection)
-				if !ok || sec.Literal == nil || found {
+				if !ok || sec.Literal == nil {
+					continue
+				}
+				if found {
+					// An extra BODY[]: consume it here rather than let
+					// go-imap's discard read it (see readLiteral).
+					if err := c.readLiteral(io.Discard, sec.Literal); err != nil {
+						return err
+					}
 					continue
 				}
 				found = true
 				hw, sum := msgsum.NewBodyHasher()
 				bs := &bodySplitter{body: hw}
-				n, err := io.Copy(bs, sec.Literal)
-				if err == nil && n != sec.Literal.Size() {
-					err = fmt.Errorf("BODY[] literal cut short at %d of %d bytes: %w", n, sec.Literal.Size(), io.ErrUnexpectedEOF)
-				}
-				if err != nil {
-					// The stream position is unknown; go-imap would race
-					// reading the rest of this literal. Drop the connection.
-					c.tr.Conn.Close()
-					return err
+				if err := c.readLiteral(bs, sec.Literal); err != nil {
+					return fmt.Errorf("BODY[] literal: %w", err)
 				}
 				h := parseHeader(bs.header)
-				bi = BodyInfo{Size: n, ID: h.Get(HeaderID), Sum: h.Get(HeaderSum), BodySum: sum()}
+				bi = BodyInfo{Size: sec.Literal.Size(), ID: h.Get(HeaderID), Sum: h.Get(HeaderSum), BodySum: sum()}
 			}
 		}
 		if err := cmd.Close(); err != nil {
