@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/connstats"
+	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
@@ -241,24 +241,11 @@ func TestEmbeddedComparison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the embedded target three times")
 	}
-	data, ok := configs.Lookup("quick")
-	if !ok {
-		t.Fatal("quick.toml is not shipped")
-	}
-	cfg, err := workload.ParseConfig("quick.toml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Sink.Listen = "127.0.0.1:0"
+	cfg := testconfig.Quick(t, 2*time.Second)
 	cfg.Users.Count = 5
 	cfg.Mailboxes.InboxMessages = 5
 	cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax = 1, 2
-	cfg.Load.SessionsPerHour = 36000
 	cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
-	cfg.Load.OpTimeout.Duration = 2 * time.Second
-	cfg.Phases.Warmup.Duration = 500 * time.Millisecond
-	cfg.Phases.Measurement.Duration = 2 * time.Second
-	cfg.Phases.Rampdown.Duration = 2 * time.Second
 	cfg.Phases.Settle.Duration = 0
 	ctx := context.Background()
 	res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(manager.Options{})})

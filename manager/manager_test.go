@@ -7,34 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 
-// shortQuick is the shipped quick workload shortened for tests: a rate high
-// enough that all five session types, and so all fourteen functions, run.
+// shortQuick is the shipped quick workload shortened for tests.
 func shortQuick(t *testing.T, measurement time.Duration) *workload.Config {
-	t.Helper()
-	data, ok := configs.Lookup("quick")
-	if !ok {
-		t.Fatal("quick.toml is not shipped")
-	}
-	cfg, err := workload.ParseConfig("quick.toml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Sink.Listen = "127.0.0.1:0"
-	cfg.Load.SessionsPerHour = 36000 // 10 sessions/s
-	cfg.Load.ThinkTime.Duration = 10 * time.Millisecond
-	cfg.Load.OpTimeout.Duration = 2 * time.Second
-	cfg.Phases.Warmup.Duration = time.Second
-	cfg.Phases.Measurement.Duration = measurement
-	cfg.Phases.Rampdown.Duration = 3 * time.Second
-	cfg.Phases.Settle.Duration = time.Second
-	return cfg
+	return testconfig.Quick(t, measurement)
 }
 
 func TestRunEmbeddedEndToEnd(t *testing.T) {

@@ -7,29 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/workload"
 )
 
-// shortQuick is the shipped quick workload shortened for tests, as in
-// manager's tests: 10 sessions/s at 100%, so that every session type runs.
+// shortQuick is the shipped quick workload shortened for tests.
 func shortQuick(t *testing.T) *workload.Config {
-	t.Helper()
-	data, ok := configs.Lookup("quick")
-	if !ok {
-		t.Fatal("quick.toml is not shipped")
-	}
-	cfg, err := workload.ParseConfig("quick.toml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Sink.Listen = "127.0.0.1:0"
-	cfg.Load.SessionsPerHour = 36000
-	cfg.Load.ThinkTime.Duration = 10 * time.Millisecond
-	cfg.Load.OpTimeout.Duration = 2 * time.Second
-	cfg.Phases.Warmup.Duration = 500 * time.Millisecond
-	cfg.Phases.Measurement.Duration = 2 * time.Second
+	cfg := testconfig.Quick(t, 2*time.Second)
 	cfg.Phases.Rampdown.Duration = time.Second
 	cfg.Phases.Settle.Duration = 500 * time.Millisecond
 	return cfg

@@ -40,15 +40,9 @@ Examples:
 }
 
 func (c *compareTLSCmd) Run(e *env) error {
-	cfg, err := loadConfig(c.Config)
+	cfg, err := loadRunConfig(c.Config, c.Duration, c.Rate)
 	if err != nil {
 		return err
-	}
-	if c.Duration > 0 {
-		cfg.Phases.Measurement.Duration = c.Duration
-	}
-	if c.Rate > 0 {
-		cfg.Load.SessionsPerHour = c.Rate
 	}
 	if _, err := compare.Variants(cfg, c.addresses()); err != nil {
 		return usageError{err}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -134,6 +135,22 @@ func loadConfig(arg string) (*workload.Config, error) {
 		return workload.ParseConfig("configs/"+trimToml(arg)+".toml", data)
 	}
 	return nil, usageError{fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())}
+}
+
+// loadRunConfig is loadConfig with the run-shaping flags applied over the
+// file: a measurement length and a target rate, each when non-zero.
+func loadRunConfig(arg string, measurement time.Duration, rate float64) (*workload.Config, error) {
+	cfg, err := loadConfig(arg)
+	if err != nil {
+		return nil, err
+	}
+	if measurement > 0 {
+		cfg.Phases.Measurement.Duration = measurement
+	}
+	if rate > 0 {
+		cfg.Load.SessionsPerHour = rate
+	}
+	return cfg, nil
 }
 
 func trimToml(s string) string {

@@ -48,15 +48,9 @@ Examples:
 }
 
 func (c *sweepCmd) Run(e *env) error {
-	cfg, err := loadConfig(c.Config)
+	cfg, err := loadRunConfig(c.Config, c.Duration, c.Rate)
 	if err != nil {
 		return err
-	}
-	if c.Duration > 0 {
-		cfg.Phases.Measurement.Duration = c.Duration
-	}
-	if c.Rate > 0 {
-		cfg.Load.SessionsPerHour = c.Rate
 	}
 	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
 	if c.Iterations < 1 {
