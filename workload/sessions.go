@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -107,117 +108,78 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 // that ended the session early (already recorded as an observation by the
 // client that met it).
 func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.Rand) error {
+	sc := e.cfg.Sessions
 	switch k {
 	case Check:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			mb, err := c.SelectInbox(ctx)
-			if err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			return e.fetchNewest(ctx, c, mb, u)
+			var mb imapclient.Mailbox
+			return e.steps(ctx, rng,
+				func() (err error) { mb, err = c.SelectInbox(ctx); return err },
+				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Check.FetchCount) },
+			)
 		})
 	case Read:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			mb, err := c.SelectInbox(ctx)
-			if err != nil || mb.Messages == 0 {
-				return err
+			var mb imapclient.Mailbox
+			steps := []func() error{
+				func() (err error) { mb, err = c.SelectInbox(ctx); return nonEmpty(mb, err) },
+				func() error {
+					// The newest fetch_count messages by UID.
+					from := uint32(1)
+					if n := uint32(sc.Read.FetchCount); mb.UIDNext > n {
+						from = mb.UIDNext - n
+					}
+					infos, err := c.UIDFetchRange(ctx, from, mb.UIDNext-1)
+					if err == nil {
+						e.noteSeen(u, infos)
+					}
+					return err
+				},
 			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			n := uint32(e.cfg.Sessions.Read.FetchCount)
-			from := uint32(1)
-			if mb.UIDNext > n {
-				from = mb.UIDNext - n
-			}
-			infos, err := c.UIDFetchRange(ctx, from, mb.UIDNext-1)
-			if err != nil {
-				return err
-			}
-			e.noteSeen(u, infos)
-			lo, hi := e.cfg.Sessions.Read.BodiesMin, e.cfg.Sessions.Read.BodiesMax
-			bodies := lo
-			if hi > lo {
-				bodies += rng.IntN(hi - lo + 1)
+			bodies := sc.Read.BodiesMin
+			if sc.Read.BodiesMax > bodies {
+				bodies += rng.IntN(sc.Read.BodiesMax - bodies + 1)
 			}
 			for range bodies {
-				if !e.think(ctx, rng) {
-					return ctx.Err()
-				}
-				seq := 1 + uint32(rng.IntN(int(mb.Messages)))
-				b, err := c.FetchBody(ctx, seq)
-				if err != nil {
-					return err
-				}
-				if e.onBodyRead != nil {
-					if ierr := e.onBodyRead(u.Address, b); ierr != nil {
-						// A corrupted body is an error of the read that
-						// returned it: one more, failed, FETCH_NUM_BODYALL.
-						e.obs.Observe(measure.Observation{Function: measure.IMAPFetchBody, Start: time.Now(),
-							Class: measure.Integrity, Err: ierr})
-					}
-				}
+				steps = append(steps, func() error { return e.readBody(ctx, c, u, 1+uint32(rng.IntN(int(mb.Messages)))) })
 			}
-			return nil
+			return e.steps(ctx, rng, steps...)
 		})
 	case Cleanup:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			mb, err := c.SelectInbox(ctx)
-			if err != nil || mb.Messages == 0 {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			// The oldest messages go: a mailbox that is cleaned from the
-			// bottom keeps the newest mail for check and read sessions.
-			if err := c.Store(ctx, 1); err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			// The UID of the second oldest message is not known without an
-			// extra FETCH; UID STORE on UIDs below UIDNEXT is what a client
-			// that cached the mailbox would send. A UID that no longer exists
-			// is a valid command with no effect.
-			uid := uint32(1)
-			if mb.UIDNext > mb.Messages {
-				uid = mb.UIDNext - mb.Messages + 1
-			}
-			if err := c.UIDStore(ctx, uid); err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			return c.Expunge(ctx)
+			var mb imapclient.Mailbox
+			return e.steps(ctx, rng,
+				func() (err error) { mb, err = c.SelectInbox(ctx); return nonEmpty(mb, err) },
+				// The oldest messages go: a mailbox cleaned from the bottom
+				// keeps the newest mail for check and read sessions.
+				func() error { return c.Store(ctx, 1) },
+				func() error {
+					// The UID of the second oldest message is not known
+					// without an extra FETCH; UID STORE on a UID below
+					// UIDNEXT is what a client that cached the mailbox would
+					// send. A UID that no longer exists is a valid command
+					// with no effect.
+					uid := uint32(1)
+					if mb.UIDNext > mb.Messages {
+						uid = mb.UIDNext - mb.Messages + 1
+					}
+					return c.UIDStore(ctx, uid)
+				},
+				func() error { return c.Expunge(ctx) },
+			)
 		})
 	case Folders:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			if _, err := c.List(ctx); err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			if _, err := c.Lsub(ctx); err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			mb, err := c.SelectFolder(ctx, e.folders[rng.IntN(len(e.folders))])
-			if err != nil {
-				return err
-			}
-			if !e.think(ctx, rng) {
-				return ctx.Err()
-			}
-			return e.fetchNewest(ctx, c, mb, u)
+			var mb imapclient.Mailbox
+			return e.steps(ctx, rng,
+				func() error { _, err := c.List(ctx); return err },
+				func() error { _, err := c.Lsub(ctx); return err },
+				func() (err error) {
+					mb, err = c.SelectFolder(ctx, e.folders[rng.IntN(len(e.folders))])
+					return err
+				},
+				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Folders.FetchCount) },
+			)
 		})
 	case Send:
 		return e.sendSession(ctx, u, rng)
@@ -227,11 +189,56 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 	return fmt.Errorf("unknown session kind %q", k)
 }
 
-func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb imapclient.Mailbox, u User) error {
+// errNothingToDo ends a session script early without an error: its mailbox
+// is empty, so the remaining steps have nothing to act on.
+var errNothingToDo = errors.New("nothing to do")
+
+// nonEmpty passes err on, or errNothingToDo for an empty mailbox.
+func nonEmpty(mb imapclient.Mailbox, err error) error {
+	if err == nil && mb.Messages == 0 {
+		return errNothingToDo
+	}
+	return err
+}
+
+// steps runs a session script: each step in order, with a think time
+// between two steps, until one fails or ctx ends.
+func (e *sessionEnv) steps(ctx context.Context, rng *rand.Rand, steps ...func() error) error {
+	for i, step := range steps {
+		if i > 0 && !e.think(ctx, rng) {
+			return ctx.Err()
+		}
+		if err := step(); err != nil {
+			if errors.Is(err, errNothingToDo) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// readBody fetches one whole message and checks its integrity.
+func (e *sessionEnv) readBody(ctx context.Context, c *imapclient.Client, u User, seq uint32) error {
+	b, err := c.FetchBody(ctx, seq)
+	if err != nil || e.onBodyRead == nil {
+		return err
+	}
+	if ierr := e.onBodyRead(u.Address, b); ierr != nil {
+		// A corrupted body is an error of the read that returned it: one
+		// more, failed, FETCH_NUM_BODYALL.
+		e.obs.Observe(measure.Observation{Function: measure.IMAPFetchBody, Start: time.Now(),
+			Class: measure.Integrity, Err: ierr})
+	}
+	return nil
+}
+
+// fetchNewest fetches the envelopes of the newest count messages.
+func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb imapclient.Mailbox, u User, count int) error {
 	if mb.Messages == 0 {
 		return nil
 	}
-	n := uint32(e.cfg.Sessions.Check.FetchCount)
+	n := uint32(count)
 	from := uint32(1)
 	if mb.Messages > n {
 		from = mb.Messages - n + 1
