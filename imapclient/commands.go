@@ -243,7 +243,9 @@ func (c *Client) readLiteral(w io.Writer, lit imap.LiteralReader) error {
 	if lit == nil {
 		return nil
 	}
-	buf := make([]byte, 32<<10)
+	// A buffer no larger than the literal: header-field literals are a few
+	// hundred bytes, and a range fetch reads one per message.
+	buf := make([]byte, min(max(lit.Size(), 512), 32<<10))
 	var n int64
 	var err error
 	for {
@@ -297,7 +299,8 @@ func parseHeader(b []byte) textproto.MIMEHeader {
 	if !bytes.HasSuffix(b, []byte("\n\n")) && !bytes.HasSuffix(b, []byte("\r\n\r\n")) {
 		b = append(append([]byte(nil), b...), "\r\n\r\n"...)
 	}
-	h, _ := textproto.NewReader(bufio.NewReader(bytes.NewReader(b))).ReadMIMEHeader()
+	// The whole header is in b: a reader buffer of its size, not 4 KiB.
+	h, _ := textproto.NewReader(bufio.NewReaderSize(bytes.NewReader(b), len(b))).ReadMIMEHeader()
 	return h
 }
 
