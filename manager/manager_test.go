@@ -3,6 +3,7 @@ package manager
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,39 @@ func TestRunTLSWrongServerName(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "IMAP Connect [tls]: wrong server name") {
 		t.Errorf("report does not name the TLS failure:\n%s", buf.String())
+	}
+}
+
+// The same seed gives the same sessions: arrivals, session types, and so
+// the same mail sent. A different seed gives a different run.
+func TestRunReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three runs")
+	}
+	runWith := func(seed int64) *report.Run {
+		cfg := shortQuick(t, 3*time.Second)
+		cfg.Seed = seed
+		ctx := context.Background()
+		run, err := Run(ctx, ctx, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	type summary struct {
+		started  int64
+		byType   string
+		accepted int64
+		local    int64
+	}
+	sum := func(r *report.Run) summary {
+		return summary{r.SessionsStarted, fmt.Sprint(r.SessionsByType), r.Delivery.Accepted, r.Delivery.LocalDeliveries}
+	}
+	a, b, c := sum(runWith(7)), sum(runWith(7)), sum(runWith(8))
+	if a != b {
+		t.Errorf("same seed, different runs:\n%+v\n%+v", a, b)
+	}
+	if a == c {
+		t.Errorf("seeds 7 and 8 gave the same run: %+v", a)
 	}
 }
