@@ -186,7 +186,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 		t0 := time.Now()
 		tg, err := target.Start(context.Background(), target.Options{
-			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: cfg.Mailboxes.Folders,
+			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
 			Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 			TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
 			RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
@@ -323,4 +323,17 @@ func inboundFor(cfg *workload.Config, submit, inbound smtpclient.Config) smtpcli
 		return submit
 	}
 	return inbound
+}
+
+// embeddedFolders is what the embedded target creates besides its standard
+// INBOX, Sent, Drafts and Trash: the configured folders, and the standard
+// mailboxes under the names the config gives them.
+func embeddedFolders(cfg *workload.Config) []string {
+	out := append([]string(nil), cfg.Mailboxes.Folders...)
+	for _, name := range cfg.Mailboxes.Standard() {
+		if name != "Sent" && name != "Drafts" && name != "Trash" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

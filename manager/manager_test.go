@@ -230,3 +230,25 @@ func TestRunReproducible(t *testing.T) {
 		t.Errorf("seeds 7 and 8 gave the same run: %+v", a)
 	}
 }
+
+// A server whose standard mailboxes have other names: send sessions APPEND
+// to the configured Sent, folders sessions select among the configured names.
+func TestRunCustomMailboxNames(t *testing.T) {
+	cfg := shortQuick(t, 3*time.Second)
+	cfg.Mailboxes.Sent, cfg.Mailboxes.Trash = "Sent Items", "Deleted Items"
+	ctx := context.Background()
+	run, err := Run(ctx, ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []measure.Function{measure.IMAPAppend, measure.IMAPSelectFolder} {
+		if fs := run.Functions[f]; fs == nil || fs.Operations == 0 || fs.ErrorCount() != 0 {
+			t.Errorf("%s: %+v", f, fs)
+		}
+	}
+	if !run.Table.Compliant {
+		var buf bytes.Buffer
+		report.WriteText(&buf, run)
+		t.Errorf("not compliant:\n%s", buf.String())
+	}
+}

@@ -23,7 +23,7 @@ func Mailboxes(cfg *workload.Config, login string) []MailboxPlan {
 	rng := userRand(cfg.Seed, login, "mailboxes")
 	plan := []MailboxPlan{{"INBOX", cfg.Mailboxes.InboxMessages}}
 	lo, hi := cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax
-	for _, mb := range append([]string{"Sent", "Drafts", "Trash"}, cfg.Mailboxes.Folders...) {
+	for _, mb := range append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...) {
 		n := lo
 		if hi > lo {
 			n += rng.IntN(hi - lo + 1)

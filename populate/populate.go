@@ -114,7 +114,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range creationOrder(manager.Mailboxes(cfg, u.Login)) {
+		for _, p := range creationOrder(manager.Mailboxes(cfg, u.Login), cfg.Mailboxes.Delimiter) {
 			if !strings.EqualFold(p.Mailbox, "INBOX") {
 				if err := c.Create(ctx, p.Mailbox); err != nil {
 					return fmt.Errorf("%s: create: %w", p.Mailbox, err)
@@ -175,7 +175,7 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 	if err != nil {
 		return CleanSummary{}, err
 	}
-	folders := deletionOrder(cfg.Mailboxes.Folders)
+	folders := deletionOrder(cfg.Mailboxes.Folders, cfg.Mailboxes.Delimiter)
 	var users, expunged, deleted atomic.Int64
 	pr := newProgress(opts.Progress, "clean", "users", int64(len(j.users)), j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
@@ -289,23 +289,25 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 
 // creationOrder returns plan with parents before children ("Projects"
 // before "Projects/Alpha"), otherwise in plan order. It doesn't perform I/O.
-func creationOrder(plan []manager.MailboxPlan) []manager.MailboxPlan {
+func creationOrder(plan []manager.MailboxPlan, delim string) []manager.MailboxPlan {
 	out := slices.Clone(plan)
 	slices.SortStableFunc(out, func(a, b manager.MailboxPlan) int {
-		return cmp.Compare(depth(a.Mailbox), depth(b.Mailbox))
+		return cmp.Compare(depth(a.Mailbox, delim), depth(b.Mailbox, delim))
 	})
 	return out
 }
 
 // deletionOrder returns folders with children before parents. It doesn't
 // perform I/O.
-func deletionOrder(folders []string) []string {
+func deletionOrder(folders []string, delim string) []string {
 	out := slices.Clone(folders)
-	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(depth(b), depth(a)) })
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(depth(b, delim), depth(a, delim)) })
 	return out
 }
 
-func depth(mailbox string) int { return strings.Count(mailbox, "/") }
+// depth is how many hierarchy levels deep mailbox is, delim being the
+// server's hierarchy delimiter.
+func depth(mailbox, delim string) int { return strings.Count(mailbox, delim) }
 
 // IMAPConfig is the imapclient configuration for cfg's target: address,
 // TLS mode and settings, auth mechanism and cfg.Load.OpTimeout as the

@@ -369,14 +369,18 @@ func TestOrders(t *testing.T) {
 		plan = append(plan, manager.MailboxPlan{Mailbox: mb, Messages: 1})
 	}
 	var got []string
-	for _, p := range creationOrder(plan) {
+	for _, p := range creationOrder(plan, "/") {
 		got = append(got, p.Mailbox)
 	}
 	if want := []string{"INBOX", "Sent", "A", "A/B", "X/Y", "A/B/C"}; !slices.Equal(got, want) {
 		t.Errorf("creationOrder = %v, want %v", got, want)
 	}
-	if got, want := deletionOrder([]string{"A", "A/B", "X", "A/B/C", "X/Y"}), []string{"A/B/C", "A/B", "X/Y", "A", "X"}; !slices.Equal(got, want) {
+	if got, want := deletionOrder([]string{"A", "A/B", "X", "A/B/C", "X/Y"}, "/"), []string{"A/B/C", "A/B", "X/Y", "A", "X"}; !slices.Equal(got, want) {
 		t.Errorf("deletionOrder = %v, want %v", got, want)
+	}
+	// A Courier-style server: "." separates levels, "/" is an ordinary character.
+	if got, want := deletionOrder([]string{"INBOX.A", "INBOX.A.B", "X/Y"}, "."), []string{"INBOX.A.B", "INBOX.A", "X/Y"}; !slices.Equal(got, want) {
+		t.Errorf("deletionOrder with \".\" = %v, want %v", got, want)
 	}
 }
 

@@ -175,7 +175,18 @@ type MailboxesConfig struct {
 	Folders           []string `toml:"folders"` // besides INBOX, Sent, Drafts, Trash
 	FolderMessagesMin int      `toml:"folder_messages_min"`
 	FolderMessagesMax int      `toml:"folder_messages_max"`
+	// Sent, Drafts and Trash name the standard mailboxes as the server
+	// does ("Sent Items", "INBOX.Sent", ...); send sessions APPEND to Sent.
+	Sent   string `toml:"sent"`
+	Drafts string `toml:"drafts"`
+	Trash  string `toml:"trash"`
+	// Delimiter is the server's hierarchy delimiter, as written in the
+	// folder names above ("/" by default; "." on Courier-style servers).
+	Delimiter string `toml:"delimiter"`
 }
+
+// Standard lists the standard mailboxes besides INBOX: Sent, Drafts, Trash.
+func (m MailboxesConfig) Standard() []string { return []string{m.Sent, m.Drafts, m.Trash} }
 
 // ComplianceConfig holds the limits. Functions overrides the defaults per
 // function name (exact names of the SPECmail2008 table).

@@ -569,6 +569,10 @@ func DefaultConfig() *Config {
 			Folders:           []string{"Archive", "Projects", "Projects/Alpha"},
 			FolderMessagesMin: 10,
 			FolderMessagesMax: 40,
+			Sent:              "Sent",
+			Drafts:            "Drafts",
+			Trash:             "Trash",
+			Delimiter:         "/",
 		},
 		Compliance: ComplianceConfig{
 			Limit:             Duration{5 * time.Second},
@@ -919,13 +923,34 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	// mailboxes
 	mb := c.Mailboxes
 	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	d := mb.Delimiter
+	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
+		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\" (got %q)", d)
+		d = "/"
+	}
+	badName := func(f string) bool {
+		return strings.TrimSpace(f) == "" || strings.HasPrefix(f, d) || strings.HasSuffix(f, d) || strings.Contains(f, d+d)
+	}
+	standard := map[string]bool{}
+	for _, k := range []struct{ key, name string }{{"sent", mb.Sent}, {"drafts", mb.Drafts}, {"trash", mb.Trash}} {
+		p := pathOf("mailboxes", k.key)
+		switch {
+		case badName(k.name):
+			v.add(p, "must be a mailbox name like \"Sent\" or \"INBOX%sSent\" (got %q)", d, k.name)
+		case strings.EqualFold(k.name, "INBOX"):
+			v.add(p, "cannot be INBOX")
+		case standard[k.name]:
+			v.add(p, "%q names another standard mailbox too", k.name)
+		}
+		standard[k.name] = true
+	}
 	seen := map[string]bool{}
 	for i, f := range mb.Folders {
 		p := pathOf("mailboxes", "folders").at(i)
 		switch {
-		case strings.TrimSpace(f) == "" || strings.HasPrefix(f, "/") || strings.HasSuffix(f, "/") || strings.Contains(f, "//"):
-			v.add(p, "must be a mailbox name like \"Projects/Alpha\" (got %q)", f)
-		case strings.EqualFold(f, "INBOX") || f == "Sent" || f == "Drafts" || f == "Trash":
+		case badName(f):
+			v.add(p, "must be a mailbox name like \"Projects%sAlpha\" (got %q)", d, f)
+		case strings.EqualFold(f, "INBOX") || standard[f]:
 			v.add(p, "%q is always created; list only extra folders", f)
 		case seen[f]:
 			v.add(p, "duplicate folder %q", f)

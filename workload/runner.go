@@ -92,7 +92,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if env.runID == 0 {
 		env.runID = NewRunID()
 	}
-	env.folders = append([]string{"Sent", "Drafts", "Trash"}, cfg.Mailboxes.Folders...)
+	env.folders = append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...)
 
 	warm, meas, ramp := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration
 	end := warm + meas

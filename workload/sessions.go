@@ -301,7 +301,7 @@ func (e *sessionEnv) sendSession(ctx context.Context, u User, rng *rand.Rand) er
 	// The copy to Sent, as a mail client saves what it sent.
 	return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
 		msg := e.gen.Message(env, size, variant)
-		_, err := c.Append(ctx, "Sent", msg, []string{`\Seen`}, env.Sent)
+		_, err := c.Append(ctx, e.cfg.Mailboxes.Sent, msg, []string{`\Seen`}, env.Sent)
 		return err
 	})
 }
