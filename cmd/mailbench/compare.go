@@ -40,7 +40,7 @@ Examples:
 }
 
 func (c *compareTLSCmd) Run(e *env) error {
-	cfg, err := loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func (c *cleanCmd) Run(e *env) error {
 // fails part way.
 func onRealServer[S fmt.Stringer](e *env, config string, workers int, quiet bool,
 	op func(context.Context, *workload.Config, populate.Options) (S, error)) error {
-	cfg, err := loadConfig(config)
+	cfg, err := e.loadConfig(config)
 	if err != nil {
 		return err
 	}

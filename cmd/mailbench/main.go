@@ -42,6 +42,8 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 type cli struct {
+	Users int `name:"users" placeholder:"N" help:"Override users.count of the workload (a pattern of N users)."`
+
 	Run        runCmd        `cmd:"" help:"Run a workload and print the compliance table."`
 	Check      checkCmd      `cmd:"" help:"Validate a workload file and print the run plan."`
 	Sink       sinkCmd       `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
@@ -89,7 +91,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mailbench:", err)
 			return exitUsage
 		}
-		err = kctx.Run(&env{stdout: stdout, stderr: stderr})
+		err = kctx.Run(&env{stdout: stdout, stderr: stderr, users: c.Users})
 		return exitCode(err, stderr)
 	}()
 	return code
@@ -121,10 +123,31 @@ func exitCode(err error, stderr io.Writer) int {
 // env is what every command gets.
 type env struct {
 	stdout, stderr io.Writer
+	users          int // --users: overrides users.count when > 0
 }
 
-// loadConfig reads a workload file, or a shipped config by name.
-func loadConfig(arg string) (*workload.Config, error) {
+// loadConfig reads a workload file, or a shipped config by name, and
+// applies the global overrides (--users).
+func (e *env) loadConfig(arg string) (*workload.Config, error) {
+	cfg, err := loadConfigFile(arg)
+	if err != nil || e == nil || e.users == 0 {
+		return cfg, err
+	}
+	if e.users < 0 {
+		return nil, usageError{fmt.Errorf("--users %d: must be > 0", e.users)}
+	}
+	if cfg.Users.File != "" {
+		return nil, usageError{fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File)}
+	}
+	cfg.Users.Count = e.users
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// loadConfigFile reads a workload file, or a shipped config by name.
+func loadConfigFile(arg string) (*workload.Config, error) {
 	if arg == "" {
 		arg = "quick"
 	}
@@ -139,8 +162,8 @@ func loadConfig(arg string) (*workload.Config, error) {
 
 // loadRunConfig is loadConfig with the run-shaping flags applied over the
 // file: a measurement length and a target rate, each when non-zero.
-func loadRunConfig(arg string, measurement time.Duration, rate float64) (*workload.Config, error) {
-	cfg, err := loadConfig(arg)
+func (e *env) loadRunConfig(arg string, measurement time.Duration, rate float64) (*workload.Config, error) {
+	cfg, err := e.loadConfig(arg)
 	if err != nil {
 		return nil, err
 	}

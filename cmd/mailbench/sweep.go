@@ -48,7 +48,7 @@ Examples:
 }
 
 func (c *sweepCmd) Run(e *env) error {
-	cfg, err := loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
 	if err != nil {
 		return err
 	}
