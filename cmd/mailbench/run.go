@@ -37,7 +37,7 @@ Examples:
 }
 
 func (c *runCmd) Run(e *env) error {
-	cfg, err := loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ Examples:
 }
 
 func (c *checkCmd) Run(e *env) error {
-	cfg, err := loadConfig(c.Config)
+	cfg, err := e.loadConfig(c.Config)
 	if err != nil {
 		return err
 	}
