@@ -40,6 +40,12 @@ type Recorder struct {
 	stream  *bufio.Writer
 	closer  io.Closer
 	werr    error
+
+	// The interval recorder (timeline.go), behind its own mutex.
+	tmu      sync.Mutex
+	tl       *timeline
+	tlCloser io.Closer
+	tlClosed bool
 }
 
 type sampleKey struct {
@@ -49,7 +55,9 @@ type sampleKey struct {
 
 // New returns a Recorder whose measurement window is [start, end). When w is
 // non-nil every observation is also written to it as a CSV line (see
-// WriteHeader); if w is an io.Closer, Close closes it.
+// WriteHeader); if w is an io.Closer, Close closes it. It also keeps a
+// timeline of DefaultInterval intervals without a stream; SetTimeline
+// changes that.
 func New(rules compliance.Rules, start, end time.Time, w io.Writer) *Recorder {
 	r := &Recorder{
 		measureStart: start, measureEnd: end,
@@ -58,6 +66,7 @@ func New(rules compliance.Rules, start, end time.Time, w io.Writer) *Recorder {
 		},
 		samples: map[sampleKey][]string{},
 	}
+	r.tl = newTimeline(start, end, TimelineOptions{})
 	if w != nil {
 		r.stream = bufio.NewWriterSize(w, 64<<10)
 		if c, ok := w.(io.Closer); ok {
@@ -84,6 +93,9 @@ func (r *Recorder) PhaseOf(t time.Time) Phase {
 func (r *Recorder) Observe(o measure.Observation) {
 	p := r.PhaseOf(o.Start)
 	r.byPhase[p].Observe(o)
+	r.tmu.Lock()
+	r.tl.observe(o)
+	r.tmu.Unlock()
 	if o.Class == measure.OK && r.stream == nil {
 		return
 	}
@@ -123,12 +135,14 @@ func (r *Recorder) ErrorSamples() []string {
 	return out
 }
 
-// Close flushes and closes the stream.
+// Close closes every interval of the timeline (writing its CSV lines),
+// flushes and closes the streams. Observations after Close count as late.
 func (r *Recorder) Close() error {
+	terr := r.closeTimeline()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stream == nil {
-		return nil
+		return terr
 	}
 	err := r.stream.Flush()
 	if r.closer != nil {
@@ -137,7 +151,10 @@ func (r *Recorder) Close() error {
 		}
 	}
 	if r.werr != nil {
-		return r.werr
+		err = r.werr
+	}
+	if err == nil {
+		err = terr
 	}
 	return err
 }

@@ -1,0 +1,592 @@
+package recorder
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+)
+
+// DefaultInterval is the length of a timeline interval when none is set.
+const DefaultInterval = 10 * time.Second
+
+// MaxPoints bounds the measurement window's in-memory timeline: when the
+// window holds more intervals than this, adjacent intervals are merged
+// (exactly: their histograms are added before the percentiles are taken)
+// into points of a whole number of intervals each, so that at most
+// MaxPoints points are kept. The CSV stream always has one line per interval.
+const MaxPoints = 720
+
+// TimelineOptions configure the interval recorder of a Recorder.
+type TimelineOptions struct {
+	// Interval is the length of an interval; 0: DefaultInterval.
+	Interval time.Duration
+	// Grace is how long after an interval's end it stays open for
+	// operations that started in it but end later (an operation is observed
+	// when it ends). An interval closes once an operation has been observed
+	// ending at least Grace after the interval's end, or at Advance or Close.
+	// 0: 2 × Interval + 30 s. Set it above the operation timeout.
+	Grace time.Duration
+	// CSV, when non-nil, receives one line per closed interval and function
+	// (see TimeseriesHeader), flushed as each interval closes. If it is an
+	// io.Closer, Recorder.Close closes it.
+	CSV io.Writer
+}
+
+// TimeseriesHeader is the first line of the --timeseries CSV. Each further
+// line is one closed interval and one function: the interval's start
+// (RFC 3339, UTC), the phase it lies in, the function (AllFunctionsLabel for
+// every function together; that line is written for every interval of the
+// measurement window, even one without operations), the operations that
+// STARTED in the interval, how many of them failed, and the 50th, 95th and
+// 99th percentile and the maximum of their durations in milliseconds.
+const TimeseriesHeader = "interval_start,phase,function,operations,errors,p50_ms,p95_ms,p99_ms,max_ms"
+
+// AllFunctionsLabel is the function column of a CSV line that sums every
+// function of an interval.
+const AllFunctionsLabel = "ALL"
+
+// FunctionPoint is one function's figures over one timeline point.
+type FunctionPoint struct {
+	Function           measure.Function
+	Operations, Errors int64
+	P50, P95, P99, Max time.Duration
+}
+
+// Point is one point of the measurement window's timeline: one interval,
+// or several adjacent ones merged (see MaxPoints).
+type Point struct {
+	Start    time.Time
+	Length   time.Duration
+	Sessions int64 // sessions started (see Recorder.SessionsStarted)
+	// Operations, Errors and the percentiles are over all functions.
+	Operations, Errors int64
+	P50, P95, P99, Max time.Duration
+	// Late counts operations observed after their point had closed: they
+	// are in Operations and Errors (and in Functions' counts) but not in
+	// the percentiles.
+	Late      int64
+	Functions []FunctionPoint // functions with operations, in measure.AllFunctions order, then others by name
+}
+
+// acc accumulates one function's operations in an open interval or point.
+type acc struct {
+	ops, errs int64
+	h         *hdrhistogram.Histogram
+}
+
+// span is an open interval (slot) or the point being accumulated.
+type span struct {
+	slot int64
+	fns  map[measure.Function]*acc
+}
+
+// timeline is the interval recorder. Its methods are called with Recorder's
+// tmu held.
+//
+// Slots: interval k covers [measureStart + k·d, measureStart + (k+1)·d),
+// cut at the phase boundaries so that each slot lies in one phase. Slot s
+// is interval s for s < n (warm-up: s < 0; measurement: 0 ≤ s < n, the last
+// one ending at measureEnd); ramp-down slots follow, the first starting at
+// measureEnd.
+type timeline struct {
+	d, grace     time.Duration
+	mS, mE       time.Time
+	n            int64 // measurement slots
+	aligned      bool  // measureEnd is on an interval boundary
+	factor       int64 // measurement slots per point
+	started      bool
+	closedThru   int64 // the last closed slot
+	watermark    time.Time
+	open         []*span // by slot, ascending
+	point        *span   // the point being accumulated (measurement), or nil
+	pointStart   int64   // its first slot
+	points       []Point
+	sessions     map[int64]int64 // sessions started per point index, until the point closes
+	free         []*hdrhistogram.Histogram
+	csv          *bufio.Writer
+	csvErr       error
+	scratch      *hdrhistogram.Histogram
+	knownOrder   map[measure.Function]int
+	observedLate int64 // operations observed after their slot closed (all phases)
+	sessionsSeen int64
+}
+
+func newTimeline(start, end time.Time, o TimelineOptions) *timeline {
+	d := o.Interval
+	if d <= 0 {
+		d = DefaultInterval
+	}
+	grace := o.Grace
+	if grace <= 0 {
+		grace = 2*d + 30*time.Second
+	}
+	t := &timeline{d: d, grace: grace, mS: start, mE: end, sessions: map[int64]int64{}, knownOrder: map[measure.Function]int{}}
+	win := end.Sub(start)
+	if win > 0 {
+		t.n = int64((win + d - 1) / d)
+		t.aligned = win%d == 0
+	}
+	t.factor = max(1, (t.n+MaxPoints-1)/MaxPoints)
+	for i, f := range measure.AllFunctions {
+		t.knownOrder[f] = i
+	}
+	if o.CSV != nil {
+		t.csv = bufio.NewWriterSize(o.CSV, 16<<10)
+		_, t.csvErr = fmt.Fprintln(t.csv, TimeseriesHeader)
+		if t.csvErr == nil {
+			t.csvErr = t.csv.Flush()
+		}
+	}
+	return t
+}
+
+// floorDiv is a/b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// slotOf returns the slot of an operation that started at t.
+func (t *timeline) slotOf(at time.Time) int64 {
+	k := floorDiv(int64(at.Sub(t.mS)), int64(t.d))
+	switch {
+	case at.Before(t.mE):
+		return k // warm-up (k < 0) or measurement
+	case t.aligned:
+		return max(k, t.n)
+	default:
+		return max(k+1, t.n) // the first ramp-down slot is the tail of interval n-1
+	}
+}
+
+// slotBounds returns the start and end of slot s.
+func (t *timeline) slotBounds(s int64) (time.Time, time.Time) {
+	at := func(k int64) time.Time { return t.mS.Add(time.Duration(k) * t.d) }
+	switch {
+	case s < t.n-1 || s == t.n-1 && t.aligned:
+		return at(s), at(s + 1)
+	case s == t.n-1:
+		return at(s), t.mE
+	case t.aligned:
+		return at(s), at(s + 1)
+	case s == t.n:
+		return t.mE, at(s)
+	default:
+		return at(s - 1), at(s)
+	}
+}
+
+func (t *timeline) phaseOf(s int64) Phase {
+	switch {
+	case s < 0:
+		return Warmup
+	case s < t.n:
+		return Measurement
+	default:
+		return Rampdown
+	}
+}
+
+func (t *timeline) histogram() *hdrhistogram.Histogram {
+	if n := len(t.free); n > 0 {
+		h := t.free[n-1]
+		t.free = t.free[:n-1]
+		return h
+	}
+	return compliance.NewHistogram()
+}
+
+func (t *timeline) release(s *span) {
+	for f, a := range s.fns {
+		a.h.Reset()
+		t.free = append(t.free, a.h)
+		delete(s.fns, f)
+	}
+}
+
+func (s *span) acc(f measure.Function, t *timeline) *acc {
+	a := s.fns[f]
+	if a == nil {
+		a = &acc{h: t.histogram()}
+		s.fns[f] = a
+	}
+	return a
+}
+
+// observe records o. It doesn't perform I/O except on closing intervals
+// (the CSV stream).
+func (t *timeline) observe(o measure.Observation) {
+	s := t.slotOf(o.Start)
+	if !t.started {
+		t.started = true
+		t.closedThru = min(s, 0) - 1
+	}
+	if s > t.closedThru {
+		sp := t.openSpan(s)
+		a := sp.acc(o.Function, t)
+		a.ops++
+		if o.Class != measure.OK {
+			a.errs++
+		}
+		compliance.RecordDuration(a.h, o.Duration)
+	} else {
+		t.late(s, o)
+	}
+	if end := o.Start.Add(o.Duration); end.After(t.watermark) {
+		t.advance(end)
+	}
+}
+
+// late counts an operation whose slot has closed: in its point when that
+// point is still kept, exactly in the counts and not in the percentiles.
+func (t *timeline) late(s int64, o measure.Observation) {
+	t.observedLate++
+	if s < 0 || s >= t.n {
+		return
+	}
+	j := s / t.factor
+	if t.point != nil && t.pointStart/t.factor == j {
+		a := t.point.acc(o.Function, t) // still accumulating: exact
+		a.ops++
+		if o.Class != measure.OK {
+			a.errs++
+		}
+		compliance.RecordDuration(a.h, o.Duration)
+		return
+	}
+	if j >= int64(len(t.points)) {
+		return
+	}
+	p := &t.points[j]
+	p.Late++
+	p.Operations++
+	if o.Class != measure.OK {
+		p.Errors++
+	}
+	for i := range p.Functions {
+		if fp := &p.Functions[i]; fp.Function == o.Function {
+			fp.Operations++
+			if o.Class != measure.OK {
+				fp.Errors++
+			}
+			return
+		}
+	}
+	fp := FunctionPoint{Function: o.Function, Operations: 1}
+	if o.Class != measure.OK {
+		fp.Errors = 1
+	}
+	p.Functions = append(p.Functions, fp)
+}
+
+func (t *timeline) openSpan(s int64) *span {
+	i := len(t.open)
+	for i > 0 && t.open[i-1].slot >= s {
+		if t.open[i-1].slot == s {
+			return t.open[i-1]
+		}
+		i--
+	}
+	sp := &span{slot: s, fns: map[measure.Function]*acc{}}
+	t.open = append(t.open, nil)
+	copy(t.open[i+1:], t.open[i:])
+	t.open[i] = sp
+	return sp
+}
+
+// nextSlot returns the next slot to close: every slot of the measurement
+// window in turn (empty ones too), and outside it only the open ones.
+func (t *timeline) nextSlot() (int64, bool) {
+	c := t.closedThru + 1
+	if c >= 0 && c < t.n {
+		return c, true
+	}
+	if len(t.open) > 0 && (c >= t.n || t.open[0].slot < 0 || t.n == 0) {
+		return t.open[0].slot, true
+	}
+	if c < 0 && t.n > 0 {
+		return 0, true
+	}
+	return 0, false
+}
+
+// advance closes, in order, every slot that ended at least grace before now.
+func (t *timeline) advance(now time.Time) {
+	if now.After(t.watermark) {
+		t.watermark = now
+	}
+	if !t.started {
+		return
+	}
+	for {
+		s, ok := t.nextSlot()
+		if !ok {
+			return
+		}
+		if _, end := t.slotBounds(s); t.watermark.Sub(end) < t.grace {
+			return
+		}
+		t.closeSlot(s)
+	}
+}
+
+// closeSlot closes slot s (and every slot before it) in order.
+func (t *timeline) closeSlot(s int64) {
+	var sp *span
+	if len(t.open) > 0 && t.open[0].slot == s {
+		sp = t.open[0]
+		t.open = t.open[1:]
+	} else {
+		sp = &span{slot: s, fns: map[measure.Function]*acc{}}
+	}
+	t.closedThru = s
+	t.writeCSV(sp)
+	if t.phaseOf(s) == Measurement && t.factor == 1 { // the slot is the point
+		t.point, t.pointStart = sp, s
+		t.finishPoint()
+		return
+	}
+	if t.phaseOf(s) == Measurement {
+		if t.point != nil && t.pointStart/t.factor != s/t.factor {
+			t.finishPoint()
+		}
+		if t.point == nil {
+			t.point = &span{slot: s, fns: map[measure.Function]*acc{}}
+			t.pointStart = s
+		}
+		for f, a := range sp.fns {
+			pa := t.point.acc(f, t)
+			pa.ops += a.ops
+			pa.errs += a.errs
+			pa.h.Merge(a.h)
+		}
+		if (s+1)%t.factor == 0 || s == t.n-1 {
+			t.finishPoint()
+		}
+	}
+	t.release(sp)
+}
+
+// finishPoint turns the accumulated point into a Point.
+func (t *timeline) finishPoint() {
+	j := t.pointStart / t.factor
+	first := j * t.factor
+	last := min(first+t.factor, t.n) - 1
+	start, _ := t.slotBounds(first)
+	_, end := t.slotBounds(last)
+	for int64(len(t.points)) < j { // points of which no slot was ever closed
+		ps, _ := t.slotBounds(int64(len(t.points)) * t.factor)
+		t.points = append(t.points, Point{Start: ps, Length: time.Duration(t.factor) * t.d})
+	}
+	p := Point{Start: start, Length: end.Sub(start), Sessions: t.sessions[j]}
+	delete(t.sessions, j)
+	p.Functions, p.Operations, p.Errors, p.P50, p.P95, p.P99, p.Max = t.summarize(t.point)
+	t.points = append(t.points, p)
+	t.release(t.point)
+	t.point = nil
+}
+
+// summarize returns the per-function figures of sp and the figures over
+// all its functions.
+func (t *timeline) summarize(sp *span) (fps []FunctionPoint, ops, errs int64, p50, p95, p99, mx time.Duration) {
+	if t.scratch == nil {
+		t.scratch = compliance.NewHistogram()
+	}
+	all := t.scratch
+	all.Reset()
+	for _, f := range sortedFunctions(sp.fns, t.knownOrder) {
+		a := sp.fns[f]
+		if a.ops == 0 {
+			continue
+		}
+		fp := FunctionPoint{Function: f, Operations: a.ops, Errors: a.errs}
+		fp.P50, fp.P95, fp.P99, fp.Max = quantiles(a.h)
+		fps = append(fps, fp)
+		ops += a.ops
+		errs += a.errs
+		all.Merge(a.h)
+	}
+	if ops > 0 {
+		p50, p95, p99, mx = quantiles(all)
+	}
+	return
+}
+
+func quantiles(h *hdrhistogram.Histogram) (p50, p95, p99, mx time.Duration) {
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(95)), us(h.ValueAtQuantile(99)), us(h.Max())
+}
+
+func sortedFunctions(m map[measure.Function]*acc, order map[measure.Function]int) []measure.Function {
+	out := make([]measure.Function, 0, len(m))
+	for f := range m {
+		out = append(out, f)
+	}
+	rank := func(f measure.Function) int {
+		if i, ok := order[f]; ok {
+			return i
+		}
+		return len(order)
+	}
+	// Insertion sort: at most a few dozen functions.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0; j-- {
+			a, b := out[j-1], out[j]
+			if ra, rb := rank(a), rank(b); ra < rb || ra == rb && a <= b {
+				break
+			}
+			out[j-1], out[j] = out[j], out[j-1]
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond))
+}
+
+func (t *timeline) writeCSV(sp *span) {
+	if t.csv == nil || t.csvErr != nil {
+		return
+	}
+	phase := t.phaseOf(sp.slot)
+	fps, ops, errs, p50, p95, p99, mx := t.summarize(sp)
+	if ops == 0 && phase != Measurement {
+		return
+	}
+	start, _ := t.slotBounds(sp.slot)
+	ts := start.UTC().Format(time.RFC3339Nano)
+	for _, fp := range fps {
+		fmt.Fprintf(t.csv, "%s,%s,%q,%d,%d,%s,%s,%s,%s\n", ts, phase, fp.Function, fp.Operations, fp.Errors, ms(fp.P50), ms(fp.P95), ms(fp.P99), ms(fp.Max))
+	}
+	fmt.Fprintf(t.csv, "%s,%s,%s,%d,%d,%s,%s,%s,%s\n", ts, phase, AllFunctionsLabel, ops, errs, ms(p50), ms(p95), ms(p99), ms(mx))
+	t.csvErr = t.csv.Flush()
+}
+
+// closeAll closes every slot still open and the rest of the measurement
+// window, in order.
+func (t *timeline) closeAll() {
+	if !t.started {
+		return
+	}
+	for {
+		s, ok := t.nextSlot()
+		if !ok {
+			break
+		}
+		t.closeSlot(s)
+	}
+	if t.point != nil {
+		t.finishPoint()
+	}
+}
+
+// sessionProgress attributes the sessions started since the last call
+// (started is a running total) to the point containing at, clamped into
+// the measurement window.
+func (t *timeline) sessionProgress(started int64, at time.Time) {
+	n := started - t.sessionsSeen
+	if n <= 0 || t.n == 0 {
+		return
+	}
+	t.sessionsSeen = started
+	if at.Before(t.mS) {
+		at = t.mS
+	}
+	s := min(t.slotOf(at), t.n-1)
+	j := s / t.factor
+	if j < int64(len(t.points)) {
+		t.points[j].Sessions += n
+		return
+	}
+	t.sessions[j] += n
+}
+
+// SetTimeline replaces the interval recorder (New sets one with the
+// default options and no stream). Call it before the first Observe.
+func (r *Recorder) SetTimeline(o TimelineOptions) {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	r.tl = newTimeline(r.measureStart, r.measureEnd, o)
+	r.tlCloser = nil
+	if c, ok := o.CSV.(io.Closer); ok {
+		r.tlCloser = c
+	}
+}
+
+// Advance closes the intervals that ended at least the grace period before
+// now (writing their CSV lines), as an observation ending at now would. Call
+// it now and then (the manager does, once a second) so that intervals close
+// even when no operation ends. It is safe for concurrent use.
+func (r *Recorder) Advance(now time.Time) {
+	r.tmu.Lock()
+	r.tl.advance(now)
+	r.tmu.Unlock()
+}
+
+// SessionsStarted tells the timeline that started sessions of the
+// measurement window have started so far (a running total, e.g.
+// workload.RunProgress.Sessions.Started), as of at: the sessions since the
+// previous call count in the point containing at (clamped into the
+// measurement window), so a point's Sessions is exact to the period of the
+// calls. It is safe for concurrent use.
+func (r *Recorder) SessionsStarted(started int64, at time.Time) {
+	r.tmu.Lock()
+	r.tl.sessionProgress(started, at)
+	r.tmu.Unlock()
+}
+
+// Timeline returns a copy of the measurement window's closed points, in
+// time order; after Close, every point of the window (at most MaxPoints).
+// It is safe for concurrent use.
+func (r *Recorder) Timeline() []Point {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	out := make([]Point, len(r.tl.points))
+	for i, p := range r.tl.points {
+		p.Functions = append([]FunctionPoint(nil), p.Functions...)
+		out[i] = p
+	}
+	return out
+}
+
+// LateObservations is the number of operations observed after their
+// interval had closed (they are missing from the CSV stream; see Point.Late).
+func (r *Recorder) LateObservations() int64 {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	return r.tl.observedLate
+}
+
+// closeTimeline closes every interval, flushes and closes the CSV stream.
+func (r *Recorder) closeTimeline() error {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	if r.tlClosed {
+		return nil
+	}
+	r.tlClosed = true
+	r.tl.closeAll()
+	err := r.tl.csvErr
+	if r.tl.csv != nil && err == nil {
+		err = r.tl.csv.Flush()
+	}
+	if r.tlCloser != nil {
+		if cerr := r.tlCloser.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("timeseries: %w", err)
+	}
+	return nil
+}
