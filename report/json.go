@@ -47,6 +47,7 @@ type jsonRun struct {
 	Connect        *connstats.Snapshot    `json:"connect,omitempty"`
 	Compliance     jsonTable              `json:"compliance"`
 	Functions      []jsonFunction         `json:"functions"`
+	Timeline       []jsonInterval         `json:"timeline,omitempty"`
 }
 
 type jsonTarget struct {
@@ -179,6 +180,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
 		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
+		Timeline: timelineToJSON(r.Timeline),
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
 			ErrorRate: jsonErrorRow{
@@ -327,6 +329,9 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		r.Warnings = j.Warnings
 	}
 	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
+	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
 	if j.Sink.RelayDelayHistogram != "" {
 		if r.Sink.RelayDelay, err = compliance.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
 			return nil, fmt.Errorf("read report: sink: %w", err)

@@ -85,6 +85,9 @@ type Run struct {
 	Connect   *connstats.Snapshot
 	Table     compliance.Table
 	Functions map[measure.Function]*compliance.FunctionStats // exact counts + histograms
+	// Timeline is the measurement window over time (see Interval); nil
+	// when not measured.
+	Timeline []Interval
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -288,6 +291,12 @@ func Merge(runs ...*Run) (*Run, error) {
 		} else {
 			warn = append(warn, "connect time breakdown not merged: "+err.Error())
 		}
+	}
+
+	if tl, w := mergeTimelines(runs); w != "" {
+		warn = append(warn, w)
+	} else {
+		m.Timeline = tl
 	}
 
 	if w := mergeRelayDelay(&m.Sink, runs); w != "" {

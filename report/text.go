@@ -86,6 +86,8 @@ func WriteText(w io.Writer, r *Run) error {
 		}
 	}
 
+	writeTimeline(bw, r.Timeline)
+
 	p("\n")
 	lw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	lp := func(k, format string, a ...any) { fmt.Fprintf(lw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
