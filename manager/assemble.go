@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/recorder"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -75,6 +76,16 @@ func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Re
 			why = append(why, fmt.Sprintf("%d because all %d users were already in a session (add users)", busy, res.Users))
 		}
 		run.Warnings = append(run.Warnings, plural(c.Dropped, "session", "sessions")+" could not start, so the load offered was below the target: "+strings.Join(why, "; "))
+	}
+	for _, p := range rec.Timeline() {
+		iv := report.Interval{Start: p.Start, Length: p.Length, Sessions: p.Sessions, Operations: p.Operations, Errors: p.Errors, P95: p.P95}
+		for _, fp := range p.Functions {
+			if iv.FunctionP95 == nil {
+				iv.FunctionP95 = map[measure.Function]time.Duration{}
+			}
+			iv.FunctionP95[fp.Function] = fp.P95
+		}
+		run.Timeline = append(run.Timeline, iv)
 	}
 	for _, s := range rec.ErrorSamples() {
 		run.Warnings = append(run.Warnings, "error sample: "+s)

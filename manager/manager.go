@@ -40,6 +40,11 @@ type Options struct {
 	Log io.Writer
 	// Progress, when set, is called about once a second.
 	Progress func(workload.RunProgress)
+	// TimeseriesFile, when set, receives one CSV line per closed timeline
+	// interval and function (recorder.TimeseriesHeader).
+	TimeseriesFile string
+	// TimeseriesInterval is the timeline's interval; 0: recorder.DefaultInterval.
+	TimeseriesInterval time.Duration
 	// EmbeddedStarted, when set, is called once the embedded target is up
 	// (tests use it to inject faults into the target mid-run).
 	EmbeddedStarted func(*target.Target)
@@ -225,6 +230,25 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// starts its clock right after, so the skew is microseconds.
 	runStart := time.Now()
 	rec := recorder.New(rules, runStart.Add(warm), runStart.Add(warm+meas), stream)
+	// --- timeline (results over time): intervals, the CSV, sessions per interval.
+	tlOpts := recorder.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
+	if opts.TimeseriesFile != "" {
+		f, err := os.Create(opts.TimeseriesFile)
+		if err != nil {
+			return nil, err
+		}
+		tlOpts.CSV = f
+	}
+	rec.SetTimeline(tlOpts)
+	progress := func(p workload.RunProgress) {
+		now := time.Now()
+		rec.SessionsStarted(p.Sessions.Started, now)
+		rec.Advance(now)
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	// --- end timeline
 	// The connect-time breakdown of the measurement window, beside the recorder.
 	connect := connstats.New()
 	connWindow := compliance.InWindow(connect, runStart.Add(warm), runStart.Add(warm+meas))
@@ -248,7 +272,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	runner := &workload.Runner{
 		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
-		Observer: observer, Progress: opts.Progress,
+		Observer: observer, Progress: progress,
 		OnSent: func(m workload.SentMessage) {
 			remote := m.Remote
 			if sink == nil {
@@ -284,6 +308,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		checker.Settle(kill, time.Now().Add(settle))
 	}
 	led.Finish()
+	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
 	}

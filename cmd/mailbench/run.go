@@ -10,12 +10,14 @@ import (
 )
 
 type runCmd struct {
-	Config   string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	JSON     string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
-	Results  string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE."`
-	Quiet    bool          `short:"q" help:"No progress lines on stderr."`
-	Duration time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length."`
-	Rate     float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour."`
+	Config             string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
+	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE."`
+	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
+	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section)."`
+	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
+	Duration           time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length."`
+	Rate               float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour."`
 }
 
 func (runCmd) Help() string {
@@ -33,7 +35,8 @@ report is written but is not a valid result).
 Examples:
   mailbench run
   mailbench run configs/dovecot-postfix.toml --json result.json
-  mailbench run enterprise --rate 6000 --measurement 10m --results ops.csv`
+  mailbench run enterprise --rate 6000 --measurement 10m --results ops.csv
+  mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s`
 }
 
 func (c *runCmd) Run(e *env) error {
@@ -45,6 +48,7 @@ func (c *runCmd) Run(e *env) error {
 	defer release()
 	opts := runProgress(e, c.Quiet)
 	opts.ResultsFile = c.Results
+	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
 	run, err := manager.Run(stop, kill, cfg, opts)
 	if err != nil {
 		return err
