@@ -174,8 +174,8 @@ func TestTimelineMergesLongWindows(t *testing.T) {
 // point: closing an interval costs a histogram merge per function) and checks that at most MaxPoints
 // points are kept and that the heap does not grow with the observations.
 func TestTimelineBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("records 10^6 observations")
+	if testing.Short() || raceEnabled {
+		t.Skip("records 10^6 observations (too slow under -short or -race)")
 	}
 	const n, intervals = 1_000_000, 1440
 	d := 10 * time.Second

@@ -1,0 +1,6 @@
+//go:build race
+
+package recorder
+
+// raceEnabled: the race detector slows the 10^6-observation test ~30×.
+const raceEnabled = true
