@@ -235,6 +235,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if opts.TimeseriesFile != "" {
 		f, err := os.Create(opts.TimeseriesFile)
 		if err != nil {
+			rec.Close() // the results stream, if any
 			return nil, err
 		}
 		tlOpts.CSV = f

@@ -188,7 +188,6 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	wg.Wait()
 	res.StopAt = time.Now()
-	res.StopAt = time.Now()
 	res.Stopped = stop.Err() != nil
 
 	// Ramp-down: no new sessions; running ones get the grace period.
