@@ -101,37 +101,19 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	rules := Rules(cfg)
 	var warnings []string
 
-	// The sink: where the SUT relays remote-domain mail.
-	// The ledger is built once the recorder exists; the sink, started
-	// before, reaches it through this pointer.
+	// The sink: where the SUT relays remote-domain mail. The ledger is
+	// built once the recorder exists; the sink, started before, reaches it
+	// through this pointer.
 	var ledgerPtr atomic.Pointer[ledger.Ledger]
-	var sink *smtpsink.Sink
-	var sinkTLS *tls.Config // the embedded target's relay pins its certificate
-	if cfg.Sink.Enabled {
-		listen := cfg.Sink.Listen
-		if cfg.Target.Embedded {
-			listen = "127.0.0.1:0" // nobody else needs to find it
+	sink, sinkTLS, err := startSink(cfg, func(a smtpsink.Arrival) {
+		if l := ledgerPtr.Load(); l != nil {
+			l.ArrivedRemote(a)
 		}
-		if cfg.Sink.TLS != "" && cfg.Sink.TLS != "none" {
-			if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
-				return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
-			}
-		}
-		sink, err = smtpsink.New(smtpsink.Options{
-			Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
-			SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
-			OnMessage: func(a smtpsink.Arrival) {
-				if l := ledgerPtr.Load(); l != nil {
-					l.ArrivedRemote(a)
-				}
-			},
-		})
-		if err != nil {
-			return nil, &ErrRun{fmt.Errorf("sink: %w", err)}
-		}
-		if err := sink.Start(); err != nil {
-			return nil, &ErrRun{fmt.Errorf("sink: listen on %s: %w", listen, err)}
-		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sink != nil {
 		defer sink.Close()
 		logf("sink listening on %s", sink.Addr())
 	}
@@ -155,53 +137,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 	}
 	if cfg.Target.Embedded {
-		// The embedded target serves each endpoint's mode (STARTTLS or
-		// implicit TLS, IMAP and SMTP independently) with a certificate
-		// made for this run; the clients trust exactly that certificate.
-		var srvTLS *tls.Config
-		if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
-			var roots *x509.CertPool
-			if srvTLS, roots, err = tlsconf.EmbeddedTLS(); err != nil {
-				return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
-			}
-			if imapCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
-				return nil, err
-			}
-			if smtpCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
-				return nil, err
-			}
-		}
-		tu := make([]target.User, len(users))
-		for i, u := range users {
-			tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
-		}
-		// The relay speaks to the sink as an MTA would: STARTTLS when the
-		// sink offers it, implicit TLS when the sink is implicit; it trusts
-		// exactly the sink's certificate.
-		relay, relayTLS := "", target.RelayOpportunisticTLS
-		var relayTLSConfig *tls.Config
-		if sink != nil {
-			relay = sink.Addr().String()
-			if sinkTLS != nil && len(sinkTLS.Certificates) > 0 && len(sinkTLS.Certificates[0].Certificate) > 0 {
-				relayTLSConfig = target.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
-			}
-			if cfg.Sink.TLS == "implicit" {
-				relayTLS = target.RelayImplicitTLS
-			}
-		}
-		t0 := time.Now()
-		tg, err := target.Start(context.Background(), target.Options{
-			Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
-			Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
-			TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
-			RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
-		})
+		tg, err := startEmbedded(cfg, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
 		if err != nil {
-			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+			return nil, err
 		}
 		defer tg.Close()
-		logf("embedded target: IMAP %s, SMTP %s, %d users populated in %v", tg.IMAPAddr(), tg.SMTPAddr(), len(users), time.Since(t0).Round(time.Millisecond))
-		imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
+		logf("embedded target: IMAP %s, SMTP %s, %d users populated", tg.IMAPAddr(), tg.SMTPAddr(), len(users))
 		if opts.EmbeddedStarted != nil {
 			opts.EmbeddedStarted(tg)
 		}
@@ -362,4 +303,88 @@ func embeddedFolders(cfg *workload.Config) []string {
 		}
 	}
 	return out
+}
+
+// startSink starts the sink cfg asks for (nil when it is disabled), telling
+// onMessage of every arrival. It returns the sink's TLS configuration too,
+// so that the embedded target's relay can trust exactly its certificate.
+func startSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
+	if !cfg.Sink.Enabled {
+		return nil, nil, nil
+	}
+	listen := cfg.Sink.Listen
+	if cfg.Target.Embedded {
+		listen = "127.0.0.1:0" // nobody else needs to find it
+	}
+	var sinkTLS *tls.Config
+	if tlsOn(workload.Endpoint{TLS: cfg.Sink.TLS}) {
+		var err error
+		if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
+			return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+		}
+	}
+	sink, err := smtpsink.New(smtpsink.Options{
+		Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
+		SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
+		OnMessage: onMessage,
+	})
+	if err != nil {
+		return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+	}
+	if err := sink.Start(); err != nil {
+		return nil, nil, &ErrRun{fmt.Errorf("sink: listen on %s: %w", listen, err)}
+	}
+	return sink, sinkTLS, nil
+}
+
+// startEmbedded starts the embedded target for cfg's users, populated from
+// the seed and relaying to sink, and points the client settings at it. The
+// target serves each endpoint's TLS mode (STARTTLS or implicit, IMAP and
+// SMTP independently) with a certificate made for this run, which the
+// clients then trust exactly.
+func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Generator,
+	sink *smtpsink.Sink, sinkTLS *tls.Config, imapCfg *imapclient.Config, smtpCfg *smtpclient.Config) (*target.Target, error) {
+	var srvTLS *tls.Config
+	if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
+		var roots *x509.CertPool
+		var err error
+		if srvTLS, roots, err = tlsconf.EmbeddedTLS(); err != nil {
+			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+		}
+		if imapCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
+			return nil, err
+		}
+		if smtpCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
+			return nil, err
+		}
+	}
+	tu := make([]target.User, len(users))
+	for i, u := range users {
+		tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
+	}
+	// The relay speaks to the sink as an MTA would: STARTTLS when the sink
+	// offers it, implicit TLS when the sink is implicit; it trusts exactly
+	// the sink's certificate.
+	relay, relayTLS := "", target.RelayOpportunisticTLS
+	var relayTLSConfig *tls.Config
+	if sink != nil {
+		relay = sink.Addr().String()
+		if sinkTLS != nil && len(sinkTLS.Certificates) > 0 && len(sinkTLS.Certificates[0].Certificate) > 0 {
+			relayTLSConfig = target.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
+		}
+		if cfg.Sink.TLS == "implicit" {
+			relayTLS = target.RelayImplicitTLS
+		}
+	}
+	tg, err := target.Start(context.Background(), target.Options{
+		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
+		Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
+		RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
+	})
+	if err != nil {
+		return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+	}
+	imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
+	return tg, nil
 }
