@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/connstats"
@@ -19,8 +19,6 @@ import (
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func sutConfig(imapTLS, smtpTLS string) *workload.Config {
 	cfg := &workload.Config{Name: "t"}
@@ -216,21 +214,7 @@ func TestWriteTextGolden(t *testing.T) {
 			if err := tt.res.WriteText(&buf); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name+".txt")
-			if *update {
-				os.MkdirAll("testdata", 0o755)
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("%s differs:\n%s\nwant:\n%s", path, buf.Bytes(), want)
-			}
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".txt"), buf.Bytes())
 		})
 	}
 }

@@ -3,18 +3,15 @@ package connstats
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
+
 	"github.com/mailbench/mailbench/measure"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const ms = time.Millisecond
 
@@ -163,25 +160,8 @@ func TestWriteTextGolden(t *testing.T) {
 			if err := tt.snap.WriteText(&buf); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", tt.name+".txt"), buf.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".txt"), buf.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s missing: run go test -update", path)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

@@ -118,9 +118,9 @@ func TestAdminCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			n := len(rec.all()) // the Connect
+			n := len(rec.All()) // the Connect
 			tt.run(t, c)
-			if got := rec.all()[n:]; len(got) != 0 {
+			if got := rec.All()[n:]; len(got) != 0 {
 				t.Errorf("administrative commands were observed: %+v", got)
 			}
 			tt.check(t, c)

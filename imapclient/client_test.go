@@ -236,11 +236,11 @@ func runFunctional(t *testing.T, tg target) {
 		}
 	})
 	for _, st := range functionalSteps() {
-		before := len(rec.all())
+		before := len(rec.All())
 		if err := st.run(t, s); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		obs := rec.all()[before:]
+		obs := rec.All()[before:]
 		if st.fn == "" {
 			if len(obs) != 0 {
 				t.Errorf("%s: untimed helper observed %+v", st.name, obs)

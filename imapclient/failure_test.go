@@ -209,11 +209,11 @@ func checkOpFails(t *testing.T, op failingOp, class measure.ErrorClass) {
 		t.Errorf("%v does not wrap measure.ErrTimeout", err)
 	}
 	// The client is now unusable, and says so without I/O or observation.
-	n := len(rec.all())
+	n := len(rec.All())
 	if _, err := c.SelectInbox(context.Background()); !errors.Is(err, ErrClosed) || measure.Classify(err) != measure.Connection {
 		t.Errorf("after failure: %v, want ErrClosed (connection class)", err)
 	}
-	if len(rec.all()) != n {
+	if len(rec.All()) != n {
 		t.Errorf("an operation on a closed client was observed")
 	}
 }
@@ -241,11 +241,11 @@ func TestContextCancelClosesPromptly(t *testing.T) {
 		t.Errorf("observation %+v", o)
 	}
 	// An already-cancelled context does nothing and observes nothing.
-	n := len(rec.all())
+	n := len(rec.All())
 	if _, err := Connect(ctx, Config{Address: fs.addr, Observer: rec}, testUser, testPassword); !errors.Is(err, context.Canceled) {
 		t.Errorf("Connect with a done ctx: %v", err)
 	}
-	if len(rec.all()) != n {
+	if len(rec.All()) != n {
 		t.Errorf("Connect with a done ctx was observed")
 	}
 }

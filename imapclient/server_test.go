@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
+
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
@@ -26,28 +28,13 @@ const (
 	testPassword = "Pw-7f3a9c-secret"
 )
 
-// recorder is an Observer that keeps every observation.
-type recorder struct {
-	mu  sync.Mutex
-	obs []measure.Observation
-}
-
-func (r *recorder) Observe(o measure.Observation) {
-	r.mu.Lock()
-	r.obs = append(r.obs, o)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []measure.Observation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]measure.Observation(nil), r.obs...)
-}
+// recorder is a measure.Observer that keeps every observation.
+type recorder struct{ testutil.ObservationLog }
 
 // last returns the most recent observation, failing the test if there is none.
 func (r *recorder) last(t *testing.T) measure.Observation {
 	t.Helper()
-	obs := r.all()
+	obs := r.All()
 	if len(obs) == 0 {
 		t.Fatal("no observation recorded")
 	}

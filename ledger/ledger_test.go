@@ -2,22 +2,20 @@ package ledger
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/smtpsink"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const run = 0x0a0b0c0d
 
@@ -34,16 +32,7 @@ func info(seq uint64, uid uint32, idate time.Time) imapclient.MessageInfo {
 }
 
 // collector is an Observer that keeps what it is given.
-type collector struct {
-	mu  sync.Mutex
-	obs []measure.Observation
-}
-
-func (c *collector) Observe(o measure.Observation) {
-	c.mu.Lock()
-	c.obs = append(c.obs, o)
-	c.mu.Unlock()
-}
+type collector struct{ testutil.ObservationLog }
 
 // obsWant is an expected observation: function, start and duration.
 type obsWant struct {
@@ -53,10 +42,8 @@ type obsWant struct {
 }
 
 func (c *collector) got() []obsWant {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []obsWant
-	for _, o := range c.obs {
+	for _, o := range c.All() {
 		if o.Class != measure.OK {
 			panic("delivery observation with an error class")
 		}
@@ -351,7 +338,7 @@ func TestLinesGolden(t *testing.T) {
 		b.WriteString("--\n")
 	}
 	golden := filepath.Join("testdata", "reconciliation.golden")
-	if *update {
+	if *testutil.Update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}

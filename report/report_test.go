@@ -2,9 +2,7 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
@@ -123,27 +121,6 @@ func failingRun() *Run {
 	}
 	r.Evaluate(rules)
 	return r
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
 }
 
 func TestWriteTextGolden(t *testing.T) {
@@ -490,4 +467,9 @@ func FuzzReadJSON(f *testing.F) {
 			t.Fatalf("second round trip differs (%v)", err)
 		}
 	})
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }

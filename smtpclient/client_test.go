@@ -258,7 +258,7 @@ func TestSendWithoutRecipients(t *testing.T) {
 	if _, err := c.Send(context.Background(), "a@example.test", nil, strings.NewReader(testMsg)); err == nil {
 		t.Error("Send with no recipients succeeded")
 	}
-	if n := len(rec.all()); n != 1 || len(be.messages()) != 0 {
+	if n := len(rec.All()); n != 1 || len(be.messages()) != 0 {
 		t.Errorf("%d observations (want only Connect), %d messages", n, len(be.messages()))
 	}
 }
@@ -351,7 +351,7 @@ func TestStalls(t *testing.T) {
 				if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err == nil || time.Since(t0) > 100*time.Millisecond {
 					t.Errorf("Send on a timed-out client: %v after %v", err, time.Since(t0))
 				}
-				if n := len(rec.all()); n != 2 {
+				if n := len(rec.All()); n != 2 {
 					t.Errorf("%d observations, want 2 (Connect, the timed-out Send): a broken client's Send is not observed", n)
 				}
 				if err := c.Quit(context.Background()); err != nil {
@@ -421,7 +421,7 @@ func TestConfigValidation(t *testing.T) {
 			if _, err := Connect(context.Background(), tt.cfg); err == nil {
 				t.Error("Connect accepted the config")
 			}
-			if n := len(rec.all()); n != 0 {
+			if n := len(rec.All()); n != 0 {
 				t.Errorf("%d observations for an invalid config", n)
 			}
 		})

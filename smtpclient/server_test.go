@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
+
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
@@ -280,34 +282,19 @@ func stallingSMTP(at stall) func(net.Conn, <-chan struct{}) {
 }
 
 // recorder is a measure.Observer that keeps every observation.
-type recorder struct {
-	mu  sync.Mutex
-	obs []measure.Observation
-}
-
-func (r *recorder) Observe(o measure.Observation) {
-	r.mu.Lock()
-	r.obs = append(r.obs, o)
-	r.mu.Unlock()
-}
-
-func (r *recorder) all() []measure.Observation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]measure.Observation(nil), r.obs...)
-}
+type recorder struct{ testutil.ObservationLog }
 
 // only returns the single observation recorded, failing otherwise.
 func (r *recorder) only(t *testing.T, f measure.Function) measure.Observation {
 	t.Helper()
 	var got []measure.Observation
-	for _, o := range r.all() {
+	for _, o := range r.All() {
 		if o.Function == f {
 			got = append(got, o)
 		}
 	}
 	if len(got) != 1 {
-		t.Fatalf("%d %q observations, want 1: %+v", len(got), f, r.all())
+		t.Fatalf("%d %q observations, want 1: %+v", len(got), f, r.All())
 	}
 	return got[0]
 }

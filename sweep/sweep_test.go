@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/ledger"
@@ -19,29 +19,6 @@ import (
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func baseConfig() *workload.Config {
 	cfg := &workload.Config{Name: "fake", File: "fake.toml"}
@@ -454,4 +431,9 @@ func TestWriteJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
