@@ -45,26 +45,13 @@ func userRand(seed int64, login, purpose string) *rand.Rand {
 // order, reproducibly from the seed. Dates go back from now, oldest first.
 func PopulationMessages(cfg *workload.Config, gen *message.Generator, login, address, mb string, n int, emit func(msg []byte, t time.Time) error) error {
 	rng := userRand(cfg.Seed, login, "messages/"+mb)
-	var sizes []int
-	var cum []float64
-	total := 0.0
-	for _, s := range cfg.Messages.Sizes {
-		if s.Share > 0 {
-			total += s.Share
-			sizes = append(sizes, int(s.Size))
-			cum = append(cum, total)
-		}
+	sizes, err := workload.SizeDistribution(cfg.Messages.Sizes)
+	if err != nil {
+		return err
 	}
 	now := time.Now().Truncate(time.Second)
 	for i := range n {
-		x := rng.Float64() * total
-		size := sizes[len(sizes)-1]
-		for j, c := range cum {
-			if x < c {
-				size = sizes[j]
-				break
-			}
-		}
+		size := sizes.Pick(rng)
 		from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), cfg.Users.RemoteDomain)
 		t := now.Add(-time.Duration(n-i) * time.Hour)
 		env := message.Envelope{

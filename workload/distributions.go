@@ -6,79 +6,83 @@ import (
 	"sort"
 )
 
-// sizePicker draws message sizes from the configured size distribution.
-// It doesn't perform I/O and is safe for concurrent use (read-only).
-type sizePicker struct {
-	sizes []int
-	cum   []float64 // cumulative share, ending at the total
+// Weighted draws items in proportion to their weights. It doesn't perform
+// I/O and, once built, is safe for concurrent use (read-only); the caller
+// supplies the random source.
+type Weighted[T any] struct {
+	items []T
+	cum   []float64 // cumulative weights, ending at the total
 }
 
-func newSizePicker(shares []SizeShare) (*sizePicker, error) {
-	p := &sizePicker{}
-	total := 0.0
-	for _, s := range shares {
-		if s.Share <= 0 {
-			continue
-		}
-		total += s.Share
-		p.sizes = append(p.sizes, int(s.Size))
-		p.cum = append(p.cum, total)
+// Add appends item with weight w; items with w <= 0 are never drawn and
+// are left out.
+func (d *Weighted[T]) Add(item T, w float64) {
+	if w <= 0 {
+		return
 	}
-	if len(p.sizes) == 0 {
+	total := 0.0
+	if n := len(d.cum); n > 0 {
+		total = d.cum[n-1]
+	}
+	d.items = append(d.items, item)
+	d.cum = append(d.cum, total+w)
+}
+
+// Len is the number of items that can be drawn.
+func (d *Weighted[T]) Len() int { return len(d.items) }
+
+// Pick draws one item. It panics when nothing was added with a weight > 0.
+func (d *Weighted[T]) Pick(rng *rand.Rand) T {
+	x := rng.Float64() * d.cum[len(d.cum)-1]
+	i := sort.Search(len(d.cum), func(i int) bool { return d.cum[i] > x })
+	return d.items[min(i, len(d.items)-1)]
+}
+
+// SizeDistribution is the message-size distribution of shares.
+func SizeDistribution(shares []SizeShare) (*Weighted[int], error) {
+	d := &Weighted[int]{}
+	for _, s := range shares {
+		d.Add(int(s.Size), s.Share)
+	}
+	if d.Len() == 0 {
 		return nil, fmt.Errorf("message size distribution is empty")
 	}
-	return p, nil
+	return d, nil
 }
 
-// Buckets returns the distinct sizes, smallest first.
-func (p *sizePicker) Buckets() []int {
-	b := append([]int(nil), p.sizes...)
-	sort.Ints(b)
-	return b
-}
-
-func (p *sizePicker) pick(rng *rand.Rand) int {
-	x := rng.Float64() * p.cum[len(p.cum)-1]
-	i := sort.SearchFloat64s(p.cum, x)
-	if i >= len(p.sizes) {
-		i = len(p.sizes) - 1
+// SessionMix is the session types of cfg by weight.
+func SessionMix(cfg *Config) (*Weighted[SessionKind], error) {
+	d := &Weighted[SessionKind]{}
+	for _, k := range SessionKinds {
+		d.Add(k, cfg.Sessions.Type(k).Weight)
 	}
-	return p.sizes[i]
+	if d.Len() == 0 {
+		return nil, fmt.Errorf("every session type has weight 0")
+	}
+	return d, nil
 }
 
 // recipientPicker draws recipient lists: how many from the recipients
 // distribution, each remote with RemoteShare probability.
 type recipientPicker struct {
-	buckets      []RecipientShare
-	cum          []float64
+	counts       Weighted[RecipientShare]
 	remoteShare  float64
 	remoteDomain string
 }
 
 func newRecipientPicker(m MessagesConfig, remoteDomain string) (*recipientPicker, error) {
 	p := &recipientPicker{remoteShare: m.RemoteShare, remoteDomain: remoteDomain}
-	total := 0.0
 	for _, r := range m.Recipients {
-		if r.Share <= 0 {
-			continue
-		}
-		total += r.Share
-		p.buckets = append(p.buckets, r)
-		p.cum = append(p.cum, total)
+		p.counts.Add(r, r.Share)
 	}
-	if len(p.buckets) == 0 {
+	if p.counts.Len() == 0 {
 		return nil, fmt.Errorf("recipient distribution is empty")
 	}
 	return p, nil
 }
 
 func (p *recipientPicker) count(rng *rand.Rand) int {
-	x := rng.Float64() * p.cum[len(p.cum)-1]
-	i := sort.SearchFloat64s(p.cum, x)
-	if i >= len(p.buckets) {
-		i = len(p.buckets) - 1
-	}
-	b := p.buckets[i]
+	b := p.counts.Pick(rng)
 	n := b.Min
 	if b.Max > b.Min {
 		n += rng.IntN(b.Max - b.Min + 1)

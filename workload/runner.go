@@ -76,7 +76,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
 	}
-	sizes, err := newSizePicker(cfg.Messages.Sizes)
+	sizes, err := SizeDistribution(cfg.Messages.Sizes)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,10 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	arrivals, stopArrivals := context.WithCancel(stop)
 	defer stopArrivals()
 
-	kinds, weights := sessionWeights(cfg)
+	mix, err := SessionMix(cfg)
+	if err != nil {
+		return nil, err
+	}
 	pool := newUserPool(len(r.Users))
 	var mu sync.Mutex
 	var failed atomic.Int64
@@ -119,7 +122,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		Counted:       inWindow,
 		Admit: func(a Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.Seed, 0, a.Index)
-			kind := pickKind(rng, kinds, weights)
+			kind := mix.Pick(rng)
 			ui, ok := pool.acquire(rng.IntN(len(r.Users)))
 			if !ok {
 				return nil, false
@@ -212,31 +215,6 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	res.Inbound = inbound.Counts()
 	res.SessionsFailed = failed.Load()
 	return res, nil
-}
-
-func sessionWeights(cfg *Config) ([]SessionKind, []float64) {
-	var kinds []SessionKind
-	var cum []float64
-	total := 0.0
-	for _, k := range SessionKinds {
-		w := cfg.Sessions.Type(k).Weight
-		if w > 0 {
-			total += w
-			kinds = append(kinds, k)
-			cum = append(cum, total)
-		}
-	}
-	return kinds, cum
-}
-
-func pickKind(rng *rand.Rand, kinds []SessionKind, cum []float64) SessionKind {
-	x := rng.Float64() * cum[len(cum)-1]
-	for i, c := range cum {
-		if x < c {
-			return kinds[i]
-		}
-	}
-	return kinds[len(kinds)-1]
 }
 
 // NewRunID returns a run id for message ids, from the clock: runs of the

@@ -72,7 +72,7 @@ type sessionEnv struct {
 	gen        *message.Generator
 	runID      uint32
 	msgSeq     atomic.Uint64
-	sizes      *sizePicker
+	sizes      *Weighted[int]
 	rcpts      *recipientPicker
 	folders    []string // folders for SELECT_FOLDER
 	onSent     func(SentMessage)
@@ -283,7 +283,7 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (messa
 		Subject: fmt.Sprintf("mailbench message %d", seq),
 		Sent:    time.Now(),
 	}
-	return env, e.sizes.pick(rng), rng.Uint64()
+	return env, e.sizes.Pick(rng), rng.Uint64()
 }
 
 func (e *sessionEnv) sendSession(ctx context.Context, u User, rng *rand.Rand) error {
