@@ -24,7 +24,6 @@ import (
 	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -241,7 +240,7 @@ func newJob(cfg *workload.Config, opts Options) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	ic, err := IMAPConfig(cfg)
+	ic, _, _, err := manager.ClientConfigs(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -308,20 +307,3 @@ func deletionOrder(folders []string, delim string) []string {
 // depth is how many hierarchy levels deep mailbox is, delim being the
 // server's hierarchy delimiter.
 func depth(mailbox, delim string) int { return strings.Count(mailbox, delim) }
-
-// IMAPConfig is the imapclient configuration for cfg's target: address,
-// TLS mode and settings, auth mechanism and cfg.Load.OpTimeout as the
-// deadline of every operation, no Observer. It reads cfg's CA file.
-func IMAPConfig(cfg *workload.Config) (imapclient.Config, error) {
-	ep := cfg.Target.IMAP
-	ic := imapclient.Config{
-		Address: ep.Address, TLS: imapclient.TLSMode(ep.TLS),
-		Timeout: cfg.Load.OpTimeout.Duration, Auth: ep.Auth,
-	}
-	tc, err := tlsconf.Client(ep)
-	if err != nil {
-		return ic, fmt.Errorf("target.imap: %w", err)
-	}
-	ic.TLSConfig = tc
-	return ic, nil
-}

@@ -116,7 +116,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 
 func connect(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
-	ic, err := IMAPConfig(cfg)
+	ic, _, _, err := manager.ClientConfigs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
