@@ -233,11 +233,22 @@ func (c *Checker) check(ctx context.Context, i int) {
 		return
 	}
 	c.checks.Add(1)
-	if err := c.visit(ctx, i); err != nil && ctx.Err() == nil {
+	if err := c.visit(ctx, i); err != nil && !ended(ctx) {
 		c.errors.Add(1)
 		msg := err.Error()
 		c.lastErr.Store(&msg)
 	}
+}
+
+// ended reports whether ctx is done or past its deadline. The network
+// poller can fail an operation at the deadline a moment before ctx's own
+// timer marks it done; such an operation was cut, not failed.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 func (c *Checker) visit(ctx context.Context, i int) error {
