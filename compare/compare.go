@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -26,7 +26,7 @@ import (
 // RunFunc carries out one run of cfg. It returns the run's report and the
 // connect breakdown of its measurement window (nil when the runner does not
 // measure it; the table then shows "-" for the breakdown).
-type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *connstats.Snapshot, error)
+type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error)
 
 // Variant is one run of a comparison: a name and the configuration to run.
 type Variant struct {
@@ -124,7 +124,7 @@ type Row struct {
 	CPU           time.Duration // user + system time of the process during the run
 	CPUPerSession time.Duration // CPU / SessionsStarted
 	// Connect is the run's connect breakdown; nil when not measured.
-	Connect *connstats.Snapshot
+	Connect *metrics.ConnectSnapshot
 	Err     string // the run could not be carried out; the other fields are zero
 }
 
@@ -194,7 +194,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 }
 
 // fill sets r from a finished run. It doesn't perform I/O.
-func (r *Row) fill(run *report.Run, snap *connstats.Snapshot, cpu time.Duration) {
+func (r *Row) fill(run *report.Run, snap *metrics.ConnectSnapshot, cpu time.Duration) {
 	r.SessionsPerHour = run.AchievedSessionsPerHour
 	r.SessionsStarted = run.SessionsStarted
 	r.Compliant = run.Table.Compliant

@@ -12,10 +12,10 @@ import (
 	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/internal/testconfig"
-	"github.com/mailbench/mailbench/manager"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -101,16 +101,16 @@ func TestVariants(t *testing.T) {
 // fakeRun reports what a server would show for cfg: TLS handshakes in TLS
 // runs, every second one resumed with resumption on, and it burns some CPU.
 func fakeRun(applyTLS bool) RunFunc {
-	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *connstats.Snapshot, error) {
+	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
 		if cfg.Target.IMAP.Address == "fail" {
 			return nil, nil, errors.New("boom")
 		}
 		rules := compliance.Rules{MaxErrorPercent: 1}
-		stats := map[measure.Function]*compliance.FunctionStats{}
-		b := connstats.New()
-		for _, fn := range connstats.Functions {
+		stats := map[measure.Function]*metrics.FunctionStats{}
+		b := metrics.NewBreakdown()
+		for _, fn := range metrics.ConnectFunctions {
 			rules.Functions = append(rules.Functions, compliance.Rule{Function: fn, Limit: time.Second, RequiredPercent: 95})
-			fs := compliance.NewFunctionStats(fn, time.Second)
+			fs := metrics.NewFunctionStats(fn, time.Second)
 			stats[fn] = fs
 			for i := range 100 {
 				tlsOn := applyTLS && cfg.Target.IMAP.TLS != "none"
@@ -232,7 +232,7 @@ func TestEmbeddedComparison(t *testing.T) {
 	cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
 	cfg.Phases.Settle.Duration = 0
 	ctx := context.Background()
-	res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(manager.Options{})})
+	res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(orchestrator.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

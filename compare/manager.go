@@ -3,17 +3,17 @@ package compare
 import (
 	"context"
 
-	"github.com/mailbench/mailbench/connstats"
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
-// ManagerRunner is the RunFunc of the CLI: manager.Run with opts, and the
+// ManagerRunner is the RunFunc of the CLI: orchestrator.Run with opts, and the
 // run's connect breakdown.
-func ManagerRunner(opts manager.Options) RunFunc {
-	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *connstats.Snapshot, error) {
-		run, err := manager.Run(stop, kill, cfg, opts)
+func ManagerRunner(opts orchestrator.Options) RunFunc {
+	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
+		run, err := orchestrator.Run(stop, kill, cfg, opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -22,4 +22,4 @@ func ManagerRunner(opts manager.Options) RunFunc {
 }
 
 // connectOf returns the connect breakdown of run's measurement window.
-func connectOf(run *report.Run) *connstats.Snapshot { return run.Connect }
+func connectOf(run *report.Run) *metrics.ConnectSnapshot { return run.Connect }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // WriteText renders r as one table with a column per run and a line per
@@ -35,7 +35,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	line("", func(row Row) string { return row.Variant })
 	line("TLS (IMAP / SMTP)", func(row Row) string { return row.IMAPTLS + " / " + row.SMTPTLS })
 	line("sessions/hour achieved", func(row Row) string { return fmt.Sprintf("%.0f", row.SessionsPerHour) })
-	for _, fn := range connstats.Functions {
+	for _, fn := range metrics.ConnectFunctions {
 		cr := func(row Row) ConnectRow {
 			if fn == measure.IMAPConnect {
 				return row.IMAPConnect
@@ -47,21 +47,21 @@ func (r *Result) WriteText(w io.Writer) error {
 			if c.Operations == 0 {
 				return "-"
 			}
-			return connstats.FormatMS(c.P50) + " / " + connstats.FormatMS(c.P95)
+			return metrics.FormatMS(c.P50) + " / " + metrics.FormatMS(c.P95)
 		})
-		part := func(get func(connstats.FunctionBreakdown) connstats.PartStats) func(Row) string {
+		part := func(get func(metrics.FunctionBreakdown) metrics.PartStats) func(Row) string {
 			return func(row Row) string {
 				f, ok := row.Connect.Function(fn)
 				if !ok {
 					return "-"
 				}
-				return connstats.FormatPart(get(f))
+				return metrics.FormatPart(get(f))
 			}
 		}
-		line("  TCP", part(func(f connstats.FunctionBreakdown) connstats.PartStats { return f.TCP }))
-		line("  TLS", part(func(f connstats.FunctionBreakdown) connstats.PartStats { return f.TLS }))
-		line("  greeting", part(func(f connstats.FunctionBreakdown) connstats.PartStats { return f.Greeting }))
-		line("  auth", part(func(f connstats.FunctionBreakdown) connstats.PartStats { return f.Auth }))
+		line("  TCP", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.TCP }))
+		line("  TLS", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.TLS }))
+		line("  greeting", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.Greeting }))
+		line("  auth", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.Auth }))
 		line("  handshakes (resumed)", func(row Row) string {
 			f, ok := row.Connect.Function(fn)
 			if !ok {
@@ -92,7 +92,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		if row.SessionsStarted == 0 {
 			return "-"
 		}
-		return connstats.FormatMS(row.CPUPerSession)
+		return metrics.FormatMS(row.CPUPerSession)
 	})
 	if err := tw.Flush(); err != nil {
 		return err

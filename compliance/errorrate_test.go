@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // Delivery times are not operations: they neither count towards the error
 // rate's operations nor its errors.
 func TestErrorRateLeavesOutDeliveryTimes(t *testing.T) {
 	rules := DefaultRules()
-	s := NewStats(rules)
+	s := metrics.NewStats(rules.Limits())
 	obs := func(f measure.Function, n int, class measure.ErrorClass) {
 		for range n {
 			s.Observe(measure.Observation{Function: f, Start: time.Now(), Duration: time.Millisecond, Class: class})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // Row is one function's line of the compliance table.
@@ -56,7 +57,7 @@ type Table struct {
 // different limit than its rule fails too, since exact counts cannot be
 // re-derived. A run with no operations at all fails the error row.
 // Evaluate doesn't modify stats and doesn't perform I/O.
-func Evaluate(stats map[measure.Function]*FunctionStats, rules Rules) Table {
+func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Table {
 	var t Table
 	for _, rule := range rules.ordered() {
 		row := Row{Function: rule.Function, Limit: rule.Limit, RequiredPercent: rule.RequiredPercent}

@@ -116,3 +116,13 @@ func (r Rules) ordered() []Rule {
 	}
 	return out
 }
+
+// Limits returns each ruled function's response-time limit, the form in
+// which metrics counts operations within their limit.
+func (r Rules) Limits() map[measure.Function]time.Duration {
+	m := make(map[measure.Function]time.Duration, len(r.Functions))
+	for _, x := range r.Functions {
+		m[x.Function] = x.Limit
+	}
+	return m
+}

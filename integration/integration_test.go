@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/populate"
@@ -42,7 +42,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 	var total int64
 	for _, u := range users {
-		for _, p := range manager.Mailboxes(cfg, u.Login) {
+		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -56,7 +56,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("first init: %+v; want 3 users, %d appended, 0 present", s1, total)
 	}
 	for _, u := range users {
-		plan := manager.Mailboxes(cfg, u.Login)
+		plan := orchestrator.Mailboxes(cfg, u.Login)
 		got := mailboxCounts(t, cfg, u, names(plan))
 		for _, p := range plan {
 			if got[p.Mailbox] != p.Messages {
@@ -82,7 +82,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("clean: %+v; want 3 users, %d messages removed", cs, total)
 	}
 	for _, u := range users {
-		plan := manager.Mailboxes(cfg, u.Login)
+		plan := orchestrator.Mailboxes(cfg, u.Login)
 		for mb, n := range mailboxCounts(t, cfg, u, names(plan)) {
 			// Deleted folders may be recreated empty by the server
 			// (Dovecot's auto = subscribe): empty or absent both pass.
@@ -93,7 +93,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 }
 
-func names(plan []manager.MailboxPlan) []string {
+func names(plan []orchestrator.MailboxPlan) []string {
 	var out []string
 	for _, p := range plan {
 		out = append(out, p.Mailbox)
@@ -246,9 +246,9 @@ func TestShortRun(t *testing.T) {
 	t.Logf("%v", s)
 
 	var log bytes.Buffer
-	run, err := manager.Run(ctx, context.Background(), cfg, manager.Options{Log: &log})
+	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &log})
 	if err != nil {
-		t.Fatalf("manager.Run: %v\n%s", err, log.String())
+		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
 	}
 	var text bytes.Buffer
 	if err := report.WriteText(&text, run); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -79,7 +79,7 @@ func planned(t *testing.T, cfg *workload.Config) int64 {
 	}
 	var n int64
 	for _, u := range users {
-		for _, p := range manager.Mailboxes(cfg, u.Login) {
+		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
 			n += int64(p.Messages)
 		}
 	}
@@ -98,7 +98,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 	got, lists := map[string]int{}, map[string][]string{}
 	for _, u := range users {
 		c := connect(t, cfg, u)
-		for _, p := range manager.Mailboxes(cfg, u.Login) {
+		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
 			n, err := c.Status(ctx, p.Mailbox)
 			if err != nil {
 				got[u.Login+"/"+p.Mailbox] = -1
@@ -116,7 +116,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 
 func connect(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
-	ic, _, _, err := manager.ClientConfigs(cfg)
+	ic, _, _, err := orchestrator.ClientConfigs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func wantPlan(t *testing.T, cfg *workload.Config) {
 	got, _ := counts(t, cfg)
 	users, _ := cfg.LoadUsers()
 	for _, u := range users {
-		for _, p := range manager.Mailboxes(cfg, u.Login) {
+		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
 			if k := u.Login + "/" + p.Mailbox; got[k] != p.Messages {
 				t.Errorf("%s: %d messages, want %d", k, got[k], p.Messages)
 			}
@@ -364,9 +364,9 @@ func TestProgressLine(t *testing.T) {
 }
 
 func TestOrders(t *testing.T) {
-	var plan []manager.MailboxPlan
+	var plan []orchestrator.MailboxPlan
 	for _, mb := range []string{"INBOX", "A/B/C", "Sent", "A/B", "A", "X/Y"} {
-		plan = append(plan, manager.MailboxPlan{Mailbox: mb, Messages: 1})
+		plan = append(plan, orchestrator.MailboxPlan{Mailbox: mb, Messages: 1})
 	}
 	var got []string
 	for _, p := range creationOrder(plan, "/") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // A run that could not offer its target load (sessions dropped) fails,
@@ -15,7 +16,7 @@ func TestEvaluateDroppedSessions(t *testing.T) {
 	rules := compliance.Rules{MaxErrorPercent: 1, Functions: []compliance.Rule{
 		{Function: measure.IMAPConnect, Limit: 5 * time.Second, RequiredPercent: 95},
 	}}
-	stats := compliance.NewStats(rules)
+	stats := metrics.NewStats(rules.Limits())
 	for range 100 {
 		stats.Observe(measure.Observation{Function: measure.IMAPConnect, Start: time.Now(), Duration: time.Millisecond})
 	}

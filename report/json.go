@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // SchemaVersion is the version of the JSON report written by WriteJSON.
@@ -25,29 +25,29 @@ const MaxJSONSize = 64 << 20
 // The JSON form; see docs/report-schema.md. Durations are integer
 // microseconds (fields ending in _us), times RFC 3339 in UTC.
 type jsonRun struct {
-	SchemaVersion  int                    `json:"schema_version"`
-	Tool           string                 `json:"tool"`
-	Version        string                 `json:"version"`
-	Config         string                 `json:"config"`
-	Name           string                 `json:"name"`
-	Seed           int64                  `json:"seed"`
-	Started        string                 `json:"started"`
-	Ended          string                 `json:"ended"`
-	WarmupUS       int64                  `json:"warmup_us"`
-	MeasurementUS  int64                  `json:"measurement_us"`
-	RampdownUS     int64                  `json:"rampdown_us"`
-	Partial        bool                   `json:"partial"`
-	PartialReason  string                 `json:"partial_reason"`
-	Target         jsonTarget             `json:"target"`
-	Sessions       jsonSessions           `json:"sessions"`
-	Sink           jsonSink               `json:"sink"`
-	Warnings       []string               `json:"warnings"`
-	Delivery       *ledger.Reconciliation `json:"delivery,omitempty"`
-	DeliveryChecks *CheckerSummary        `json:"delivery_checks,omitempty"`
-	Connect        *connstats.Snapshot    `json:"connect,omitempty"`
-	Compliance     jsonTable              `json:"compliance"`
-	Functions      []jsonFunction         `json:"functions"`
-	Timeline       []jsonInterval         `json:"timeline,omitempty"`
+	SchemaVersion  int                      `json:"schema_version"`
+	Tool           string                   `json:"tool"`
+	Version        string                   `json:"version"`
+	Config         string                   `json:"config"`
+	Name           string                   `json:"name"`
+	Seed           int64                    `json:"seed"`
+	Started        string                   `json:"started"`
+	Ended          string                   `json:"ended"`
+	WarmupUS       int64                    `json:"warmup_us"`
+	MeasurementUS  int64                    `json:"measurement_us"`
+	RampdownUS     int64                    `json:"rampdown_us"`
+	Partial        bool                     `json:"partial"`
+	PartialReason  string                   `json:"partial_reason"`
+	Target         jsonTarget               `json:"target"`
+	Sessions       jsonSessions             `json:"sessions"`
+	Sink           jsonSink                 `json:"sink"`
+	Warnings       []string                 `json:"warnings"`
+	Delivery       *ledger.Reconciliation   `json:"delivery,omitempty"`
+	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
+	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
+	Compliance     jsonTable                `json:"compliance"`
+	Functions      []jsonFunction           `json:"functions"`
+	Timeline       []jsonInterval           `json:"timeline,omitempty"`
 }
 
 type jsonTarget struct {
@@ -200,7 +200,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		j.Compliance.Failing = []string{}
 	}
 	if r.Sink.RelayDelay != nil {
-		enc, err := compliance.EncodeHistogram(r.Sink.RelayDelay)
+		enc, err := metrics.EncodeHistogram(r.Sink.RelayDelay)
 		if err != nil {
 			return fmt.Errorf("write report: sink: %w", err)
 		}
@@ -236,9 +236,9 @@ func WriteJSON(w io.Writer, r *Run) error {
 		}
 		h := fs.Histogram
 		if h == nil {
-			h = compliance.NewHistogram()
+			h = metrics.NewHistogram()
 		}
-		enc, err := compliance.EncodeHistogram(h)
+		enc, err := metrics.EncodeHistogram(h)
 		if err != nil {
 			return fmt.Errorf("write report: %q: %w", f, err)
 		}
@@ -263,7 +263,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 // ReadJSON reads a report written by WriteJSON. It is meant for files from
 // other machines: it reads at most MaxJSONSize bytes, rejects unknown fields,
 // other schema versions, trailing data, duplicated functions and
-// inconsistent function stats (compliance.FunctionStats.Check), and decodes
+// inconsistent function stats (metrics.FunctionStats.Check), and decodes
 // every histogram (of mailbench's geometry only), so the result can be
 // merged exactly. The compliance table is read as stored; Merge
 // re-evaluates it. Empty collections are read back as nil.
@@ -333,7 +333,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	if j.Sink.RelayDelayHistogram != "" {
-		if r.Sink.RelayDelay, err = compliance.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
+		if r.Sink.RelayDelay, err = metrics.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
 			return nil, fmt.Errorf("read report: sink: %w", err)
 		}
 	}
@@ -364,18 +364,18 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	}
 
 	if len(j.Functions) > 0 {
-		r.Functions = make(map[measure.Function]*compliance.FunctionStats, len(j.Functions))
+		r.Functions = make(map[measure.Function]*metrics.FunctionStats, len(j.Functions))
 	}
 	for _, jf := range j.Functions {
 		f := measure.Function(jf.Function)
 		if _, dup := r.Functions[f]; dup {
 			return nil, fmt.Errorf("read report: function %q appears twice", f)
 		}
-		h, err := compliance.DecodeHistogram(jf.Histogram)
+		h, err := metrics.DecodeHistogram(jf.Histogram)
 		if err != nil {
 			return nil, fmt.Errorf("read report: %q: %w", f, err)
 		}
-		fs := &compliance.FunctionStats{
+		fs := &metrics.FunctionStats{
 			Function: f, Limit: fromUS(jf.LimitUS), Operations: jf.Operations, WithinLimit: jf.WithinLimit,
 			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h,
 		}

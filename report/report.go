@@ -20,9 +20,9 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // Target is the system under test, as addresses (host:port).
@@ -82,9 +82,9 @@ type Run struct {
 	// Connect breaks IMAP and SMTP Connect down into TCP, TLS, greeting
 	// and authentication, and counts resumed TLS handshakes (measurement
 	// window; nil when not measured).
-	Connect   *connstats.Snapshot
+	Connect   *metrics.ConnectSnapshot
 	Table     compliance.Table
-	Functions map[measure.Function]*compliance.FunctionStats // exact counts + histograms
+	Functions map[measure.Function]*metrics.FunctionStats // exact counts + histograms
 	// Timeline is the measurement window over time (see Interval); nil
 	// when not measured.
 	Timeline []Interval
@@ -154,7 +154,7 @@ func Merge(runs ...*Run) (*Run, error) {
 			return nil, errors.New("merge: runs were evaluated against different compliance rules")
 		}
 	}
-	stats := compliance.NewStats(rules)
+	stats := metrics.NewStats(rules.Limits())
 	for i, r := range runs {
 		if err := stats.MergeSnapshot(r.Functions); err != nil {
 			return nil, fmt.Errorf("merge: run %d (%s): %w", i, r.Name, err)
@@ -279,14 +279,14 @@ func Merge(runs ...*Run) (*Run, error) {
 		}
 	}
 
-	var snaps []*connstats.Snapshot
+	var snaps []*metrics.ConnectSnapshot
 	for _, r := range runs {
 		if r.Connect != nil {
 			snaps = append(snaps, r.Connect)
 		}
 	}
 	if len(snaps) > 0 {
-		if c, err := connstats.Merge(snaps...); err == nil {
+		if c, err := metrics.MergeConnect(snaps...); err == nil {
 			m.Connect = c
 		} else {
 			warn = append(warn, "connect time breakdown not merged: "+err.Error())
@@ -326,7 +326,7 @@ func mergeRelayDelay(s *SinkSummary, runs []*Run) string {
 		}
 	}
 	if have > 0 && with == have {
-		h := compliance.NewHistogram()
+		h := metrics.NewHistogram()
 		for _, r := range runs {
 			if r.Sink.RelayDelay != nil {
 				h.Merge(r.Sink.RelayDelay)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/metrics"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -23,7 +24,7 @@ var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 // observe feeds s reproducible observations: for function index i, n
 // operations with durations spread over 1..spread ms, of which slow exceed
 // the limit and failed end in the given class.
-func observe(s *compliance.Stats, f measure.Function, n, slow, failed int, class measure.ErrorClass, spread time.Duration, limit time.Duration) {
+func observe(s *metrics.Stats, f measure.Function, n, slow, failed int, class measure.ErrorClass, spread time.Duration, limit time.Duration) {
 	for k := range n {
 		o := measure.Observation{Function: f, Start: t0, Duration: time.Duration(k%1000+1) * spread / 1000}
 		switch {
@@ -39,7 +40,7 @@ func observe(s *compliance.Stats, f measure.Function, n, slow, failed int, class
 // compliantRun is a full run where every row passes.
 func compliantRun() *Run {
 	rules := compliance.DefaultRules()
-	s := compliance.NewStats(rules)
+	s := metrics.NewStats(rules.Limits())
 	for i, f := range measure.AllFunctions {
 		limit := 5 * time.Second
 		if f == measure.DeliveryLocal || f == measure.DeliveryRemote {
@@ -47,9 +48,9 @@ func compliantRun() *Run {
 		}
 		observe(s, f, 500+37*i, i%3, i%2, measure.Timeout, time.Duration(20+i*15)*time.Millisecond, limit)
 	}
-	h := compliance.NewHistogram()
+	h := metrics.NewHistogram()
 	for k := range 400 {
-		compliance.RecordDuration(h, time.Duration(k+5)*time.Millisecond)
+		metrics.RecordDuration(h, time.Duration(k+5)*time.Millisecond)
 	}
 	r := &Run{
 		Tool: "mailbench", Version: "0.1.0", Config: "configs/enterprise.toml", Name: "enterprise-2500", Seed: 42,
@@ -79,7 +80,7 @@ func failingRun() *Run {
 	rules.Functions = slices.DeleteFunc(rules.Functions, func(r compliance.Rule) bool {
 		return r.Function == measure.DeliveryLocal || r.Function == measure.DeliveryRemote
 	})
-	s := compliance.NewStats(rules)
+	s := metrics.NewStats(rules.Limits())
 	for i, f := range measure.SPECFunctions {
 		switch f {
 		case measure.IMAPExpunge: // exactly 95.00% within: fails
@@ -283,12 +284,12 @@ func TestReadJSONRejects(t *testing.T) {
 // generators would measure them, plus the unsplit run.
 func shards(n int) (whole *Run, parts []*Run) {
 	rules := compliance.DefaultRules()
-	all := compliance.NewStats(rules)
-	st := make([]*compliance.Stats, n)
+	all := metrics.NewStats(rules.Limits())
+	st := make([]*metrics.Stats, n)
 	hs := make([]*hdrhistogram.Histogram, n)
 	for i := range st {
-		st[i] = compliance.NewStats(rules)
-		hs[i] = compliance.NewHistogram()
+		st[i] = metrics.NewStats(rules.Limits())
+		hs[i] = metrics.NewHistogram()
 	}
 	k := 0
 	for i, f := range measure.AllFunctions {
@@ -305,7 +306,7 @@ func shards(n int) (whole *Run, parts []*Run) {
 	whole = &Run{Functions: all.Snapshot()}
 	whole.Evaluate(rules)
 	for i := range n {
-		compliance.RecordDuration(hs[i], time.Duration(i+1)*time.Second)
+		metrics.RecordDuration(hs[i], time.Duration(i+1)*time.Second)
 		parts = append(parts, &Run{
 			Tool: "mailbench", Version: "0.1.0", Name: "shards", Seed: 1,
 			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(10-i) * time.Minute),
@@ -408,7 +409,7 @@ func TestMergeRejects(t *testing.T) {
 	}
 	// Same rules, but stats counted against another limit.
 	bad := *parts[1]
-	bad.Functions = map[measure.Function]*compliance.FunctionStats{measure.SMTPConnect: compliance.NewFunctionStats(measure.SMTPConnect, time.Second)}
+	bad.Functions = map[measure.Function]*metrics.FunctionStats{measure.SMTPConnect: metrics.NewFunctionStats(measure.SMTPConnect, time.Second)}
 	if _, err := Merge(parts[0], &bad); err == nil || !strings.Contains(err.Error(), "limits differ") {
 		t.Fatalf("Merge() with a different limit = %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/testconfig"
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -27,7 +27,7 @@ func TestSweepEmbedded(t *testing.T) {
 	}
 	cfg := shortQuick(t)
 	ctx := context.Background()
-	res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(manager.Options{})})
+	res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(orchestrator.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

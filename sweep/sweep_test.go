@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/metrics"
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/ledger"
@@ -56,11 +57,11 @@ func (f *fakeServer) run(stop, kill context.Context, cfg *workload.Config) (*rep
 	}
 	pos := call % f.iters
 	rules := compliance.Rules{MaxErrorPercent: 1}
-	stats := map[measure.Function]*compliance.FunctionStats{}
+	stats := map[measure.Function]*metrics.FunctionStats{}
 	overload := math.Max(0, (rate/f.capacity-1)*100) + float64(pos) // percent
 	for _, fn := range []measure.Function{measure.SMTPConnect, measure.IMAPAppend} {
 		rules.Functions = append(rules.Functions, compliance.Rule{Function: fn, Limit: time.Second, RequiredPercent: 95})
-		fs := compliance.NewFunctionStats(fn, time.Second)
+		fs := metrics.NewFunctionStats(fn, time.Second)
 		stats[fn] = fs
 		for i := range 1000 {
 			d := 10 * time.Millisecond

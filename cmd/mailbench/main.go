@@ -16,7 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/mailbench/mailbench/configs"
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -111,7 +111,7 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var ce *workload.ConfigError
 	var ces workload.ConfigErrors
-	var me *manager.ConfigError
+	var me *orchestrator.ConfigError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &me):
 		return exitUsage

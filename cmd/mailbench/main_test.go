@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 )
 
@@ -21,7 +22,7 @@ const badConfigDir = "../../workload/testdata/config/bad"
 func writeReport(t *testing.T, name string, n int, d time.Duration) (string, bool) {
 	t.Helper()
 	rules := compliance.DefaultRules()
-	s := compliance.NewStats(rules)
+	s := metrics.NewStats(rules.Limits())
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	for _, f := range measure.AllFunctions {
 		for range n {

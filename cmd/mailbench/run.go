@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -49,7 +49,7 @@ func (c *runCmd) Run(e *env) error {
 	opts := runProgress(e, c.Quiet)
 	opts.ResultsFile = c.Results
 	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
-	run, err := manager.Run(stop, kill, cfg, opts)
+	run, err := orchestrator.Run(stop, kill, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailbench/mailbench/manager"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/sweep"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -119,8 +119,8 @@ func noneRan(res *sweep.Result) error {
 
 // runProgress is the manager options of a multi-run command: progress
 // lines on stderr every 5 s unless quiet.
-func runProgress(e *env, quiet bool) manager.Options {
-	opts := manager.Options{}
+func runProgress(e *env, quiet bool) orchestrator.Options {
+	opts := orchestrator.Options{}
 	if quiet {
 		return opts
 	}

@@ -1,4 +1,4 @@
-package connstats
+package metrics
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/mailbench/mailbench/measure"
 )
 
-const ms = time.Millisecond
+const msDur = time.Millisecond
 
 func obs(fn measure.Function, class measure.ErrorClass, p *measure.ConnectPhases) measure.Observation {
 	return measure.Observation{Function: fn, Class: class, Connect: p}
@@ -24,11 +24,11 @@ func obs(fn measure.Function, class measure.ErrorClass, p *measure.ConnectPhases
 func feed(b *Breakdown) {
 	for i := range 10 {
 		b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{
-			TCP: time.Duration(i+1) * 100 * time.Microsecond, TLS: time.Duration(i+1) * ms,
-			Greeting: 2 * ms, Auth: 3 * ms, TLSUsed: true, Resumed: i%2 == 1,
+			TCP: time.Duration(i+1) * 100 * time.Microsecond, TLS: time.Duration(i+1) * msDur,
+			Greeting: 2 * msDur, Auth: 3 * msDur, TLSUsed: true, Resumed: i%2 == 1,
 		}))
 		b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{
-			TCP: 200 * time.Microsecond, Greeting: time.Duration(i+1) * ms, Auth: 20 * ms,
+			TCP: 200 * time.Microsecond, Greeting: time.Duration(i+1) * msDur, Auth: 20 * msDur,
 		}))
 	}
 	// Failed after a handshake: counts as a handshake and a failure, no parts.
@@ -41,7 +41,7 @@ func feed(b *Breakdown) {
 }
 
 func TestObserve(t *testing.T) {
-	b := New()
+	b := NewBreakdown()
 	feed(b)
 	s := b.Snapshot()
 	tests := []struct {
@@ -50,8 +50,8 @@ func TestObserve(t *testing.T) {
 		tcp, tls, greeting, auth              int64 // counts
 		tlsP95, greetingP50                   time.Duration
 	}{
-		{measure.IMAPConnect, 11, 1, 11, 5, 10, 10, 10, 10, 10 * ms, 2 * ms},
-		{measure.SMTPConnect, 11, 1, 0, 0, 10, 0, 10, 10, 0, 5 * ms},
+		{measure.IMAPConnect, 11, 1, 11, 5, 10, 10, 10, 10, 10 * msDur, 2 * msDur},
+		{measure.SMTPConnect, 11, 1, 0, 0, 10, 0, 10, 10, 0, 5 * msDur},
 	}
 	for _, tt := range tests {
 		f, ok := s.Function(tt.fn)
@@ -80,7 +80,7 @@ func TestObserve(t *testing.T) {
 		t.Error("resumed percent without handshakes")
 	}
 	// The snapshot is a copy.
-	b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{TCP: ms}))
+	b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{TCP: msDur}))
 	if f, _ := s.Function(measure.SMTPConnect); f.Connects != 11 || f.TCP.Histogram.TotalCount() != 10 {
 		t.Error("snapshot changed after a later Observe")
 	}
@@ -93,12 +93,12 @@ func near(got, want time.Duration) bool {
 }
 
 func TestConcurrentObserve(t *testing.T) {
-	b := New()
+	b := NewBreakdown()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := range 500 {
-				b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{TCP: ms, TLSUsed: true, TLS: ms, Resumed: true}))
+				b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{TCP: msDur, TLSUsed: true, TLS: msDur, Resumed: true}))
 				if i%250 == 0 {
 					_ = b.Snapshot()
 				}
@@ -112,12 +112,12 @@ func TestConcurrentObserve(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
-	whole, a, c := New(), New(), New()
+	whole, a, c := NewBreakdown(), NewBreakdown(), NewBreakdown()
 	feed(whole)
 	feed(whole)
 	feed(a)
 	feed(c)
-	got, err := Merge(a.Snapshot(), nil, c.Snapshot())
+	got, err := MergeConnect(a.Snapshot(), nil, c.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,30 +128,30 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merge of two shards\n%s\nwant\n%s", gj, wj)
 	}
 	// A snapshot read back from JSON has no histograms: merging it fails.
-	var back Snapshot
+	var back ConnectSnapshot
 	if err := json.Unmarshal(wj, &back); err != nil {
 		t.Fatal(err)
 	}
 	if bj, _ := json.Marshal(&back); !bytes.Equal(bj, wj) {
 		t.Errorf("JSON round trip changed the snapshot:\n%s\n%s", bj, wj)
 	}
-	if _, err := Merge(&back, got); err == nil {
+	if _, err := MergeConnect(&back, got); err == nil {
 		t.Error("merge without histograms succeeded")
 	}
-	if _, err := Merge(&Snapshot{Functions: []FunctionBreakdown{{Function: "IMAP LIST"}}}); err == nil {
+	if _, err := MergeConnect(&ConnectSnapshot{Functions: []FunctionBreakdown{{Function: "IMAP LIST"}}}); err == nil {
 		t.Error("merge of an unknown function succeeded")
 	}
 }
 
 func TestWriteTextGolden(t *testing.T) {
-	b := New()
+	b := NewBreakdown()
 	feed(b)
 	tests := []struct {
 		name string
-		snap *Snapshot
+		snap *ConnectSnapshot
 	}{
 		{"mixed", b.Snapshot()},
-		{"empty", New().Snapshot()},
+		{"empty", NewBreakdown().Snapshot()},
 		{"nil", nil},
 	}
 	for _, tt := range tests {
@@ -170,7 +170,7 @@ func TestFormatMS(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{0, "0.00ms"}, {1234 * time.Microsecond, "1.23ms"}, {45600 * time.Microsecond, "45.6ms"}, {1500 * ms, "1500ms"},
+		{0, "0.00ms"}, {1234 * time.Microsecond, "1.23ms"}, {45600 * time.Microsecond, "45.6ms"}, {1500 * msDur, "1500ms"},
 	} {
 		if got := FormatMS(tt.d); got != tt.want {
 			t.Errorf("FormatMS(%v) = %q, want %q", tt.d, got, tt.want)

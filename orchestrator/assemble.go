@@ -1,4 +1,4 @@
-package manager
+package orchestrator
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/recorder"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
@@ -15,7 +15,7 @@ import (
 
 // buildReport assembles the run's report from what the runner, the recorder
 // and the sink measured. It doesn't perform I/O.
-func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
+func buildReport(cfg *workload.Config, res *workload.RunResult, rec *metrics.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
 	meas := cfg.Phases.Measurement.Duration
 	// A stopped run measured only until the stop; rate over what was measured.
 	window := res.MeasureEnd.Sub(res.MeasureStart)
@@ -39,7 +39,7 @@ func buildReport(cfg *workload.Config, res *workload.RunResult, rec *recorder.Re
 		SessionsByType:        map[string]int64{},
 		MaxConcurrentObserved: int(res.Sessions.MaxActive),
 		MaxDroppedPercent:     cfg.Compliance.MaxDroppedPercent,
-		Functions:             rec.Stats(recorder.Measurement).Snapshot(),
+		Functions:             rec.Stats(metrics.Measurement).Snapshot(),
 	}
 	if cfg.Target.Embedded {
 		run.Target.IMAP, run.Target.SMTP = "embedded", "embedded"

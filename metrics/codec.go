@@ -1,4 +1,4 @@
-package compliance
+package metrics
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package recorder
+package metrics
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -35,7 +34,7 @@ func benchObservations(n int) []measure.Observation {
 }
 
 func newBenchRecorder(w io.Writer) *Recorder {
-	return New(compliance.DefaultRules(), benchStart.Add(10*time.Minute), benchStart.Add(70*time.Minute), w)
+	return NewRecorder(defaultLimits(), benchStart.Add(10*time.Minute), benchStart.Add(70*time.Minute), w)
 }
 
 // heapGrowthPerMillion observes 10^6 observations on GOMAXPROCS goroutines

@@ -6,7 +6,7 @@
 // A Breakdown is fed observations (it is a measure.Observer) and hands out
 // Snapshots, which the report prints (WriteText) or stores (JSON). Nothing
 // here performs I/O except on the io.Writer given to WriteText.
-package connstats
+package metrics
 
 import (
 	"fmt"
@@ -17,38 +17,37 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
 
-// Functions are the functions a Breakdown aggregates, in report order.
-var Functions = []measure.Function{measure.IMAPConnect, measure.SMTPConnect}
+// ConnectFunctions are the functions a Breakdown aggregates, in report order.
+var ConnectFunctions = []measure.Function{measure.IMAPConnect, measure.SMTPConnect}
 
 // Breakdown aggregates connect phases. The zero value is not usable; call
 // New. It is safe for concurrent use.
 type Breakdown struct {
 	mu    sync.Mutex
-	byFn  map[measure.Function]*acc
+	byFn  map[measure.Function]*connAcc
 	order []measure.Function
 }
 
-type acc struct {
+type connAcc struct {
 	connects, failed, handshakes, resumed int64
 	tcp, tls, greeting, auth              *hdrhistogram.Histogram
 }
 
-func newAcc() *acc {
-	return &acc{
-		tcp: compliance.NewHistogram(), tls: compliance.NewHistogram(),
-		greeting: compliance.NewHistogram(), auth: compliance.NewHistogram(),
+func newConnAcc() *connAcc {
+	return &connAcc{
+		tcp: NewHistogram(), tls: NewHistogram(),
+		greeting: NewHistogram(), auth: NewHistogram(),
 	}
 }
 
 // New returns an empty Breakdown.
-func New() *Breakdown {
-	b := &Breakdown{byFn: map[measure.Function]*acc{}}
-	for _, f := range Functions {
-		b.byFn[f] = newAcc()
+func NewBreakdown() *Breakdown {
+	b := &Breakdown{byFn: map[measure.Function]*connAcc{}}
+	for _, f := range ConnectFunctions {
+		b.byFn[f] = newConnAcc()
 	}
 	return b
 }
@@ -56,7 +55,7 @@ func New() *Breakdown {
 // Observe records o when it is an IMAP Connect or SMTP Connect observation
 // with connect phases (o.Connect != nil); it ignores every other one. It
 // records whatever it is given: filter by window before (see
-// compliance.InWindow).
+// InWindow).
 //
 // Every such observation counts as a connect, a failed one also as failed.
 // Every completed TLS handshake counts as a handshake (and as resumed when it
@@ -86,23 +85,23 @@ func (b *Breakdown) Observe(o measure.Observation) {
 		a.failed++
 		return
 	}
-	compliance.RecordDuration(a.tcp, p.TCP)
-	compliance.RecordDuration(a.greeting, p.Greeting)
+	RecordDuration(a.tcp, p.TCP)
+	RecordDuration(a.greeting, p.Greeting)
 	if p.TLSUsed {
-		compliance.RecordDuration(a.tls, p.TLS)
+		RecordDuration(a.tls, p.TLS)
 	}
 	if p.Auth > 0 {
-		compliance.RecordDuration(a.auth, p.Auth)
+		RecordDuration(a.auth, p.Auth)
 	}
 }
 
 // Snapshot returns a copy of what was recorded so far. It doesn't block
 // Observe for longer than the copy takes.
-func (b *Breakdown) Snapshot() *Snapshot {
+func (b *Breakdown) Snapshot() *ConnectSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := &Snapshot{}
-	for _, f := range Functions {
+	s := &ConnectSnapshot{}
+	for _, f := range ConnectFunctions {
 		a := b.byFn[f]
 		s.Functions = append(s.Functions, FunctionBreakdown{
 			Function: f, Connects: a.connects, Failed: a.failed,
@@ -122,7 +121,7 @@ func partOf(h *hdrhistogram.Histogram) PartStats {
 // Snapshot is the connect breakdown of a run: one FunctionBreakdown per
 // entry of Functions, in that order. It is plain data, JSON-able (the
 // histograms are left out of JSON; the percentiles are kept).
-type Snapshot struct {
+type ConnectSnapshot struct {
 	Functions []FunctionBreakdown `json:"functions"`
 }
 
@@ -149,7 +148,7 @@ func (f FunctionBreakdown) ResumedPercent() (pct float64, ok bool) {
 }
 
 // Function returns the breakdown of fn, ok false when s has none.
-func (s *Snapshot) Function(fn measure.Function) (FunctionBreakdown, bool) {
+func (s *ConnectSnapshot) Function(fn measure.Function) (FunctionBreakdown, bool) {
 	if s != nil {
 		for _, f := range s.Functions {
 			if f.Function == fn {
@@ -190,8 +189,8 @@ func (p PartStats) P95() time.Duration { return time.Duration(p.P95US) * time.Mi
 // Merge combines the snapshots of the shards of one run into a new
 // Snapshot; it doesn't modify its arguments. Counts add up; the parts merge
 // exactly when every shard has its histograms, otherwise Merge fails.
-func Merge(snaps ...*Snapshot) (*Snapshot, error) {
-	b := New()
+func MergeConnect(snaps ...*ConnectSnapshot) (*ConnectSnapshot, error) {
+	b := NewBreakdown()
 	for _, s := range snaps {
 		if s == nil {
 			continue
@@ -226,7 +225,7 @@ func Merge(snaps ...*Snapshot) (*Snapshot, error) {
 // function the connects, p50/p95 of each part, TLS handshakes and the share
 // resumed. A part that never happened prints "-". A nil or empty Snapshot
 // prints nothing.
-func (s *Snapshot) WriteText(w io.Writer) error {
+func (s *ConnectSnapshot) WriteText(w io.Writer) error {
 	if s == nil {
 		return nil
 	}

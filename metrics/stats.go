@@ -1,4 +1,4 @@
-package compliance
+package metrics
 
 import (
 	"errors"
@@ -208,7 +208,6 @@ type slot struct {
 // Functions without a rule are recorded too, with no limit, because they
 // count towards the error rate.
 type Stats struct {
-	rules Rules
 	fixed map[measure.Function]*slot // read-only after NewStats
 
 	// extra holds the functions without a rule, copy-on-write: readers load
@@ -219,24 +218,15 @@ type Stats struct {
 
 var _ measure.Observer = (*Stats)(nil)
 
-// NewStats returns empty stats with one FunctionStats per rule. The rules
-// are copied. It doesn't perform I/O.
-func NewStats(rules Rules) *Stats {
-	rules.Functions = append([]Rule(nil), rules.Functions...)
-	s := &Stats{rules: rules, fixed: make(map[measure.Function]*slot, len(rules.Functions))}
-	for _, r := range rules.Functions {
-		if _, dup := s.fixed[r.Function]; !dup {
-			s.fixed[r.Function] = &slot{fs: NewFunctionStats(r.Function, r.Limit)}
-		}
+// NewStats returns empty stats with one FunctionStats per function in
+// limits, each counting operations within its limit. Functions not in limits
+// are recorded when they occur, with no limit. It doesn't perform I/O.
+func NewStats(limits map[measure.Function]time.Duration) *Stats {
+	s := &Stats{fixed: make(map[measure.Function]*slot, len(limits))}
+	for f, lim := range limits {
+		s.fixed[f] = &slot{fs: NewFunctionStats(f, lim)}
 	}
 	return s
-}
-
-// Rules returns the rules s was made with.
-func (s *Stats) Rules() Rules {
-	r := s.rules
-	r.Functions = append([]Rule(nil), r.Functions...)
-	return r
 }
 
 // lookup returns f's slot, or nil if f has none yet.
@@ -344,11 +334,6 @@ func (s *Stats) MergeSnapshot(m map[measure.Function]*FunctionStats) error {
 		}
 	}
 	return nil
-}
-
-// Evaluate is Evaluate(s.Snapshot(), s.Rules()).
-func (s *Stats) Evaluate() Table {
-	return Evaluate(s.Snapshot(), s.rules)
 }
 
 // InWindow returns an Observer that passes to next only the observations

@@ -1,4 +1,4 @@
-package recorder
+package metrics
 
 import (
 	"bufio"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -86,7 +85,7 @@ type span struct {
 	fns  map[measure.Function]*acc
 }
 
-// timeline is the interval recorder. Its methods are called with Recorder's
+// timeline is the interval metrics. Its methods are called with Recorder's
 // tmu held.
 //
 // Slots: interval k covers [measureStart + k·d, measureStart + (k+1)·d),
@@ -202,7 +201,7 @@ func (t *timeline) histogram() *hdrhistogram.Histogram {
 		t.free = t.free[:n-1]
 		return h
 	}
-	return compliance.NewHistogram()
+	return NewHistogram()
 }
 
 func (t *timeline) release(s *span) {
@@ -237,7 +236,7 @@ func (t *timeline) observe(o measure.Observation) {
 		if o.Class != measure.OK {
 			a.errs++
 		}
-		compliance.RecordDuration(a.h, o.Duration)
+		RecordDuration(a.h, o.Duration)
 	} else {
 		t.late(s, o)
 	}
@@ -260,7 +259,7 @@ func (t *timeline) late(s int64, o measure.Observation) {
 		if o.Class != measure.OK {
 			a.errs++
 		}
-		compliance.RecordDuration(a.h, o.Duration)
+		RecordDuration(a.h, o.Duration)
 		return
 	}
 	if j >= int64(len(t.points)) {
@@ -399,7 +398,7 @@ func (t *timeline) finishPoint() {
 // all its functions.
 func (t *timeline) summarize(sp *span) (fps []FunctionPoint, ops, errs int64, p50, p95, p99, mx time.Duration) {
 	if t.scratch == nil {
-		t.scratch = compliance.NewHistogram()
+		t.scratch = NewHistogram()
 	}
 	all := t.scratch
 	all.Reset()

@@ -1,6 +1,6 @@
 //go:build race
 
-package recorder
+package metrics
 
 // raceEnabled: the race detector slows the 10^6-observation test ~30×.
 const raceEnabled = true

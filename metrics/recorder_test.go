@@ -1,4 +1,4 @@
-package recorder
+package metrics
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -34,7 +33,7 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
-func ops(s *compliance.Stats, f measure.Function) int64 {
+func ops(s *Stats, f measure.Function) int64 {
 	if fs := s.Snapshot()[f]; fs != nil {
 		return fs.Operations
 	}
@@ -57,7 +56,7 @@ func TestPhaseBoundaries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := New(compliance.DefaultRules(), measureStart, measureEnd, nil)
+			r := NewRecorder(defaultLimits(), measureStart, measureEnd, nil)
 			if got := r.PhaseOf(tt.start); got != tt.want {
 				t.Errorf("PhaseOf = %q, want %q", got, tt.want)
 			}
@@ -78,7 +77,7 @@ func TestPhaseBoundaries(t *testing.T) {
 }
 
 func TestErrorSamplesBounded(t *testing.T) {
-	r := New(compliance.DefaultRules(), measureStart, measureEnd, nil)
+	r := NewRecorder(defaultLimits(), measureStart, measureEnd, nil)
 	at := measureStart.Add(time.Second)
 	for i := 0; i < maxSamples+5; i++ {
 		r.Observe(measure.Observation{Function: measure.IMAPAppend, Start: at, Class: measure.Timeout, Err: fmt.Errorf("append timeout %d", i)})
@@ -114,7 +113,7 @@ func TestErrorSamplesBounded(t *testing.T) {
 
 func TestStream(t *testing.T) {
 	var out closeBuffer
-	r := New(compliance.DefaultRules(), measureStart, measureEnd, &out)
+	r := NewRecorder(defaultLimits(), measureStart, measureEnd, &out)
 	obs := []measure.Observation{
 		{Function: measure.SMTPConnect, Start: measureStart.Add(-time.Second), Duration: 1500 * time.Microsecond},
 		{Function: measure.IMAPFetchRange, Start: measureStart, Duration: 2 * time.Millisecond, Class: measure.Timeout, Err: measure.ErrTimeout},
@@ -152,19 +151,19 @@ func TestStream(t *testing.T) {
 
 func TestCloseErrors(t *testing.T) {
 	t.Run("no stream", func(t *testing.T) {
-		if err := New(compliance.DefaultRules(), measureStart, measureEnd, nil).Close(); err != nil {
+		if err := NewRecorder(defaultLimits(), measureStart, measureEnd, nil).Close(); err != nil {
 			t.Errorf("Close without a stream: %v", err)
 		}
 	})
 	t.Run("close fails", func(t *testing.T) {
 		out := &closeBuffer{closeErr: errors.New("close failed")}
-		r := New(compliance.DefaultRules(), measureStart, measureEnd, out)
+		r := NewRecorder(defaultLimits(), measureStart, measureEnd, out)
 		if err := r.Close(); err == nil || !out.closed {
 			t.Errorf("Close = %v (stream closed %v), want the close error", err, out.closed)
 		}
 	})
 	t.Run("write fails", func(t *testing.T) {
-		r := New(compliance.DefaultRules(), measureStart, measureEnd, failWriter{})
+		r := NewRecorder(defaultLimits(), measureStart, measureEnd, failWriter{})
 		// Enough lines to overflow the buffer, so a write reaches failWriter.
 		for i := 0; i < 5000; i++ {
 			r.Observe(measure.Observation{Function: measure.IMAPUIDFetch, Start: measureStart, Duration: time.Millisecond})
@@ -183,7 +182,7 @@ func TestCloseErrors(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	const workers, each = 8, 250
 	var out closeBuffer
-	r := New(compliance.DefaultRules(), measureStart, measureEnd, &out)
+	r := NewRecorder(defaultLimits(), measureStart, measureEnd, &out)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)

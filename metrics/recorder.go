@@ -2,9 +2,9 @@
 // they started in, and streams one record per operation to disk.
 //
 // Memory is bounded: a Recorder keeps exact counters and an HDR histogram per
-// function and phase (in compliance.Stats) and a few sample error messages,
+// function and phase (in Stats) and a few sample error messages,
 // never per-operation samples.
-package recorder
+package metrics
 
 import (
 	"bufio"
@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/tlsconf"
 )
@@ -33,7 +32,7 @@ const maxSamples = 3
 // Recorder is a measure.Observer. It is safe for concurrent use.
 type Recorder struct {
 	measureStart, measureEnd time.Time
-	byPhase                  map[Phase]*compliance.Stats
+	byPhase                  map[Phase]*Stats
 
 	mu      sync.Mutex
 	samples map[sampleKey][]string
@@ -53,16 +52,16 @@ type sampleKey struct {
 	c measure.ErrorClass
 }
 
-// New returns a Recorder whose measurement window is [start, end). When w is
+// NewRecorder returns a Recorder whose measurement window is [start, end). When w is
 // non-nil every observation is also written to it as a CSV line (see
 // WriteHeader); if w is an io.Closer, Close closes it. It also keeps a
 // timeline of DefaultInterval intervals without a stream; SetTimeline
 // changes that.
-func New(rules compliance.Rules, start, end time.Time, w io.Writer) *Recorder {
+func NewRecorder(limits map[measure.Function]time.Duration, start, end time.Time, w io.Writer) *Recorder {
 	r := &Recorder{
 		measureStart: start, measureEnd: end,
-		byPhase: map[Phase]*compliance.Stats{
-			Warmup: compliance.NewStats(rules), Measurement: compliance.NewStats(rules), Rampdown: compliance.NewStats(rules),
+		byPhase: map[Phase]*Stats{
+			Warmup: NewStats(limits), Measurement: NewStats(limits), Rampdown: NewStats(limits),
 		},
 		samples: map[sampleKey][]string{},
 	}
@@ -117,7 +116,7 @@ func (r *Recorder) Observe(o measure.Observation) {
 }
 
 // Stats returns the statistics of phase p (live; use Snapshot to copy).
-func (r *Recorder) Stats(p Phase) *compliance.Stats { return r.byPhase[p] }
+func (r *Recorder) Stats(p Phase) *Stats { return r.byPhase[p] }
 
 // ErrorSamples returns up to a few error messages per function and class,
 // formatted "function [class]: message".

@@ -1,5 +1,5 @@
 //go:build !race
 
-package recorder
+package metrics
 
 const raceEnabled = false

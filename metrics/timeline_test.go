@@ -1,4 +1,4 @@
-package recorder
+package metrics
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -66,7 +65,7 @@ func obsAt(f measure.Function, start, d time.Duration, failed bool) measure.Obse
 
 func TestTimelineCountsByStartAndCSV(t *testing.T) {
 	var csv bytes.Buffer
-	r := New(compliance.DefaultRules(), tl0, tl0.Add(30*time.Second), nil)
+	r := NewRecorder(defaultLimits(), tl0, tl0.Add(30*time.Second), nil)
 	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: 5 * time.Second, CSV: &csv})
 	// An operation that started at 9.9 s and ended at 12 s counts in [0, 10s).
 	r.Observe(obsAt(measure.IMAPConnect, -2*time.Second, 100*time.Millisecond, false)) // warm-up
@@ -127,7 +126,7 @@ func TestTimelineCountsByStartAndCSV(t *testing.T) {
 }
 
 func TestTimelineLateObservation(t *testing.T) {
-	r := New(compliance.DefaultRules(), tl0, tl0.Add(time.Minute), nil)
+	r := NewRecorder(defaultLimits(), tl0, tl0.Add(time.Minute), nil)
 	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: time.Second})
 	r.Observe(obsAt(measure.IMAPConnect, 0, time.Millisecond, false))
 	r.Observe(obsAt(measure.IMAPConnect, 30*time.Second, time.Millisecond, false)) // closes 0..1
@@ -146,7 +145,7 @@ func TestTimelineLateObservation(t *testing.T) {
 
 func TestTimelineMergesLongWindows(t *testing.T) {
 	// 2 hours of 1 s intervals: 7200 intervals, 10 per point.
-	r := New(compliance.DefaultRules(), tl0, tl0.Add(2*time.Hour), nil)
+	r := NewRecorder(defaultLimits(), tl0, tl0.Add(2*time.Hour), nil)
 	r.SetTimeline(TimelineOptions{Interval: time.Second, Grace: time.Second})
 	for s := range 7200 {
 		r.Observe(obsAt(measure.IMAPConnect, time.Duration(s)*time.Second, time.Duration(s%10+1)*time.Millisecond, false))
@@ -179,7 +178,7 @@ func TestTimelineBoundedMemory(t *testing.T) {
 	}
 	const n, intervals = 1_000_000, 1440
 	d := 10 * time.Second
-	r := New(compliance.DefaultRules(), tl0, tl0.Add(intervals*d), nil)
+	r := NewRecorder(defaultLimits(), tl0, tl0.Add(intervals*d), nil)
 	r.SetTimeline(TimelineOptions{Interval: d, Grace: d})
 	step := intervals * d / n
 	var before, after runtime.MemStats

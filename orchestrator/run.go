@@ -1,8 +1,8 @@
-// Package manager carries out one whole benchmark run: it starts the sink and,
+// Package orchestrator carries out one whole benchmark run: it starts the sink and,
 // when asked, the embedded target; runs the workload through its phases;
 // waits for deliveries to settle; and assembles the report. It is the
 // benchmark manager of the SPECmail2008 topology.
-package manager
+package orchestrator
 
 import (
 	"context"
@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/recorder"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -41,9 +40,9 @@ type Options struct {
 	// Progress, when set, is called about once a second.
 	Progress func(workload.RunProgress)
 	// TimeseriesFile, when set, receives one CSV line per closed timeline
-	// interval and function (recorder.TimeseriesHeader).
+	// interval and function (metrics.TimeseriesHeader).
 	TimeseriesFile string
-	// TimeseriesInterval is the timeline's interval; 0: recorder.DefaultInterval.
+	// TimeseriesInterval is the timeline's interval; 0: metrics.DefaultInterval.
 	TimeseriesInterval time.Duration
 	// EmbeddedStarted, when set, is called once the embedded target is up
 	// (tests use it to inject faults into the target mid-run).
@@ -150,9 +149,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// The recorder's window is fixed from the intended run start; the runner
 	// starts its clock right after, so the skew is microseconds.
 	runStart := time.Now()
-	rec := recorder.New(rules, runStart.Add(warm), runStart.Add(warm+meas), stream)
+	rec := metrics.NewRecorder(rules.Limits(), runStart.Add(warm), runStart.Add(warm+meas), stream)
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
-	tlOpts := recorder.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
+	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.TimeseriesFile != "" {
 		f, err := os.Create(opts.TimeseriesFile)
 		if err != nil {
@@ -171,9 +170,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 	}
 	// --- end timeline
-	// The connect-time breakdown of the measurement window, beside the recorder.
-	connect := connstats.New()
-	connWindow := compliance.InWindow(connect, runStart.Add(warm), runStart.Add(warm+meas))
+	// The connect-time breakdown of the measurement window, beside the metrics.
+	connect := metrics.NewBreakdown()
+	connWindow := metrics.InWindow(connect, runStart.Add(warm), runStart.Add(warm+meas))
 	observer := measure.ObserverFunc(func(o measure.Observation) {
 		rec.Observe(o)
 		if o.Connect != nil {

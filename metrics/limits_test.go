@@ -1,0 +1,18 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// defaultLimits are the SPECmail2008 limits: 5 s for every function, 60 s
+// for the delivery times.
+func defaultLimits() map[measure.Function]time.Duration {
+	m := map[measure.Function]time.Duration{}
+	for _, f := range measure.SPECFunctions {
+		m[f] = 5 * time.Second
+	}
+	m[measure.DeliveryLocal], m[measure.DeliveryRemote] = time.Minute, time.Minute
+	return m
+}
