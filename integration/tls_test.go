@@ -181,7 +181,7 @@ func TestTLSSUTConnect(t *testing.T) {
 					fullBefore := holder.full.Load()
 					o, err := tc.connect(t, ep, holder)
 					if err != nil {
-						t.Fatalf("connect: %v (reason: %s)", err, tlsconf.Reason(err))
+						t.Fatalf("connect: %v (reason: %s)", err, measure.TLSReason(err))
 					}
 					p := o.Connect
 					if o.Class != measure.OK || p == nil || !p.TLSUsed || p.TCP <= 0 || p.TLS <= 0 || p.Greeting <= 0 {
@@ -226,8 +226,8 @@ func TestTLSSUTFailures(t *testing.T) {
 			tweak  func(*workload.Endpoint)
 			reason string
 		}{
-			{"wrong server name", func(ep *workload.Endpoint) { ep.ServerName = "imap.wrong.test" }, tlsconf.ReasonServerName},
-			{"untrusted certificate", func(ep *workload.Endpoint) { ep.CAFile = "" }, tlsconf.ReasonUntrusted},
+			{"wrong server name", func(ep *workload.Endpoint) { ep.ServerName = "imap.wrong.test" }, measure.ReasonServerName},
+			{"untrusted certificate", func(ep *workload.Endpoint) { ep.CAFile = "" }, measure.ReasonUntrusted},
 		} {
 			t.Run(tc.name+", "+bad.name, func(t *testing.T) {
 				ep := tc.ep
@@ -239,7 +239,7 @@ func TestTLSSUTFailures(t *testing.T) {
 				if c := measure.Classify(err); c != measure.TLS || o.Class != measure.TLS {
 					t.Errorf("%v classified %q (observation %q), want tls", err, c, o.Class)
 				}
-				if r := tlsconf.Reason(err); r != bad.reason {
+				if r := measure.TLSReason(err); r != bad.reason {
 					t.Errorf("Reason(%v) = %q, want %q", err, r, bad.reason)
 				}
 				if o.Connect == nil || o.Connect.TLSUsed || o.Connect.TCP <= 0 {

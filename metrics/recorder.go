@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/tlsconf"
 )
 
 // Phase names where an operation started.
@@ -104,7 +103,7 @@ func (r *Recorder) Observe(o measure.Observation) {
 		k := sampleKey{o.Function, o.Class}
 		if len(r.samples[k]) < maxSamples {
 			msg := o.Err.Error()
-			if why := tlsconf.Reason(o.Err); why != "" && o.Class == measure.TLS {
+			if why := measure.TLSReason(o.Err); why != "" && o.Class == measure.TLS {
 				msg = why + ": " + msg
 			}
 			r.samples[k] = append(r.samples[k], msg)

@@ -349,7 +349,7 @@ func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Gen
 	if sink != nil {
 		relay = sink.Addr().String()
 		if sinkTLS != nil && len(sinkTLS.Certificates) > 0 && len(sinkTLS.Certificates[0].Certificate) > 0 {
-			relayTLSConfig = target.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
+			relayTLSConfig = tlsconf.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
 		}
 		if cfg.Sink.TLS == "implicit" {
 			relayTLS = target.RelayImplicitTLS

@@ -21,9 +21,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 

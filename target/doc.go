@@ -41,11 +41,11 @@
 // Options.IMAPImplicitTLS or Options.SMTPImplicitTLS selects; the two
 // protocols are set independently. A client that does not complete the
 // implicit handshake within Options.TLSHandshakeTimeout is disconnected.
-// SelfSignedTLS makes a certificate in memory for tests and demos.
+// tlsconf.SelfSignedTLS makes a certificate in memory for tests and demos.
 //
 // The relay client uses STARTTLS when the relay host offers it
 // (opportunistic TLS, like an MTA), or implicit TLS or none as
-// Options.RelayTLS says; PinnedClientTLS makes it trust exactly the relay
+// Options.RelayTLS says; tlsconf.PinnedClientTLS makes it trust exactly the relay
 // host's certificate.
 //
 // Passwords are never logged nor included in errors.

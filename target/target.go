@@ -117,7 +117,7 @@ type Options struct {
 	// RelayAddr; the default, RelayOpportunisticTLS, uses STARTTLS when the
 	// relay host offers it. RelayTLSConfig is the relay client's TLS
 	// configuration; nil encrypts without verifying the certificate, as
-	// MTAs do for opportunistic TLS (see PinnedClientTLS for a strict one).
+	// MTAs do for opportunistic TLS (see tlsconf.PinnedClientTLS for a strict one).
 	// Its ServerName defaults to the host of RelayAddr.
 	RelayTLS       RelayTLSMode
 	RelayTLSConfig *tls.Config

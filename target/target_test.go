@@ -15,6 +15,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/tlsconf"
 )
 
 // populateCount is how many messages the test Populate puts into a mailbox:
@@ -471,7 +472,7 @@ func between(s, before, after string) string {
 }
 
 func TestSTARTTLS(t *testing.T) {
-	serverTLS, pool, err := SelfSignedTLS("127.0.0.1")
+	serverTLS, pool, err := tlsconf.SelfSignedTLS("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +496,7 @@ func TestSTARTTLS(t *testing.T) {
 	}
 
 	// A client that does not trust the certificate fails the handshake.
-	_, otherPool, err := SelfSignedTLS("127.0.0.1")
+	_, otherPool, err := tlsconf.SelfSignedTLS("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,16 +517,16 @@ func TestSelfSignedTLSHosts(t *testing.T) {
 		{[]string{"::1", "127.0.0.1", "a.test"}, 2, []string{"a.test"}},
 	}
 	for _, tt := range tests {
-		cfg, pool, err := SelfSignedTLS(tt.hosts...)
+		cfg, pool, err := tlsconf.SelfSignedTLS(tt.hosts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		leaf := cfg.Certificates[0].Leaf
 		if len(leaf.IPAddresses) != tt.wantIPs || !slices.Equal(leaf.DNSNames, tt.wantNames) {
-			t.Errorf("SelfSignedTLS(%v): IPs %v names %v", tt.hosts, leaf.IPAddresses, leaf.DNSNames)
+			t.Errorf("tlsconf.SelfSignedTLS(%v): IPs %v names %v", tt.hosts, leaf.IPAddresses, leaf.DNSNames)
 		}
 		if pool == nil || cfg.MinVersion < tls.VersionTLS12 {
-			t.Errorf("SelfSignedTLS(%v): pool %v MinVersion %x", tt.hosts, pool, cfg.MinVersion)
+			t.Errorf("tlsconf.SelfSignedTLS(%v): pool %v MinVersion %x", tt.hosts, pool, cfg.MinVersion)
 		}
 	}
 }

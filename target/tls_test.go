@@ -13,13 +13,14 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/tlsconf"
 )
 
 // testTLS returns a server configuration with a fresh self-signed
 // certificate for 127.0.0.1 and a client configuration that trusts it.
 func testTLS(t *testing.T) (server, client *tls.Config) {
 	t.Helper()
-	server, pool, err := SelfSignedTLS("127.0.0.1")
+	server, pool, err := tlsconf.SelfSignedTLS("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,16 +214,16 @@ func TestImplicitTLSPlaintextClientFails(t *testing.T) {
 // The relay client secures its connection as RelayTLS says and as the
 // relay host allows.
 func TestRelayTLS(t *testing.T) {
-	relayServerTLS, _, err := SelfSignedTLS("127.0.0.1")
+	relayServerTLS, _, err := tlsconf.SelfSignedTLS("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherServerTLS, _, err := SelfSignedTLS("127.0.0.1")
+	otherServerTLS, _, err := tlsconf.SelfSignedTLS("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinned := PinnedClientTLS(relayServerTLS.Certificates[0].Certificate[0])
-	pinnedOther := PinnedClientTLS(otherServerTLS.Certificates[0].Certificate[0])
+	pinned := tlsconf.PinnedClientTLS(relayServerTLS.Certificates[0].Certificate[0])
+	pinnedOther := tlsconf.PinnedClientTLS(otherServerTLS.Certificates[0].Certificate[0])
 	const messages = 3
 	tests := []struct {
 		name       string
@@ -325,7 +326,7 @@ func TestPinnedClientTLS(t *testing.T) {
 				c.(*tls.Conn).Handshake()
 			}()
 			// A name the certificate does not carry: the pin alone decides.
-			cfg := PinnedClientTLS(tt.pin)
+			cfg := tlsconf.PinnedClientTLS(tt.pin)
 			cfg.ServerName = "not-in-the-certificate.test"
 			d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: testTimeout}, Config: cfg}
 			c, err := d.Dial("tcp", ln.Addr().String())

@@ -210,11 +210,11 @@ func TestHandshakeErrors(t *testing.T) {
 		tweak  func(*tls.Config)
 		reason string
 	}{
-		{"untrusted certificate", good.server, workload.Endpoint{}, nil, ReasonUntrusted},
-		{"wrong server name", good.server, workload.Endpoint{CAFile: good.certFile, ServerName: "imap.wrong.test"}, nil, ReasonServerName},
-		{"expired certificate", expired.server, workload.Endpoint{CAFile: expired.certFile}, nil, ReasonExpired},
-		{"client wants 1.3, server at most 1.2", tls12only, workload.Endpoint{CAFile: good.certFile, MinTLSVersion: "1.3"}, nil, ReasonVersion},
-		{"client at most 1.2, server wants 1.3", tls13only, workload.Endpoint{CAFile: good.certFile}, maxTLS12, ReasonVersion},
+		{"untrusted certificate", good.server, workload.Endpoint{}, nil, measure.ReasonUntrusted},
+		{"wrong server name", good.server, workload.Endpoint{CAFile: good.certFile, ServerName: "imap.wrong.test"}, nil, measure.ReasonServerName},
+		{"expired certificate", expired.server, workload.Endpoint{CAFile: expired.certFile}, nil, measure.ReasonExpired},
+		{"client wants 1.3, server at most 1.2", tls12only, workload.Endpoint{CAFile: good.certFile, MinTLSVersion: "1.3"}, nil, measure.ReasonVersion},
+		{"client at most 1.2, server wants 1.3", tls13only, workload.Endpoint{CAFile: good.certFile}, maxTLS12, measure.ReasonVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,8 +247,8 @@ func TestHandshakeErrors(t *testing.T) {
 				if c := measure.Classify(err); c != measure.TLS {
 					t.Errorf("client %d: %v classified %q, want tls", i, err, c)
 				}
-				if r := Reason(err); r != tt.reason {
-					t.Errorf("client %d: Reason(%v) = %q, want %q", i, err, r, tt.reason)
+				if r := measure.TLSReason(err); r != tt.reason {
+					t.Errorf("client %d: measure.TLSReason(%v) = %q, want %q", i, err, r, tt.reason)
 				}
 				if strings.Contains(err.Error(), "secret-pw") {
 					t.Errorf("password in %v", err)
@@ -268,15 +268,15 @@ func TestHandshakeErrors(t *testing.T) {
 
 func TestReasonNonTLS(t *testing.T) {
 	for _, err := range []error{nil, errors.New("boom"), &net.OpError{Op: "dial", Err: errors.New("refused")}, measure.ErrTimeout} {
-		if r := Reason(err); r != "" {
-			t.Errorf("Reason(%v) = %q, want empty", err, r)
+		if r := measure.TLSReason(err); r != "" {
+			t.Errorf("measure.TLSReason(%v) = %q, want empty", err, r)
 		}
 	}
-	if r := Reason(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}); r != ReasonNotTLS {
+	if r := measure.TLSReason(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}); r != measure.ReasonNotTLS {
 		t.Errorf("record header error: %q", r)
 	}
 	remote := &net.OpError{Op: "remote error", Err: tls.AlertError(42)}
-	if r, c := Reason(remote), measure.Classify(remote); !strings.HasPrefix(r, ReasonRejected) || c != measure.TLS {
+	if r, c := measure.TLSReason(remote), measure.Classify(remote); !strings.HasPrefix(r, measure.ReasonRejected) || c != measure.TLS {
 		t.Errorf("remote bad_certificate alert: reason %q class %q", r, c)
 	}
 }
@@ -371,15 +371,15 @@ func TestClassifyTLSError(t *testing.T) {
 // which keeps the text but not the typed chain.
 func TestReasonRedacted(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
-		{"imapclient: TLS handshake: tls: failed to verify certificate: x509: certificate is valid for sut.***.test, localhost, not imap.wrong.test", ReasonServerName},
-		{"x509: certificate signed by unknown authority", ReasonUntrusted},
-		{"x509: certificate has expired or is not yet valid: current time", ReasonExpired},
-		{"remote error: tls: protocol version not supported", ReasonVersion},
-		{"tls: something new", ReasonHandshake},
+		{"imapclient: TLS handshake: tls: failed to verify certificate: x509: certificate is valid for sut.***.test, localhost, not imap.wrong.test", measure.ReasonServerName},
+		{"x509: certificate signed by unknown authority", measure.ReasonUntrusted},
+		{"x509: certificate has expired or is not yet valid: current time", measure.ReasonExpired},
+		{"remote error: tls: protocol version not supported", measure.ReasonVersion},
+		{"tls: something new", measure.ReasonHandshake},
 	} {
 		err := fmt.Errorf("%s%w", tt.text, tls.AlertError(40))
-		if got := Reason(err); got != tt.want {
-			t.Errorf("Reason(%q) = %q, want %q", tt.text, got, tt.want)
+		if got := measure.TLSReason(err); got != tt.want {
+			t.Errorf("measure.TLSReason(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
 }
