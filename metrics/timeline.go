@@ -534,7 +534,7 @@ func (r *Recorder) Advance(now time.Time) {
 
 // SessionsStarted tells the timeline that started sessions of the
 // measurement window have started so far (a running total, e.g.
-// workload.RunProgress.Sessions.Started), as of at: the sessions since the
+// session.RunProgress.Sessions.Started), as of at: the sessions since the
 // previous call count in the point containing at (clamped into the
 // measurement window), so a point's Sessions is exact to the period of the
 // calls. It is safe for concurrent use.

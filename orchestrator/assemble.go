@@ -9,13 +9,14 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
 )
 
 // buildReport assembles the run's report from what the runner, the recorder
 // and the sink measured. It doesn't perform I/O.
-func buildReport(cfg *workload.Config, res *workload.RunResult, rec *metrics.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
+func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
 	meas := cfg.Phases.Measurement.Duration
 	// A stopped run measured only until the stop; rate over what was measured.
 	window := res.MeasureEnd.Sub(res.MeasureStart)

@@ -21,6 +21,7 @@ import (
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/target"
@@ -38,7 +39,7 @@ type Options struct {
 	// Log receives progress and notices (stderr on the terminal); nil: none.
 	Log io.Writer
 	// Progress, when set, is called about once a second.
-	Progress func(workload.RunProgress)
+	Progress func(session.RunProgress)
 	// TimeseriesFile, when set, receives one CSV line per closed timeline
 	// interval and function (metrics.TimeseriesHeader).
 	TimeseriesFile string
@@ -161,7 +162,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		tlOpts.CSV = f
 	}
 	rec.SetTimeline(tlOpts)
-	progress := func(p workload.RunProgress) {
+	progress := func(p session.RunProgress) {
 		now := time.Now()
 		rec.SessionsStarted(p.Sessions.Started, now)
 		rec.Advance(now)
@@ -180,7 +181,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 	})
 
-	runID := workload.NewRunID()
+	runID := session.NewRunID()
 	addrs := make([]string, len(users))
 	checkUsers := make([]ledger.CheckerUser, len(users))
 	for i, u := range users {
@@ -190,11 +191,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	led := ledger.New(runID, addrs, rec)
 	ledgerPtr.Store(led)
 	checker := ledger.NewChecker(led, ledger.CheckerConfig{IMAP: imapCfg, Users: checkUsers})
-	runner := &workload.Runner{
+	runner := &session.Runner{
 		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
 		Observer: observer, Progress: progress,
-		OnSent: func(m workload.SentMessage) {
+		OnSent: func(m session.SentMessage) {
 			remote := m.Remote
 			if sink == nil {
 				remote = nil // nobody can see it arrive: not counted as lost

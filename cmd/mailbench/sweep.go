@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/sweep"
-	"github.com/mailbench/mailbench/workload"
 )
 
 // sweepCmd is `mailbench sweep`.
@@ -126,7 +126,7 @@ func runProgress(e *env, quiet bool) orchestrator.Options {
 	}
 	opts.Log = e.stderr
 	last := time.Time{}
-	opts.Progress = func(p workload.RunProgress) {
+	opts.Progress = func(p session.RunProgress) {
 		if time.Since(last) < 5*time.Second {
 			return
 		}

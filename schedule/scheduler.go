@@ -1,4 +1,4 @@
-package workload
+package schedule
 
 import (
 	"context"
@@ -18,9 +18,9 @@ type Arrival struct {
 // Late reports how far behind its intended start the arrival was handed out.
 func (a Arrival) Late() time.Duration { return a.Actual.Sub(a.Intended) }
 
-// SchedulerCounts are the scheduler's exact counters. Only arrivals whose
+// Counts are the scheduler's exact counters. Only arrivals whose
 // intended start lies in the counted window (see Scheduler.Counted) count.
-type SchedulerCounts struct {
+type Counts struct {
 	Scheduled    int64 // arrivals due in the window
 	Started      int64 // handed to a session
 	Late         int64 // started, but later than the tolerance
@@ -134,8 +134,8 @@ func (s *Scheduler) Wait() { s.wg.Wait() }
 func (s *Scheduler) Active() int64 { return s.active.Load() }
 
 // Counts returns the counters so far; safe for concurrent use.
-func (s *Scheduler) Counts() SchedulerCounts {
-	return SchedulerCounts{
+func (s *Scheduler) Counts() Counts {
+	return Counts{
 		Scheduled:    s.scheduled.Load(),
 		Started:      s.started.Load(),
 		Late:         s.late.Load(),

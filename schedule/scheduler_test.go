@@ -1,4 +1,4 @@
-package workload
+package schedule
 
 import (
 	"context"
@@ -47,9 +47,9 @@ func TestArrivalScheduleZeroRate(t *testing.T) {
 
 // runSimulatedHour runs the scheduler for one simulated hour at perHour with
 // sessions lasting sessionLen, and returns its counts.
-func runSimulatedHour(t *testing.T, perHour float64, sessionLen time.Duration, maxConc int) SchedulerCounts {
+func runSimulatedHour(t *testing.T, perHour float64, sessionLen time.Duration, maxConc int) Counts {
 	t.Helper()
-	var counts SchedulerCounts
+	var counts Counts
 	synctest.Test(t, func(t *testing.T) {
 		s := &Scheduler{
 			Schedule:      NewArrivalSchedule(perHour, 7, 0),

@@ -1,4 +1,4 @@
-package workload
+package session
 
 import (
 	"context"
@@ -11,14 +11,16 @@ import (
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/schedule"
 	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // Runner drives one run: the session arrivals and the inbound mail stream,
 // through warm-up, measurement and ramp-down.
 type Runner struct {
-	Config *Config
-	Users  []User
+	Config *workload.Config
+	Users  []workload.User
 	// IMAP and SMTP are the client settings; their Observer is replaced by
 	// the Runner's Observer.
 	IMAP imapclient.Config
@@ -49,7 +51,7 @@ type RunProgress struct {
 	Elapsed, Total time.Duration
 	Phase          string
 	Active         int64
-	Sessions       SchedulerCounts
+	Sessions       schedule.Counts
 }
 
 // RunResult is what the Runner measured besides the operation timings.
@@ -58,14 +60,14 @@ type RunResult struct {
 	MeasureStart   time.Time
 	MeasureEnd     time.Time
 	Ended          time.Time
-	Sessions       SchedulerCounts // arrivals due in the measurement window
-	Inbound        SchedulerCounts
-	SessionsByKind map[SessionKind]int64 // started in the measurement window
-	SessionsFailed int64                 // ended early by an error (measurement window)
-	Stopped        bool                  // stop was requested before the end
-	StopAt         time.Time             // when arrivals ended (end of measurement, or the stop)
-	Users          int                   // simulated users
-	CutSessions    int64                 // sessions still running at the end of ramp-down
+	Sessions       schedule.Counts // arrivals due in the measurement window
+	Inbound        schedule.Counts
+	SessionsByKind map[workload.SessionKind]int64 // started in the measurement window
+	SessionsFailed int64                          // ended early by an error (measurement window)
+	Stopped        bool                           // stop was requested before the end
+	StopAt         time.Time                      // when arrivals ended (end of measurement, or the stop)
+	Users          int                            // simulated users
+	CutSessions    int64                          // sessions still running at the end of ramp-down
 }
 
 // Run runs the workload. Cancelling stop ends new arrivals at once (the run
@@ -76,7 +78,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
 	}
-	sizes, err := SizeDistribution(cfg.Messages.Sizes)
+	sizes, err := workload.SizeDistribution(cfg.Messages.Sizes)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	warm, meas, ramp := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration
 	end := warm + meas
 	start := time.Now()
-	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[SessionKind]int64{}}
+	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[workload.SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
 	// sessionCtx is cut at the end of ramp-down, or at once by kill.
@@ -107,7 +109,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	arrivals, stopArrivals := context.WithCancel(stop)
 	defer stopArrivals()
 
-	mix, err := SessionMix(cfg)
+	mix, err := workload.SessionMix(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +117,12 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	var mu sync.Mutex
 	var failed atomic.Int64
 	target := cfg.TargetRate()
-	sessions := &Scheduler{
-		Schedule:      NewArrivalSchedule(target, cfg.Seed, 0),
+	sessions := &schedule.Scheduler{
+		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0),
 		MaxConcurrent: cfg.Load.MaxConcurrent,
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
-		Admit: func(a Arrival) (func(context.Context), bool) {
+		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.Seed, 0, a.Index)
 			kind := mix.Pick(rng)
 			ui, ok := pool.acquire(rng.IntN(len(r.Users)))
@@ -141,14 +143,14 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 			}, true
 		},
 	}
-	inbound := &Scheduler{
-		Schedule:      NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1),
+	inbound := &schedule.Scheduler{
+		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1),
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
-		Admit: func(a Arrival) (func(context.Context), bool) {
+		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.Seed, 1, a.Index)
-			return func(ctx context.Context) { _ = env.run(ctx, Inbound, User{}, rng) }, true
+			return func(ctx context.Context) { _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
 		},
 	}
 	if r.Observer == nil {

@@ -1,4 +1,4 @@
-package workload
+package session
 
 import (
 	"bytes"
@@ -13,41 +13,8 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/workload"
 )
-
-// SessionKind is one of the five session types of workload.md.
-type SessionKind string
-
-const (
-	Check   SessionKind = "check"
-	Read    SessionKind = "read"
-	Cleanup SessionKind = "cleanup"
-	Folders SessionKind = "folders"
-	Send    SessionKind = "send"
-	// Inbound is the background stream of remote senders delivering to
-	// local users. It is timed but not counted as a user session.
-	Inbound SessionKind = "inbound"
-)
-
-// SessionKinds lists the user session types in report order.
-var SessionKinds = []SessionKind{Check, Read, Cleanup, Folders, Send}
-
-// Type returns the configuration of kind k.
-func (s *SessionsConfig) Type(k SessionKind) SessionType {
-	switch k {
-	case Check:
-		return s.Check
-	case Read:
-		return s.Read
-	case Cleanup:
-		return s.Cleanup
-	case Folders:
-		return s.Folders
-	case Send:
-		return s.Send
-	}
-	return SessionType{}
-}
 
 // SentMessage describes a message mailbench handed to a server, for the
 // delivery ledger. It never holds the body.
@@ -58,21 +25,21 @@ type SentMessage struct {
 	Local    []string  // local recipient addresses accepted
 	Remote   []string  // remote recipient addresses accepted
 	Size     int64
-	Kind     SessionKind
+	Kind     workload.SessionKind
 }
 
 // sessionEnv is what every session needs; shared, read-only after setup
 // except for the atomic message sequence.
 type sessionEnv struct {
-	cfg        *Config
-	users      []User
+	cfg        *workload.Config
+	users      []workload.User
 	imap       imapclient.Config
 	smtp       smtpclient.Config
 	inboundTo  smtpclient.Config // where remote senders deliver
 	gen        *message.Generator
 	runID      uint32
 	msgSeq     atomic.Uint64
-	sizes      *Weighted[int]
+	sizes      *workload.Weighted[int]
 	rcpts      *recipientPicker
 	folders    []string // folders for SELECT_FOLDER
 	onSent     func(SentMessage)
@@ -107,10 +74,10 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 // run executes one session of kind k for user u. It returns the first error
 // that ended the session early (already recorded as an observation by the
 // client that met it).
-func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.Rand) error {
+func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload.User, rng *rand.Rand) error {
 	sc := e.cfg.Sessions
 	switch k {
-	case Check:
+	case workload.Check:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
 			var mb imapclient.Mailbox
 			return e.steps(ctx, rng,
@@ -118,7 +85,7 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Check.FetchCount) },
 			)
 		})
-	case Read:
+	case workload.Read:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
 			var mb imapclient.Mailbox
 			steps := []func() error{
@@ -145,7 +112,7 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 			}
 			return e.steps(ctx, rng, steps...)
 		})
-	case Cleanup:
+	case workload.Cleanup:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
 			var mb imapclient.Mailbox
 			return e.steps(ctx, rng,
@@ -168,7 +135,7 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 				func() error { return c.Expunge(ctx) },
 			)
 		})
-	case Folders:
+	case workload.Folders:
 		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
 			var mb imapclient.Mailbox
 			return e.steps(ctx, rng,
@@ -181,9 +148,9 @@ func (e *sessionEnv) run(ctx context.Context, k SessionKind, u User, rng *rand.R
 				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Folders.FetchCount) },
 			)
 		})
-	case Send:
+	case workload.Send:
 		return e.sendSession(ctx, u, rng)
-	case Inbound:
+	case workload.Inbound:
 		return e.inbound(ctx, rng)
 	}
 	return fmt.Errorf("unknown session kind %q", k)
@@ -219,7 +186,7 @@ func (e *sessionEnv) steps(ctx context.Context, rng *rand.Rand, steps ...func() 
 }
 
 // readBody fetches one whole message and checks its integrity.
-func (e *sessionEnv) readBody(ctx context.Context, c *imapclient.Client, u User, seq uint32) error {
+func (e *sessionEnv) readBody(ctx context.Context, c *imapclient.Client, u workload.User, seq uint32) error {
 	b, err := c.FetchBody(ctx, seq)
 	if err != nil || e.onBodyRead == nil {
 		return err
@@ -234,7 +201,7 @@ func (e *sessionEnv) readBody(ctx context.Context, c *imapclient.Client, u User,
 }
 
 // fetchNewest fetches the envelopes of the newest count messages.
-func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb imapclient.Mailbox, u User, count int) error {
+func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb imapclient.Mailbox, u workload.User, count int) error {
 	if mb.Messages == 0 {
 		return nil
 	}
@@ -250,14 +217,14 @@ func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb i
 	return err
 }
 
-func (e *sessionEnv) noteSeen(u User, infos []imapclient.MessageInfo) {
+func (e *sessionEnv) noteSeen(u workload.User, infos []imapclient.MessageInfo) {
 	if e.onSeen != nil && len(infos) > 0 {
 		e.onSeen(u.Address, infos, time.Now())
 	}
 }
 
 // imapSession connects, runs body, and logs out. The logout is not timed.
-func (e *sessionEnv) imapSession(ctx context.Context, u User, rng *rand.Rand, body func(*imapclient.Client) error) error {
+func (e *sessionEnv) imapSession(ctx context.Context, u workload.User, rng *rand.Rand, body func(*imapclient.Client) error) error {
 	c, err := imapclient.Connect(ctx, e.imap, u.Login, u.Password)
 	if err != nil {
 		return err
@@ -286,13 +253,13 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (messa
 	return env, e.sizes.Pick(rng), rng.Uint64()
 }
 
-func (e *sessionEnv) sendSession(ctx context.Context, u User, rng *rand.Rand) error {
+func (e *sessionEnv) sendSession(ctx context.Context, u workload.User, rng *rand.Rand) error {
 	to := e.rcpts.pick(rng, e.users, u)
 	env, size, variant := e.newMessage(u.Address, to, rng)
 	// Submission authenticates as the sending user when auth is set.
 	sc := e.smtp
 	sc.Username, sc.Password = u.Login, u.Password
-	if err := e.submit(ctx, sc, env, size, variant, Send); err != nil {
+	if err := e.submit(ctx, sc, env, size, variant, workload.Send); err != nil {
 		return err
 	}
 	if !e.think(ctx, rng) {
@@ -311,12 +278,12 @@ func (e *sessionEnv) inbound(ctx context.Context, rng *rand.Rand) error {
 	to := e.rcpts.pickLocal(rng, e.users)
 	from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), e.cfg.Users.RemoteDomain)
 	env, size, variant := e.newMessage(from, to, rng)
-	return e.submit(ctx, e.inboundTo, env, size, variant, Inbound)
+	return e.submit(ctx, e.inboundTo, env, size, variant, workload.Inbound)
 }
 
 // submit sends one message over a fresh SMTP connection (SMTP Connect, SMTP
 // Data) and reports what the server accepted to the ledger.
-func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env message.Envelope, size int, variant uint64, kind SessionKind) error {
+func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env message.Envelope, size int, variant uint64, kind workload.SessionKind) error {
 	c, err := smtpclient.Connect(ctx, sc)
 	if err != nil {
 		return err
