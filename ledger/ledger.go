@@ -132,10 +132,16 @@ func New(runID uint32, userAddrs []string, obs measure.Observer) *Ledger {
 	return l
 }
 
+// Users is the number of users the ledger accounts for (the addresses
+// given to New).
+func (l *Ledger) Users() int { return len(l.addrs) }
+
 // RunID is the run whose messages the ledger accounts for.
 func (l *Ledger) RunID() uint32 { return l.runID }
 
-func (l *Ledger) user(addr string) (uint32, bool) {
+// UserIndex returns the index of the user with address addr (case
+// insensitive) among the addresses given to New.
+func (l *Ledger) UserIndex(addr string) (uint32, bool) {
 	i, ok := l.userIdx[strings.ToLower(addr)]
 	return i, ok
 }
@@ -219,7 +225,7 @@ func (l *Ledger) Accepted(m SentInfo) {
 	rec.accepted = max(at.UnixNano(), 1)
 	rec.rcptStart = l.nRcpts
 	for _, a := range m.Local {
-		u, ok := l.user(a)
+		u, ok := l.UserIndex(a)
 		if !ok {
 			l.c.UnknownRecipients++
 			continue
@@ -320,7 +326,7 @@ func (l *Ledger) addEarly(e early) {
 // from observedAt, an upper bound. A second UID for the same delivery is a
 // duplicate.
 func (l *Ledger) SeenLocal(user string, infos []imapclient.MessageInfo, observedAt time.Time) {
-	u, ok := l.user(user)
+	u, ok := l.UserIndex(user)
 	if !ok {
 		return
 	}
@@ -409,7 +415,7 @@ func (l *Ledger) BodyRead(user string, b imapclient.BodyInfo) error {
 		err = &measure.IntegrityError{Detail: fmt.Sprintf("message %q read from INBOX of %s: body checksum %s, sender stamped %s",
 			clip(b.ID), clip(user), clip(b.BodySum), clip(b.Sum))}
 	}
-	u, ok := l.user(user)
+	u, ok := l.UserIndex(user)
 	seq, ours := l.ours(b.ID)
 	if !ok || !ours {
 		return err
@@ -506,7 +512,7 @@ func (l *Ledger) arrived(m *msgRec, key uint32, recv int64, corrupt bool, out []
 // Pending returns how many accepted local deliveries to user have not been
 // seen yet (0 for an unknown user).
 func (l *Ledger) Pending(user string) int {
-	u, ok := l.user(user)
+	u, ok := l.UserIndex(user)
 	if !ok {
 		return 0
 	}
@@ -527,15 +533,15 @@ func (l *Ledger) PendingTotal() (unseen, untimed int64) {
 	return unseen, untimed
 }
 
-// remoteLeft returns the remote deliveries that have not arrived yet.
-func (l *Ledger) remoteLeft() int64 {
+// RemoteLeft returns the remote deliveries that have not arrived yet.
+func (l *Ledger) RemoteLeft() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.c.RemoteDeliveries - l.c.RelayedRemote
 }
 
-// needsCheck reports whether user i has deliveries unseen or untimed.
-func (l *Ledger) needsCheck(i int) (need, untimed bool) {
+// NeedsCheck reports whether user i has deliveries unseen or untimed.
+func (l *Ledger) NeedsCheck(i int) (need, untimed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.users[i]

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/deliverycheck"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
@@ -183,14 +184,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 
 	runID := session.NewRunID()
 	addrs := make([]string, len(users))
-	checkUsers := make([]ledger.CheckerUser, len(users))
 	for i, u := range users {
 		addrs[i] = u.Address
-		checkUsers[i] = ledger.CheckerUser{Address: u.Address, Login: u.Login, Password: u.Password}
 	}
 	led := ledger.New(runID, addrs, rec)
 	ledgerPtr.Store(led)
-	checker := ledger.NewChecker(led, ledger.CheckerConfig{IMAP: imapCfg, Users: checkUsers})
+	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users})
 	runner := &session.Runner{
 		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),

@@ -61,4 +61,3 @@ func SessionMix(cfg *Config) (*Weighted[SessionKind], error) {
 	}
 	return d, nil
 }
-

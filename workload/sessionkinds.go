@@ -33,4 +33,3 @@ func (s *SessionsConfig) Type(k SessionKind) SessionType {
 	}
 	return SessionType{}
 }
-

@@ -1,4 +1,4 @@
-package ledger
+package deliverycheck
 
 import (
 	"bytes"
@@ -10,12 +10,22 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
 )
+
+// netTimeout bounds every network step of these tests.
+// run is the run id of the test's messages.
+const run = 0x0a0b0c0d
+
+// t0 is the date of the populated messages.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // netTimeout bounds every network step of these tests.
 const netTimeout = 5 * time.Second
@@ -38,14 +48,14 @@ func TestEndToEndFaults(t *testing.T) {
 
 	tusers := make([]target.User, 4)
 	addrs := make([]string, len(tusers))
-	cusers := make([]CheckerUser, len(tusers))
+	cusers := make([]workload.User, len(tusers))
 	for i := range tusers {
 		tusers[i] = target.User{Login: fmt.Sprintf("user%d", i+1), Password: fmt.Sprintf("pw-%d", i+1)}
 		addrs[i] = tusers[i].Login + "@" + target.DefaultLocalDomain
-		cusers[i] = CheckerUser{Address: addrs[i], Login: tusers[i].Login, Password: tusers[i].Password}
+		cusers[i] = workload.User{Address: addrs[i], Login: tusers[i].Login, Password: tusers[i].Password}
 	}
-	var obs collector
-	l := New(run, addrs, &obs)
+	var obs testutil.ObservationLog
+	l := ledger.New(run, addrs, &obs)
 
 	var amu sync.Mutex
 	var arrivals []smtpsink.Arrival
@@ -94,7 +104,7 @@ func TestEndToEndFaults(t *testing.T) {
 		if i%remoteEvery == 0 {
 			to = append(to, fmt.Sprintf("peer%d@remote.test", i))
 		}
-		env := message.Envelope{ID: id(uint64(i)), From: addrs[0], To: to, Subject: "t", Sent: time.Now()}
+		env := message.Envelope{ID: message.NewID(run, uint64(i)), From: addrs[0], To: to, Subject: "t", Sent: time.Now()}
 		sc, err := smtpclient.Connect(ctx, smtpCfg)
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +113,7 @@ func TestEndToEndFaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
-		s := SentInfo{ID: env.ID, Accepted: time.Now()}
+		s := ledger.SentInfo{ID: env.ID, Accepted: time.Now()}
 		for _, a := range res.Accepted {
 			if strings.HasSuffix(a, "@"+target.DefaultLocalDomain) {
 				s.Local = append(s.Local, a)
@@ -131,7 +141,7 @@ func TestEndToEndFaults(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	ch := NewChecker(l, CheckerConfig{
+	ch := New(l, Config{
 		IMAP: imapclient.Config{Address: tg.IMAPAddr(), Timeout: netTimeout, Observer: measure.ObserverFunc(func(o measure.Observation) {
 			t.Errorf("checker command timed: %s", o.Function)
 		})},
@@ -190,7 +200,7 @@ func TestEndToEndFaults(t *testing.T) {
 
 	l.Finish()
 	got := l.Reconcile()
-	want := Reconciliation{
+	want := ledger.Reconciliation{
 		Sent: nMsgs + 1, Accepted: nMsgs, Rejected: 1, AcceptedBytes: got.AcceptedBytes,
 		LocalDeliveries: nMsgs, RemoteDeliveries: nMsgs / remoteEvery,
 		DeliveredLocal: nMsgs - 4, RelayedRemote: nMsgs/remoteEvery - 2,
@@ -203,15 +213,15 @@ func TestEndToEndFaults(t *testing.T) {
 		t.Errorf("target stats %+v: the faults did not fire as planned", ts)
 	}
 	var nl, nr int
-	for _, o := range obs.got() {
-		switch o.f {
+	for _, o := range obs.All() {
+		switch o.Function {
 		case measure.DeliveryLocal:
 			nl++
 		case measure.DeliveryRemote:
 			nr++
 		}
-		if o.d < 0 || o.d > netTimeout {
-			t.Errorf("%s observation of %v: implausible", o.f, o.d)
+		if o.Duration < 0 || o.Duration > netTimeout {
+			t.Errorf("%s observation of %v: implausible", o.Function, o.Duration)
 		}
 	}
 	if nl != nMsgs-4 || nr != nMsgs/remoteEvery-2 {

@@ -1,4 +1,8 @@
-package ledger
+// Package deliverycheck finds the mail a run delivered in the INBOXes that
+// no session visits: an IMAP client that checks users with pending
+// deliveries during the run and until they settle, reporting what it sees
+// to the ledger. Its commands are not timed functions.
+package deliverycheck
 
 import (
 	"context"
@@ -7,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // CheckerUser is the IMAP account of one local user. The password is used
@@ -17,14 +23,14 @@ type CheckerUser struct {
 	Password string
 }
 
-// CheckerConfig configures a Checker. Zero values mean the defaults.
-type CheckerConfig struct {
+// Config configures a Checker. Zero values mean the defaults.
+type Config struct {
 	// IMAP says where to connect. Its Observer is ignored: the checker's
 	// commands are not timed functions and stay out of the report's
 	// timings. Its Timeout bounds every command (imapclient's default
 	// when zero), so a silent server cannot hold a check forever.
 	IMAP  imapclient.Config
-	Users []CheckerUser
+	Users []workload.User
 	// Interval is the pause between two checks during Run: at most one
 	// user per Interval (default 1 s).
 	Interval time.Duration
@@ -38,8 +44,8 @@ type CheckerConfig struct {
 	SettlePause time.Duration
 }
 
-// CheckerStats counts what a Checker did.
-type CheckerStats struct {
+// Stats counts what a Checker did.
+type Stats struct {
 	Checks   int64 // users checked (one IMAP connection each)
 	Commands int64 // IMAP commands sent: LOGIN, SELECT, FETCH, LOGOUT (CAPABILITY not counted)
 	Fetched  int64 // message headers fetched
@@ -76,9 +82,9 @@ type checkState struct {
 // Run and Settle must not be called at the same time; Stats is safe for
 // concurrent use.
 type Checker struct {
-	l     *Ledger
-	cfg   CheckerConfig
-	creds []*CheckerUser // by ledger user index; nil: no credentials
+	l     *ledger.Ledger
+	cfg   Config
+	creds []*workload.User // by ledger user index; nil: no credentials
 	state []checkState
 	next  int // Run's round-robin cursor
 
@@ -86,10 +92,10 @@ type Checker struct {
 	lastErr                           atomic.Pointer[string]
 }
 
-// NewChecker returns a Checker that reports to l. Users whose address l
+// New returns a Checker that reports to l. Users whose address l
 // does not know are ignored, and users without credentials are never
 // checked. It doesn't perform I/O.
-func NewChecker(l *Ledger, cfg CheckerConfig) *Checker {
+func New(l *ledger.Ledger, cfg Config) *Checker {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
@@ -104,10 +110,10 @@ func NewChecker(l *Ledger, cfg CheckerConfig) *Checker {
 		cfg.SettlePause = time.Second
 	}
 	cfg.IMAP.Observer = nil
-	c := &Checker{l: l, cfg: cfg, creds: make([]*CheckerUser, len(l.addrs)), state: make([]checkState, len(l.addrs))}
+	c := &Checker{l: l, cfg: cfg, creds: make([]*workload.User, l.Users()), state: make([]checkState, l.Users())}
 	for i := range cfg.Users {
 		u := &cfg.Users[i]
-		if idx, ok := l.user(u.Address); ok {
+		if idx, ok := l.UserIndex(u.Address); ok {
 			c.creds[idx] = u
 		}
 	}
@@ -115,8 +121,8 @@ func NewChecker(l *Ledger, cfg CheckerConfig) *Checker {
 }
 
 // Stats returns the counts so far.
-func (c *Checker) Stats() CheckerStats {
-	st := CheckerStats{Checks: c.checks.Load(), Commands: c.commands.Load(), Fetched: c.fetched.Load(), Errors: c.errors.Load()}
+func (c *Checker) Stats() Stats {
+	st := Stats{Checks: c.checks.Load(), Commands: c.commands.Load(), Fetched: c.fetched.Load(), Errors: c.errors.Load()}
 	if p := c.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
@@ -156,7 +162,7 @@ func (c *Checker) pick(now time.Time) (int, bool) {
 		if c.creds[i] == nil || now.Sub(c.state[i].last) < c.cfg.Revisit {
 			continue
 		}
-		if need, _ := c.l.needsCheck(i); need {
+		if need, _ := c.l.NeedsCheck(i); need {
 			c.next = (i + 1) % n
 			return i, true
 		}
@@ -174,11 +180,11 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 	for {
 		var due []int
 		for i := range c.creds {
-			if need, _ := c.l.needsCheck(i); need && c.creds[i] != nil {
+			if need, _ := c.l.NeedsCheck(i); need && c.creds[i] != nil {
 				due = append(due, i)
 			}
 		}
-		if ctx.Err() != nil || len(due) == 0 && c.l.remoteLeft() == 0 {
+		if ctx.Err() != nil || len(due) == 0 && c.l.RemoteLeft() == 0 {
 			break
 		}
 		if len(due) == 0 { // only relayed mail is still on its way
@@ -208,7 +214,7 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		}
 		close(work)
 		wg.Wait()
-		if !c.anyDue() && c.l.remoteLeft() == 0 || !sleep(ctx, c.cfg.SettlePause) {
+		if !c.anyDue() && c.l.RemoteLeft() == 0 || !sleep(ctx, c.cfg.SettlePause) {
 			break
 		}
 	}
@@ -218,7 +224,7 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 
 func (c *Checker) anyDue() bool {
 	for i := range c.creds {
-		if need, _ := c.l.needsCheck(i); need && c.creds[i] != nil {
+		if need, _ := c.l.NeedsCheck(i); need && c.creds[i] != nil {
 			return true
 		}
 	}
@@ -265,7 +271,7 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 		return err
 	}
 	st := &c.state[i]
-	_, untimed := c.l.needsCheck(i)
+	_, untimed := c.l.NeedsCheck(i)
 	from, fetch := uint32(1), mb.Messages > 0
 	if fetch && !untimed && st.uidNext != 0 && mb.UIDNext != 0 && mb.UIDValidity == st.uidValidity {
 		switch newer := mb.UIDNext - st.uidNext; {
