@@ -46,11 +46,11 @@ func TestEndToEndFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	tusers := make([]target.User, 4)
+	tusers := make([]workload.User, 4)
 	addrs := make([]string, len(tusers))
 	cusers := make([]workload.User, len(tusers))
 	for i := range tusers {
-		tusers[i] = target.User{Login: fmt.Sprintf("user%d", i+1), Password: fmt.Sprintf("pw-%d", i+1)}
+		tusers[i] = workload.User{Login: fmt.Sprintf("user%d", i+1), Password: fmt.Sprintf("pw-%d", i+1)}
 		addrs[i] = tusers[i].Login + "@" + target.DefaultLocalDomain
 		cusers[i] = workload.User{Address: addrs[i], Login: tusers[i].Login, Password: tusers[i].Password}
 	}
@@ -85,7 +85,7 @@ func TestEndToEndFaults(t *testing.T) {
 	tg, err := target.Start(ctx, target.Options{
 		Users: tusers, RelayAddr: sink.Addr().String(), OpTimeout: netTimeout,
 		Faults: target.Faults{DropEvery: dropEvery, DuplicateEvery: dupEvery, CorruptEvery: corrEvery},
-		Populate: func(u target.User, mbox string, add func([]byte, time.Time) error) error {
+		Populate: func(u workload.User, mbox string, add func([]byte, time.Time) error) error {
 			if mbox != "INBOX" {
 				return nil
 			}

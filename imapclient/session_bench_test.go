@@ -9,6 +9,7 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	embedded "github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // benchInboxSize is the default INBOX population of mailbench init.
@@ -25,7 +26,7 @@ func BenchmarkIMAPCheckSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	const login, password = "user1", "bench-secret"
-	populate := func(u embedded.User, mailbox string, add func([]byte, time.Time) error) error {
+	populate := func(u workload.User, mailbox string, add func([]byte, time.Time) error) error {
 		if mailbox != "INBOX" {
 			return nil
 		}
@@ -42,7 +43,7 @@ func BenchmarkIMAPCheckSession(b *testing.B) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	tg, err := embedded.Start(ctx, embedded.Options{Users: []embedded.User{{Login: login, Password: password}}, Populate: populate})
+	tg, err := embedded.Start(ctx, embedded.Options{Users: []workload.User{{Login: login, Password: password}}, Populate: populate})
 	cancel()
 	if err != nil {
 		b.Fatal(err)

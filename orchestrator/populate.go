@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -65,8 +64,8 @@ func PopulationMessages(cfg *workload.Config, gen *message.Generator, login, add
 	return nil
 }
 
-func populateFunc(cfg *workload.Config, gen *message.Generator) func(target.User, string, func([]byte, time.Time) error) error {
-	return func(u target.User, mb string, add func([]byte, time.Time) error) error {
+func populateFunc(cfg *workload.Config, gen *message.Generator) func(workload.User, string, func([]byte, time.Time) error) error {
+	return func(u workload.User, mb string, add func([]byte, time.Time) error) error {
 		for _, p := range Mailboxes(cfg, u.Login) {
 			if p.Mailbox == mb {
 				return PopulationMessages(cfg, gen, u.Login, u.Address, mb, p.Messages, add)

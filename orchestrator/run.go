@@ -337,9 +337,9 @@ func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Gen
 			return nil, err
 		}
 	}
-	tu := make([]target.User, len(users))
+	tu := make([]workload.User, len(users))
 	for i, u := range users {
-		tu[i] = target.User{Login: u.Login, Password: u.Password, Address: u.Address}
+		tu[i] = workload.User{Login: u.Login, Password: u.Password, Address: u.Address}
 	}
 	// The relay speaks to the sink as an MTA would: STARTTLS when the sink
 	// offers it, implicit TLS when the sink is implicit; it trusts exactly

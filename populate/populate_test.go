@@ -58,9 +58,9 @@ func startTarget(t *testing.T, cfg *workload.Config) *target.Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tu []target.User
+	var tu []workload.User
 	for _, u := range users {
-		tu = append(tu, target.User{Login: u.Login, Password: u.Password, Address: u.Address})
+		tu = append(tu, workload.User{Login: u.Login, Password: u.Password, Address: u.Address})
 	}
 	tg, err := target.Start(context.Background(), target.Options{Users: tu, LocalDomain: cfg.Users.LocalDomain})
 	if err != nil {

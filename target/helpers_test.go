@@ -16,18 +16,19 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // testTimeout bounds every network step of a test.
 const testTimeout = 5 * time.Second
 
-var testUsers = []User{
+var testUsers = []workload.User{
 	{Login: "user1", Password: "secret-one"},
 	{Login: "user2", Password: "secret-two", Address: "second@example.test"},
 }
 
 // address is u's recipient address as Start fills it in.
-func address(u User) string {
+func address(u workload.User) string {
 	if u.Address != "" {
 		return u.Address
 	}
@@ -81,7 +82,7 @@ func imapLogin(t *testing.T, addr, login, password string, tlsConfig *tls.Config
 }
 
 // inbox returns the full text of every message in login's INBOX.
-func inbox(t *testing.T, tg *Target, u User) [][]byte {
+func inbox(t *testing.T, tg *Target, u workload.User) [][]byte {
 	t.Helper()
 	c := imapLogin(t, tg.IMAPAddr(), u.Login, u.Password, nil)
 	defer c.Logout()

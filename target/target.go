@@ -18,6 +18,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // Defaults applied by Start to zero Options fields.
@@ -49,16 +50,6 @@ const (
 	closeWait = 5 * time.Second
 )
 
-// User is one mail account of the target.
-type User struct {
-	Login    string // IMAP/SMTP AUTH user name
-	Password string // never logged nor shown in errors
-	// Address is local-part@domain, the account's recipient address. It must
-	// be in Options.LocalDomain. Empty means Login@LocalDomain (or Login
-	// itself when Login already holds an '@').
-	Address string
-}
-
 // Faults injects misbehaviour into local delivery, so that the benchmark's
 // delivery accounting can be tested. Faults count local deliveries (one per
 // local recipient of an accepted message) in one sequence n = 1, 2, …;
@@ -72,7 +63,7 @@ type Faults struct {
 
 // Options configures Start. Only Users is required.
 type Options struct {
-	Users       []User
+	Users       []workload.User
 	LocalDomain string   // default DefaultLocalDomain
 	Folders     []string // besides INBOX, Sent, Drafts, Trash; "/" separates levels
 
@@ -81,7 +72,7 @@ type Options struct {
 	// appends msg (CRLF line endings) with internal date t. Mailboxes are
 	// visited in the order INBOX, Sent, Drafts, Trash, Folders, users in
 	// Users order. An error aborts Start.
-	Populate func(user User, mailbox string, add func(msg []byte, t time.Time) error) error
+	Populate func(user workload.User, mailbox string, add func(msg []byte, t time.Time) error) error
 
 	// RelayAddr is where mail for other domains is relayed (the mailbench
 	// sink). "" rejects non-local recipients with 550 5.7.1.
@@ -171,7 +162,7 @@ type Target struct {
 
 // account is a User with its in-memory mailboxes.
 type account struct {
-	User
+	workload.User
 	mem *imapmemserver.User
 }
 
@@ -305,7 +296,7 @@ func normalize(o *Options) error {
 		return errors.New("target: negative fault period")
 	}
 
-	users := make([]User, len(o.Users))
+	users := make([]workload.User, len(o.Users))
 	for i, u := range o.Users {
 		if u.Login == "" || strings.ContainsAny(u.Login, " \t\r\n\"") {
 			return fmt.Errorf("target: user %d: invalid login %q", i+1, u.Login)

@@ -16,6 +16,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-smtp"
 	"github.com/mailbench/mailbench/tlsconf"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // populateCount is how many messages the test Populate puts into a mailbox:
@@ -24,7 +25,7 @@ func populateCount(login, mailbox string) int {
 	return len(mailbox) + len(login)%3 + strings.Count(login, "2")*2
 }
 
-func populateForTest(user User, mailbox string, add func([]byte, time.Time) error) error {
+func populateForTest(user workload.User, mailbox string, add func([]byte, time.Time) error) error {
 	for i := range populateCount(user.Login, mailbox) {
 		msg := testMessage(fmt.Sprintf("%s-%s-%d", user.Login, strings.ReplaceAll(mailbox, "/", "."), i))
 		if err := add(msg, time.Date(2025, 1, 1, 0, i, 0, 0, time.UTC)); err != nil {
@@ -538,20 +539,20 @@ func TestStartValidatesOptions(t *testing.T) {
 		opts Options
 	}{
 		{"no users", Options{}},
-		{"empty login", Options{Users: []User{{Password: secret}}}},
-		{"address in another domain", Options{Users: []User{{Login: "a", Password: secret, Address: "a@other.test"}}}},
-		{"duplicate login", Options{Users: []User{{Login: "a", Password: secret}, {Login: "a", Password: secret, Address: "b@example.test"}}}},
-		{"duplicate address", Options{Users: []User{{Login: "a", Password: secret}, {Login: "b", Password: secret, Address: "A@example.test"}}}},
-		{"folder with trailing delimiter", Options{Users: []User{{Login: "a", Password: secret}}, Folders: []string{"Archive/"}}},
-		{"empty folder", Options{Users: []User{{Login: "a", Password: secret}}, Folders: []string{""}}},
-		{"negative fault", Options{Users: []User{{Login: "a", Password: secret}}, Faults: Faults{DropEvery: -1}}},
-		{"populate fails", Options{Users: []User{{Login: "a", Password: secret}}, Populate: func(User, string, func([]byte, time.Time) error) error {
+		{"empty login", Options{Users: []workload.User{{Password: secret}}}},
+		{"address in another domain", Options{Users: []workload.User{{Login: "a", Password: secret, Address: "a@other.test"}}}},
+		{"duplicate login", Options{Users: []workload.User{{Login: "a", Password: secret}, {Login: "a", Password: secret, Address: "b@example.test"}}}},
+		{"duplicate address", Options{Users: []workload.User{{Login: "a", Password: secret}, {Login: "b", Password: secret, Address: "A@example.test"}}}},
+		{"folder with trailing delimiter", Options{Users: []workload.User{{Login: "a", Password: secret}}, Folders: []string{"Archive/"}}},
+		{"empty folder", Options{Users: []workload.User{{Login: "a", Password: secret}}, Folders: []string{""}}},
+		{"negative fault", Options{Users: []workload.User{{Login: "a", Password: secret}}, Faults: Faults{DropEvery: -1}}},
+		{"populate fails", Options{Users: []workload.User{{Login: "a", Password: secret}}, Populate: func(workload.User, string, func([]byte, time.Time) error) error {
 			return errors.New("boom")
 		}}},
-		{"listen fails", Options{Users: []User{{Login: "a", Password: secret}}, IMAPAddr: "256.0.0.1:0"}},
-		{"implicit IMAP TLS without a config", Options{Users: []User{{Login: "a", Password: secret}}, IMAPImplicitTLS: true}},
-		{"implicit SMTP TLS without a config", Options{Users: []User{{Login: "a", Password: secret}}, SMTPImplicitTLS: true}},
-		{"unknown relay TLS mode", Options{Users: []User{{Login: "a", Password: secret}}, RelayTLS: RelayImplicitTLS + 1}},
+		{"listen fails", Options{Users: []workload.User{{Login: "a", Password: secret}}, IMAPAddr: "256.0.0.1:0"}},
+		{"implicit IMAP TLS without a config", Options{Users: []workload.User{{Login: "a", Password: secret}}, IMAPImplicitTLS: true}},
+		{"implicit SMTP TLS without a config", Options{Users: []workload.User{{Login: "a", Password: secret}}, SMTPImplicitTLS: true}},
+		{"unknown relay TLS mode", Options{Users: []workload.User{{Login: "a", Password: secret}}, RelayTLS: RelayImplicitTLS + 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -570,7 +571,7 @@ func TestStartValidatesOptions(t *testing.T) {
 func TestStartHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	_, err := Start(ctx, Options{Users: testUsers, Populate: func(User, string, func([]byte, time.Time) error) error {
+	_, err := Start(ctx, Options{Users: testUsers, Populate: func(workload.User, string, func([]byte, time.Time) error) error {
 		calls++
 		cancel()
 		return nil
@@ -598,14 +599,14 @@ func TestFoldersAreDeduplicated(t *testing.T) {
 
 // BenchmarkStartPopulate measures start-up with 20 users × 150 messages.
 func BenchmarkStartPopulate(b *testing.B) {
-	users := make([]User, 20)
+	users := make([]workload.User, 20)
 	for i := range users {
-		users[i] = User{Login: fmt.Sprintf("user%d", i+1), Password: "x"}
+		users[i] = workload.User{Login: fmt.Sprintf("user%d", i+1), Password: "x"}
 	}
 	body := bytes.Repeat([]byte("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n"), 64)
 	msg := append([]byte("From: a@b.test\r\nSubject: s\r\n\r\n"), body...)
 	perMailbox := map[string]int{"INBOX": 50, "Sent": 25, "Drafts": 10, "Trash": 15, "Archive": 25, "Projects": 25}
-	populate := func(_ User, mailbox string, add func([]byte, time.Time) error) error {
+	populate := func(_ workload.User, mailbox string, add func([]byte, time.Time) error) error {
 		for range perMailbox[mailbox] {
 			if err := add(msg, time.Now()); err != nil {
 				return err

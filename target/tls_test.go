@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 	"github.com/mailbench/mailbench/tlsconf"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // testTLS returns a server configuration with a fresh self-signed
@@ -29,7 +30,7 @@ func testTLS(t *testing.T) (server, client *tls.Config) {
 
 // imapDial connects over implicit TLS or STARTTLS and logs in; a watchdog
 // closes the client after testTimeout.
-func imapDial(t *testing.T, addr string, implicit bool, clientTLS *tls.Config, u User) *imapclient.Client {
+func imapDial(t *testing.T, addr string, implicit bool, clientTLS *tls.Config, u workload.User) *imapclient.Client {
 	t.Helper()
 	opts := &imapclient.Options{Dialer: &net.Dialer{Timeout: testTimeout}, TLSConfig: clientTLS}
 	dial := imapclient.DialStartTLS

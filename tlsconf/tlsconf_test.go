@@ -290,7 +290,7 @@ func TestEmbeddedTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg, err := target.Start(context.Background(), target.Options{
-		Users: []target.User{{Login: "user1", Password: "pw"}}, TLSConfig: srv,
+		Users: []workload.User{{Login: "user1", Password: "pw"}}, TLSConfig: srv,
 		IMAPAddr: "127.0.0.1:0", SMTPAddr: "127.0.0.1:0", OpTimeout: 5 * time.Second,
 	})
 	if err != nil {
