@@ -14,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/population"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -42,7 +43,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 	var total int64
 	for _, u := range users {
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -56,7 +57,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("first init: %+v; want 3 users, %d appended, 0 present", s1, total)
 	}
 	for _, u := range users {
-		plan := orchestrator.Mailboxes(cfg, u.Login)
+		plan := population.Mailboxes(cfg, u.Login)
 		got := mailboxCounts(t, cfg, u, names(plan))
 		for _, p := range plan {
 			if got[p.Mailbox] != p.Messages {
@@ -82,7 +83,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("clean: %+v; want 3 users, %d messages removed", cs, total)
 	}
 	for _, u := range users {
-		plan := orchestrator.Mailboxes(cfg, u.Login)
+		plan := population.Mailboxes(cfg, u.Login)
 		for mb, n := range mailboxCounts(t, cfg, u, names(plan)) {
 			// Deleted folders may be recreated empty by the server
 			// (Dovecot's auto = subscribe): empty or absent both pass.
@@ -93,7 +94,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 }
 
-func names(plan []orchestrator.MailboxPlan) []string {
+func names(plan []population.MailboxPlan) []string {
 	var out []string
 	for _, p := range plan {
 		out = append(out, p.Mailbox)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -145,7 +145,7 @@ func mailboxCounts(t *testing.T, cfg *workload.Config, u workload.User, mailboxe
 
 func login(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
-	ic, _, _, err := orchestrator.ClientConfigs(cfg)
+	ic, _, _, err := session.ClientConfigs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

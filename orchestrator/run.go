@@ -21,6 +21,7 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/population"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -119,7 +120,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		logf("sink listening on %s", sink.Addr())
 	}
 
-	imapCfg, smtpCfg, inboundCfg := clientConfigs(cfg)
+	imapCfg, smtpCfg, inboundCfg := session.ClientSettings(cfg)
 	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
 		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
 			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
@@ -135,7 +136,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if opts.EmbeddedStarted != nil {
 			opts.EmbeddedStarted(tg)
 		}
-	} else if imapCfg, smtpCfg, inboundCfg, err = ClientConfigs(cfg); err != nil {
+	} else if imapCfg, smtpCfg, inboundCfg, err = session.ClientConfigs(cfg); err != nil {
 		return nil, usageErr(err)
 	}
 
@@ -357,7 +358,7 @@ func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Gen
 	}
 	tg, err := target.Start(context.Background(), target.Options{
 		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
-		Populate: populateFunc(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
 		RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
 	})
@@ -366,38 +367,4 @@ func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Gen
 	}
 	imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
 	return tg, nil
-}
-
-// clientConfigs are the client settings of cfg's endpoints without TLS
-// configurations: addresses, TLS modes, auth and the operation deadline.
-func clientConfigs(cfg *workload.Config) (imapclient.Config, smtpclient.Config, smtpclient.Config) {
-	in := cfg.Target.InboundEndpoint()
-	return imapclient.Config{
-			Address: cfg.Target.IMAP.Address, TLS: imapclient.TLSMode(cfg.Target.IMAP.TLS),
-			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.IMAP.Auth,
-		}, smtpclient.Config{
-			Address: cfg.Target.SMTP.Address, TLS: smtpclient.TLSMode(cfg.Target.SMTP.TLS),
-			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth,
-		}, smtpclient.Config{
-			Address: in.Address, TLS: smtpclient.TLSMode(in.TLS),
-			Timeout: cfg.Load.OpTimeout.Duration, Auth: "none",
-		}
-}
-
-// ClientConfigs are the client settings for a real server's endpoints
-// (IMAP, SMTP submission, inbound SMTP): address, TLS mode and settings
-// (reading CA files), auth mechanism, and cfg.Load.OpTimeout as every
-// operation's deadline; no Observer. `mailbench init` and runs share them.
-func ClientConfigs(cfg *workload.Config) (imap imapclient.Config, submit, inbound smtpclient.Config, err error) {
-	imap, submit, inbound = clientConfigs(cfg)
-	if imap.TLSConfig, err = tlsconf.Client(cfg.Target.IMAP); err != nil {
-		return imap, submit, inbound, fmt.Errorf("target.imap: %w", err)
-	}
-	if submit.TLSConfig, err = tlsconf.Client(cfg.Target.SMTP); err != nil {
-		return imap, submit, inbound, fmt.Errorf("target.smtp: %w", err)
-	}
-	if inbound.TLSConfig, err = tlsconf.Client(cfg.Target.InboundEndpoint()); err != nil {
-		return imap, submit, inbound, fmt.Errorf("target.inbound: %w", err)
-	}
-	return imap, submit, inbound, nil
 }

@@ -124,22 +124,6 @@ func TestRunStopIsPartial(t *testing.T) {
 	}
 }
 
-func TestPopulationReproducible(t *testing.T) {
-	cfg := shortQuick(t, time.Second)
-	a, b := Mailboxes(cfg, "user1"), Mailboxes(cfg, "user1")
-	if len(a) != len(b) {
-		t.Fatal("different plans")
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("plan differs at %d: %v vs %v", i, a[i], b[i])
-		}
-	}
-	if a[0].Mailbox != "INBOX" || a[0].Messages != cfg.Mailboxes.InboxMessages {
-		t.Errorf("INBOX plan %v", a[0])
-	}
-}
-
 // Submission with SMTP AUTH: each send session logs in as its own user
 // (over STARTTLS, where the embedded target offers AUTH), and the inbound
 // stream delivers without logging in.

@@ -2,8 +2,8 @@
 // run (`mailbench init`) and removes what init and runs left there
 // (`mailbench clean`), over IMAP.
 //
-// What a user's mailboxes hold is orchestrator.Mailboxes and
-// orchestrator.PopulationMessages: the same plan and the same messages as the
+// What a user's mailboxes hold is population.Mailboxes and
+// population.Messages: the same plan and the same messages as the
 // embedded target starts with, reproducible from the config's seed.
 package populate
 
@@ -23,7 +23,8 @@ import (
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -103,7 +104,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	var total int64
 	for _, u := range j.users {
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -113,7 +114,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range creationOrder(orchestrator.Mailboxes(cfg, u.Login), cfg.Mailboxes.Delimiter) {
+		for _, p := range creationOrder(population.Mailboxes(cfg, u.Login), cfg.Mailboxes.Delimiter) {
 			if !strings.EqualFold(p.Mailbox, "INBOX") {
 				if err := c.Create(ctx, p.Mailbox); err != nil {
 					return fmt.Errorf("%s: create: %w", p.Mailbox, err)
@@ -134,7 +135,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 				continue
 			}
 			i := 0
-			err = orchestrator.PopulationMessages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
+			err = population.Messages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
 				i++
 				if i <= have {
 					return nil
@@ -178,7 +179,7 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 	var users, expunged, deleted atomic.Int64
 	pr := newProgress(opts.Progress, "clean", "users", int64(len(j.users)), j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			n, err := c.EmptyMailbox(ctx, p.Mailbox)
 			if errors.Is(err, imapclient.ErrNoMailbox) {
 				continue
@@ -240,7 +241,7 @@ func newJob(cfg *workload.Config, opts Options) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	ic, _, _, err := orchestrator.ClientConfigs(cfg)
+	ic, _, _, err := session.ClientConfigs(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -288,9 +289,9 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 
 // creationOrder returns plan with parents before children ("Projects"
 // before "Projects/Alpha"), otherwise in plan order. It doesn't perform I/O.
-func creationOrder(plan []orchestrator.MailboxPlan, delim string) []orchestrator.MailboxPlan {
+func creationOrder(plan []population.MailboxPlan, delim string) []population.MailboxPlan {
 	out := slices.Clone(plan)
-	slices.SortStableFunc(out, func(a, b orchestrator.MailboxPlan) int {
+	slices.SortStableFunc(out, func(a, b population.MailboxPlan) int {
 		return cmp.Compare(depth(a.Mailbox, delim), depth(b.Mailbox, delim))
 	})
 	return out

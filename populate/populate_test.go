@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -79,7 +80,7 @@ func planned(t *testing.T, cfg *workload.Config) int64 {
 	}
 	var n int64
 	for _, u := range users {
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			n += int64(p.Messages)
 		}
 	}
@@ -98,7 +99,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 	got, lists := map[string]int{}, map[string][]string{}
 	for _, u := range users {
 		c := connect(t, cfg, u)
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			n, err := c.Status(ctx, p.Mailbox)
 			if err != nil {
 				got[u.Login+"/"+p.Mailbox] = -1
@@ -116,7 +117,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 
 func connect(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
-	ic, _, _, err := orchestrator.ClientConfigs(cfg)
+	ic, _, _, err := session.ClientConfigs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func wantPlan(t *testing.T, cfg *workload.Config) {
 	got, _ := counts(t, cfg)
 	users, _ := cfg.LoadUsers()
 	for _, u := range users {
-		for _, p := range orchestrator.Mailboxes(cfg, u.Login) {
+		for _, p := range population.Mailboxes(cfg, u.Login) {
 			if k := u.Login + "/" + p.Mailbox; got[k] != p.Messages {
 				t.Errorf("%s: %d messages, want %d", k, got[k], p.Messages)
 			}
@@ -364,9 +365,9 @@ func TestProgressLine(t *testing.T) {
 }
 
 func TestOrders(t *testing.T) {
-	var plan []orchestrator.MailboxPlan
+	var plan []population.MailboxPlan
 	for _, mb := range []string{"INBOX", "A/B/C", "Sent", "A/B", "A", "X/Y"} {
-		plan = append(plan, orchestrator.MailboxPlan{Mailbox: mb, Messages: 1})
+		plan = append(plan, population.MailboxPlan{Mailbox: mb, Messages: 1})
 	}
 	var got []string
 	for _, p := range creationOrder(plan, "/") {
