@@ -1,0 +1,120 @@
+// Package layout holds the test that keeps mailbench's imports running
+// downhill along the data flow
+//
+//	config → plan → schedule → sessions → observations → compliance → report
+//
+// (docs/architecture.md). Every package has a stage; a package may import
+// packages of its own stage or of earlier ones, never of a later one. A new
+// package fails this test until it is given a stage here.
+package layout
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mailbench/mailbench/"
+
+// stage of every package, in data-flow order.
+var stage = map[string]int{
+	// 0: vocabulary and leaf libraries every stage may use.
+	"measure": 0, "msgsum": 0, "message": 0, "configs": 0,
+	// 1: the workload's definition: config model, plan, population.
+	"workload": 1, "population": 1,
+	// 2: when sessions start.
+	"schedule": 2,
+	// 3: the protocol endpoints sessions talk through, and the demo target.
+	"imapclient": 3, "smtpclient": 3, "tlsconf": 3, "smtpsink": 3, "target": 3,
+	// 4: sessions, and init's mailbox filling that uses the same clients.
+	"session": 4, "populate": 4,
+	// 5: observations: metrics, delivery accounting and its IMAP checker.
+	"metrics": 5, "ledger": 5, "deliverycheck": 5,
+	// 6: the verdict.
+	"compliance": 6,
+	// 7: the report.
+	"report": 7,
+	// 8: what carries out runs: one run, TLS variants, load sweeps.
+	"orchestrator": 8, "compare": 8, "sweep": 8,
+	// 9: programs and tests of the whole.
+	"cmd/mailbench": 9, "bench/check": 9, "integration": 9,
+	// Test helpers (internal): only tests import them.
+	"internal/testcert": 0, "internal/testutil": 0, "internal/testconfig": 1, "internal/layout": 9,
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(goTool, "list", "-json=ImportPath,Imports", module+"...")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestImportsRunDownhill fails on any import from a later stage, and on a
+// package that has no stage.
+func TestImportsRunDownhill(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: not the mailbench module?", len(pkgs))
+	}
+	for _, p := range pkgs {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		from, ok := stage[name]
+		if !ok {
+			t.Errorf("package %s has no stage: add it to the stage map (and docs/architecture.md)", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			to, ok := stage[dep]
+			if ok && to > from {
+				t.Errorf("%s (stage %d) imports %s (stage %d): imports must run downhill", name, from, dep, to)
+			}
+		}
+	}
+}
+
+// TestStagesKnowOnlyRealPackages keeps the map honest: a stage for a package
+// that no longer exists is a stale map.
+func TestStagesKnowOnlyRealPackages(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		seen[strings.TrimPrefix(p.ImportPath, module)] = true
+	}
+	for name := range stage {
+		if !seen[name] {
+			t.Errorf("stage map names %s, which is not a package", name)
+		}
+	}
+}
