@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // Default limits, as in SPECmail2008 (functions) and SPECmail2001 (delivery).
@@ -125,4 +126,14 @@ func (r Rules) Limits() map[measure.Function]time.Duration {
 		m[x.Function] = x.Limit
 	}
 	return m
+}
+
+// RulesFor returns the compliance rules of plan: its rows and its maximum
+// error rate. It doesn't perform I/O.
+func RulesFor(plan *workload.Plan) Rules {
+	r := Rules{MaxErrorPercent: plan.MaxErrorPercent}
+	for _, fp := range plan.Rules {
+		r.Functions = append(r.Functions, Rule{Function: fp.Function, Limit: fp.Limit, RequiredPercent: fp.RequiredPercent})
+	}
+	return r
 }

@@ -14,15 +14,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
-)
-
-// Phase names where an operation started.
-type Phase string
-
-const (
-	Warmup      Phase = "warmup"
-	Measurement Phase = "measurement"
-	Rampdown    Phase = "rampdown"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // maxSamples bounds the sample error messages kept per function and class.
@@ -30,8 +22,8 @@ const maxSamples = 3
 
 // Recorder is a measure.Observer. It is safe for concurrent use.
 type Recorder struct {
-	measureStart, measureEnd time.Time
-	byPhase                  map[Phase]*Stats
+	window  workload.Window
+	byPhase map[workload.Phase]*Stats
 
 	mu      sync.Mutex
 	samples map[sampleKey][]string
@@ -51,20 +43,21 @@ type sampleKey struct {
 	c measure.ErrorClass
 }
 
-// NewRecorder returns a Recorder whose measurement window is [start, end). When w is
+// NewRecorder returns a Recorder for a run whose timeline is window, counting
+// each function's operations within its limit in limits. When w is
 // non-nil every observation is also written to it as a CSV line (see
 // WriteHeader); if w is an io.Closer, Close closes it. It also keeps a
 // timeline of DefaultInterval intervals without a stream; SetTimeline
 // changes that.
-func NewRecorder(limits map[measure.Function]time.Duration, start, end time.Time, w io.Writer) *Recorder {
+func NewRecorder(limits map[measure.Function]time.Duration, window workload.Window, w io.Writer) *Recorder {
 	r := &Recorder{
-		measureStart: start, measureEnd: end,
-		byPhase: map[Phase]*Stats{
-			Warmup: NewStats(limits), Measurement: NewStats(limits), Rampdown: NewStats(limits),
+		window: window,
+		byPhase: map[workload.Phase]*Stats{
+			workload.Warmup: NewStats(limits), workload.Measurement: NewStats(limits), workload.Rampdown: NewStats(limits),
 		},
 		samples: map[sampleKey][]string{},
 	}
-	r.tl = newTimeline(start, end, TimelineOptions{})
+	r.tl = newTimeline(window.MeasureStart, window.MeasureEnd, TimelineOptions{})
 	if w != nil {
 		r.stream = bufio.NewWriterSize(w, 64<<10)
 		if c, ok := w.(io.Closer); ok {
@@ -76,16 +69,7 @@ func NewRecorder(limits map[measure.Function]time.Duration, start, end time.Time
 }
 
 // PhaseOf returns the phase of an operation that started at t.
-func (r *Recorder) PhaseOf(t time.Time) Phase {
-	switch {
-	case t.Before(r.measureStart):
-		return Warmup
-	case t.Before(r.measureEnd):
-		return Measurement
-	default:
-		return Rampdown
-	}
-}
+func (r *Recorder) PhaseOf(t time.Time) workload.Phase { return r.window.PhaseAt(t) }
 
 // Observe records o in the statistics of the phase it started in.
 func (r *Recorder) Observe(o measure.Observation) {
@@ -115,7 +99,7 @@ func (r *Recorder) Observe(o measure.Observation) {
 }
 
 // Stats returns the statistics of phase p (live; use Snapshot to copy).
-func (r *Recorder) Stats(p Phase) *Stats { return r.byPhase[p] }
+func (r *Recorder) Stats(p workload.Phase) *Stats { return r.byPhase[p] }
 
 // ErrorSamples returns up to a few error messages per function and class,
 // formatted "function [class]: message".

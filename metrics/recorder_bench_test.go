@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
 )
 
 var benchStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -34,7 +35,7 @@ func benchObservations(n int) []measure.Observation {
 }
 
 func newBenchRecorder(w io.Writer) *Recorder {
-	return NewRecorder(defaultLimits(), benchStart.Add(10*time.Minute), benchStart.Add(70*time.Minute), w)
+	return NewRecorder(defaultLimits(), window(benchStart.Add(10*time.Minute), benchStart.Add(70*time.Minute)), w)
 }
 
 // heapGrowthPerMillion observes 10^6 observations on GOMAXPROCS goroutines
@@ -94,7 +95,7 @@ func BenchmarkRecorderObserve(b *testing.B) {
 	})
 	b.StopTimer()
 	var ops int64
-	for _, p := range []Phase{Warmup, Measurement, Rampdown} {
+	for _, p := range []workload.Phase{workload.Warmup, workload.Measurement, workload.Rampdown} {
 		for _, fs := range r.Stats(p).Snapshot() {
 			ops += fs.Operations
 		}

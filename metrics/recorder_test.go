@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
 )
 
 var (
@@ -44,26 +45,26 @@ func TestPhaseBoundaries(t *testing.T) {
 	tests := []struct {
 		name  string
 		start time.Time
-		want  Phase
+		want  workload.Phase
 	}{
-		{"long before", measureStart.Add(-time.Hour), Warmup},
-		{"just before start", measureStart.Add(-time.Nanosecond), Warmup},
-		{"at start", measureStart, Measurement},
-		{"inside", measureStart.Add(5 * time.Minute), Measurement},
-		{"just before end", measureEnd.Add(-time.Nanosecond), Measurement},
-		{"at end", measureEnd, Rampdown},
-		{"after end", measureEnd.Add(time.Minute), Rampdown},
+		{"long before", measureStart.Add(-time.Hour), workload.Warmup},
+		{"just before start", measureStart.Add(-time.Nanosecond), workload.Warmup},
+		{"at start", measureStart, workload.Measurement},
+		{"inside", measureStart.Add(5 * time.Minute), workload.Measurement},
+		{"just before end", measureEnd.Add(-time.Nanosecond), workload.Measurement},
+		{"at end", measureEnd, workload.Rampdown},
+		{"after end", measureEnd.Add(time.Minute), workload.Rampdown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRecorder(defaultLimits(), measureStart, measureEnd, nil)
+			r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), nil)
 			if got := r.PhaseOf(tt.start); got != tt.want {
 				t.Errorf("PhaseOf = %q, want %q", got, tt.want)
 			}
 			// An operation that starts in a phase and ends in the next is
 			// counted where it started.
 			r.Observe(measure.Observation{Function: measure.IMAPList, Start: tt.start, Duration: 20 * time.Minute})
-			for _, p := range []Phase{Warmup, Measurement, Rampdown} {
+			for _, p := range []workload.Phase{workload.Warmup, workload.Measurement, workload.Rampdown} {
 				want := int64(0)
 				if p == tt.want {
 					want = 1
@@ -77,7 +78,7 @@ func TestPhaseBoundaries(t *testing.T) {
 }
 
 func TestErrorSamplesBounded(t *testing.T) {
-	r := NewRecorder(defaultLimits(), measureStart, measureEnd, nil)
+	r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), nil)
 	at := measureStart.Add(time.Second)
 	for i := 0; i < maxSamples+5; i++ {
 		r.Observe(measure.Observation{Function: measure.IMAPAppend, Start: at, Class: measure.Timeout, Err: fmt.Errorf("append timeout %d", i)})
@@ -106,14 +107,14 @@ func TestErrorSamplesBounded(t *testing.T) {
 		t.Errorf("first sample %q, want the first SMTP Data timeout", s)
 	}
 	// Every failure is still counted.
-	if fs := r.Stats(Measurement).Snapshot()[measure.IMAPAppend]; fs.Operations != 2*(maxSamples+5) {
+	if fs := r.Stats(workload.Measurement).Snapshot()[measure.IMAPAppend]; fs.Operations != 2*(maxSamples+5) {
 		t.Errorf("%d APPEND operations counted, want %d", fs.Operations, 2*(maxSamples+5))
 	}
 }
 
 func TestStream(t *testing.T) {
 	var out closeBuffer
-	r := NewRecorder(defaultLimits(), measureStart, measureEnd, &out)
+	r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), &out)
 	obs := []measure.Observation{
 		{Function: measure.SMTPConnect, Start: measureStart.Add(-time.Second), Duration: 1500 * time.Microsecond},
 		{Function: measure.IMAPFetchRange, Start: measureStart, Duration: 2 * time.Millisecond, Class: measure.Timeout, Err: measure.ErrTimeout},
@@ -151,19 +152,19 @@ func TestStream(t *testing.T) {
 
 func TestCloseErrors(t *testing.T) {
 	t.Run("no stream", func(t *testing.T) {
-		if err := NewRecorder(defaultLimits(), measureStart, measureEnd, nil).Close(); err != nil {
+		if err := NewRecorder(defaultLimits(), window(measureStart, measureEnd), nil).Close(); err != nil {
 			t.Errorf("Close without a stream: %v", err)
 		}
 	})
 	t.Run("close fails", func(t *testing.T) {
 		out := &closeBuffer{closeErr: errors.New("close failed")}
-		r := NewRecorder(defaultLimits(), measureStart, measureEnd, out)
+		r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), out)
 		if err := r.Close(); err == nil || !out.closed {
 			t.Errorf("Close = %v (stream closed %v), want the close error", err, out.closed)
 		}
 	})
 	t.Run("write fails", func(t *testing.T) {
-		r := NewRecorder(defaultLimits(), measureStart, measureEnd, failWriter{})
+		r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), failWriter{})
 		// Enough lines to overflow the buffer, so a write reaches failWriter.
 		for i := 0; i < 5000; i++ {
 			r.Observe(measure.Observation{Function: measure.IMAPUIDFetch, Start: measureStart, Duration: time.Millisecond})
@@ -171,7 +172,7 @@ func TestCloseErrors(t *testing.T) {
 		if err := r.Close(); err == nil {
 			t.Error("Close = nil after failed writes")
 		}
-		if n := ops(r.Stats(Measurement), measure.IMAPUIDFetch); n != 5000 {
+		if n := ops(r.Stats(workload.Measurement), measure.IMAPUIDFetch); n != 5000 {
 			t.Errorf("%d operations counted after write errors, want 5000", n)
 		}
 	})
@@ -182,7 +183,7 @@ func TestCloseErrors(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	const workers, each = 8, 250
 	var out closeBuffer
-	r := NewRecorder(defaultLimits(), measureStart, measureEnd, &out)
+	r := NewRecorder(defaultLimits(), window(measureStart, measureEnd), &out)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -206,7 +207,7 @@ func TestConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var total int64
-	for _, p := range []Phase{Warmup, Measurement, Rampdown} {
+	for _, p := range []workload.Phase{workload.Warmup, workload.Measurement, workload.Rampdown} {
 		var n int64
 		for _, fs := range r.Stats(p).Snapshot() {
 			n += fs.Operations

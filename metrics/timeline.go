@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // DefaultInterval is the length of a timeline interval when none is set.
@@ -184,14 +185,14 @@ func (t *timeline) slotBounds(s int64) (time.Time, time.Time) {
 	}
 }
 
-func (t *timeline) phaseOf(s int64) Phase {
+func (t *timeline) phaseOf(s int64) workload.Phase {
 	switch {
 	case s < 0:
-		return Warmup
+		return workload.Warmup
 	case s < t.n:
-		return Measurement
+		return workload.Measurement
 	default:
-		return Rampdown
+		return workload.Rampdown
 	}
 }
 
@@ -349,12 +350,12 @@ func (t *timeline) closeSlot(s int64) {
 	}
 	t.closedThru = s
 	t.writeCSV(sp)
-	if t.phaseOf(s) == Measurement && t.factor == 1 { // the slot is the point
+	if t.phaseOf(s) == workload.Measurement && t.factor == 1 { // the slot is the point
 		t.point, t.pointStart = sp, s
 		t.finishPoint()
 		return
 	}
-	if t.phaseOf(s) == Measurement {
+	if t.phaseOf(s) == workload.Measurement {
 		if t.point != nil && t.pointStart/t.factor != s/t.factor {
 			t.finishPoint()
 		}
@@ -459,7 +460,7 @@ func (t *timeline) writeCSV(sp *span) {
 	}
 	phase := t.phaseOf(sp.slot)
 	fps, ops, errs, p50, p95, p99, mx := t.summarize(sp)
-	if ops == 0 && phase != Measurement {
+	if ops == 0 && phase != workload.Measurement {
 		return
 	}
 	start, _ := t.slotBounds(sp.slot)
@@ -515,7 +516,7 @@ func (t *timeline) sessionProgress(started int64, at time.Time) {
 func (r *Recorder) SetTimeline(o TimelineOptions) {
 	r.tmu.Lock()
 	defer r.tmu.Unlock()
-	r.tl = newTimeline(r.measureStart, r.measureEnd, o)
+	r.tl = newTimeline(r.window.MeasureStart, r.window.MeasureEnd, o)
 	r.tlCloser = nil
 	if c, ok := o.CSV.(io.Closer); ok {
 		r.tlCloser = c

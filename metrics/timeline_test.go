@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
 )
 
 var tl0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -23,20 +24,20 @@ func TestSlotOfBoundaries(t *testing.T) {
 		tl       *timeline
 		at       time.Duration
 		slot     int64
-		phase    Phase
+		phase    workload.Phase
 		from, to time.Duration
 	}{
-		{"warm-up, just before the window", tl, -time.Nanosecond, -1, Warmup, -10 * time.Second, 0},
-		{"warm-up, on a boundary", tl, -10 * time.Second, -1, Warmup, -10 * time.Second, 0},
-		{"warm-up, earlier", tl, -10*time.Second - 1, -2, Warmup, -20 * time.Second, -10 * time.Second},
-		{"window start", tl, 0, 0, Measurement, 0, 10 * time.Second},
-		{"end of first interval", tl, 10*time.Second - 1, 0, Measurement, 0, 10 * time.Second},
-		{"second interval", tl, 10 * time.Second, 1, Measurement, 10 * time.Second, 20 * time.Second},
-		{"last, cut interval", tl, 25*time.Second - 1, 2, Measurement, 20 * time.Second, 25 * time.Second},
-		{"ramp-down tail of the cut interval", tl, 25 * time.Second, 3, Rampdown, 25 * time.Second, 30 * time.Second},
-		{"ramp-down next interval", tl, 30 * time.Second, 4, Rampdown, 30 * time.Second, 40 * time.Second},
-		{"aligned: last measurement", aligned, 20*time.Second - 1, 1, Measurement, 10 * time.Second, 20 * time.Second},
-		{"aligned: first ramp-down", aligned, 20 * time.Second, 2, Rampdown, 20 * time.Second, 30 * time.Second},
+		{"warm-up, just before the window", tl, -time.Nanosecond, -1, workload.Warmup, -10 * time.Second, 0},
+		{"warm-up, on a boundary", tl, -10 * time.Second, -1, workload.Warmup, -10 * time.Second, 0},
+		{"warm-up, earlier", tl, -10*time.Second - 1, -2, workload.Warmup, -20 * time.Second, -10 * time.Second},
+		{"window start", tl, 0, 0, workload.Measurement, 0, 10 * time.Second},
+		{"end of first interval", tl, 10*time.Second - 1, 0, workload.Measurement, 0, 10 * time.Second},
+		{"second interval", tl, 10 * time.Second, 1, workload.Measurement, 10 * time.Second, 20 * time.Second},
+		{"last, cut interval", tl, 25*time.Second - 1, 2, workload.Measurement, 20 * time.Second, 25 * time.Second},
+		{"ramp-down tail of the cut interval", tl, 25 * time.Second, 3, workload.Rampdown, 25 * time.Second, 30 * time.Second},
+		{"ramp-down next interval", tl, 30 * time.Second, 4, workload.Rampdown, 30 * time.Second, 40 * time.Second},
+		{"aligned: last measurement", aligned, 20*time.Second - 1, 1, workload.Measurement, 10 * time.Second, 20 * time.Second},
+		{"aligned: first ramp-down", aligned, 20 * time.Second, 2, workload.Rampdown, 20 * time.Second, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +66,7 @@ func obsAt(f measure.Function, start, d time.Duration, failed bool) measure.Obse
 
 func TestTimelineCountsByStartAndCSV(t *testing.T) {
 	var csv bytes.Buffer
-	r := NewRecorder(defaultLimits(), tl0, tl0.Add(30*time.Second), nil)
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(30*time.Second)), nil)
 	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: 5 * time.Second, CSV: &csv})
 	// An operation that started at 9.9 s and ended at 12 s counts in [0, 10s).
 	r.Observe(obsAt(measure.IMAPConnect, -2*time.Second, 100*time.Millisecond, false)) // warm-up
@@ -126,7 +127,7 @@ func TestTimelineCountsByStartAndCSV(t *testing.T) {
 }
 
 func TestTimelineLateObservation(t *testing.T) {
-	r := NewRecorder(defaultLimits(), tl0, tl0.Add(time.Minute), nil)
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(time.Minute)), nil)
 	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: time.Second})
 	r.Observe(obsAt(measure.IMAPConnect, 0, time.Millisecond, false))
 	r.Observe(obsAt(measure.IMAPConnect, 30*time.Second, time.Millisecond, false)) // closes 0..1
@@ -145,7 +146,7 @@ func TestTimelineLateObservation(t *testing.T) {
 
 func TestTimelineMergesLongWindows(t *testing.T) {
 	// 2 hours of 1 s intervals: 7200 intervals, 10 per point.
-	r := NewRecorder(defaultLimits(), tl0, tl0.Add(2*time.Hour), nil)
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(2*time.Hour)), nil)
 	r.SetTimeline(TimelineOptions{Interval: time.Second, Grace: time.Second})
 	for s := range 7200 {
 		r.Observe(obsAt(measure.IMAPConnect, time.Duration(s)*time.Second, time.Duration(s%10+1)*time.Millisecond, false))
@@ -178,7 +179,7 @@ func TestTimelineBoundedMemory(t *testing.T) {
 	}
 	const n, intervals = 1_000_000, 1440
 	d := 10 * time.Second
-	r := NewRecorder(defaultLimits(), tl0, tl0.Add(intervals*d), nil)
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(intervals*d)), nil)
 	r.SetTimeline(TimelineOptions{Interval: d, Grace: d})
 	step := intervals * d / n
 	var before, after runtime.MemStats

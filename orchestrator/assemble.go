@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
@@ -16,7 +15,7 @@ import (
 
 // buildReport assembles the run's report from what the runner, the recorder
 // and the sink measured. It doesn't perform I/O.
-func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Recorder, rules compliance.Rules, sink *smtpsink.Sink) *report.Run {
+func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Recorder, sink *smtpsink.Sink) *report.Run {
 	meas := cfg.Phases.Measurement.Duration
 	// A stopped run measured only until the stop; rate over what was measured.
 	window := res.MeasureEnd.Sub(res.MeasureStart)
@@ -40,7 +39,7 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		SessionsByType:        map[string]int64{},
 		MaxConcurrentObserved: int(res.Sessions.MaxActive),
 		MaxDroppedPercent:     cfg.Compliance.MaxDroppedPercent,
-		Functions:             rec.Stats(metrics.Measurement).Snapshot(),
+		Functions:             rec.Stats(workload.Measurement).Snapshot(),
 	}
 	if cfg.Target.Embedded {
 		run.Target.IMAP, run.Target.SMTP = "embedded", "embedded"
@@ -91,7 +90,6 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 	for _, s := range rec.ErrorSamples() {
 		run.Warnings = append(run.Warnings, "error sample: "+s)
 	}
-	run.Evaluate(rules)
 	return run
 }
 

@@ -58,27 +58,6 @@ type ErrRun struct{ Err error }
 func (e *ErrRun) Error() string { return e.Err.Error() }
 func (e *ErrRun) Unwrap() error { return e.Err }
 
-// Rules builds the compliance rules of cfg.
-func Rules(cfg *workload.Config) compliance.Rules {
-	r := compliance.Rules{MaxErrorPercent: cfg.Compliance.MaxErrorPercent}
-	for _, f := range measure.SPECFunctions {
-		lim, req := cfg.Limit(f)
-		r.Functions = append(r.Functions, compliance.Rule{Function: f, Limit: lim, RequiredPercent: req})
-	}
-	// Delivery rows only where mail of that kind is sent: a row for a
-	// function that cannot run would fail every run.
-	sends := cfg.Sessions.Send.Weight > 0
-	if sends || cfg.Load.InboundPerSession > 0 {
-		lim, req := cfg.Limit(measure.DeliveryLocal)
-		r.Functions = append(r.Functions, compliance.Rule{Function: measure.DeliveryLocal, Limit: lim, RequiredPercent: req})
-	}
-	if sends && cfg.Sink.Enabled && cfg.Messages.RemoteShare > 0 {
-		lim, req := cfg.Limit(measure.DeliveryRemote)
-		r.Functions = append(r.Functions, compliance.Rule{Function: measure.DeliveryRemote, Limit: lim, RequiredPercent: req})
-	}
-	return r
-}
-
 // Run carries out the run that cfg describes. Cancelling stop ends the
 // arrivals at once and drains (the report is then marked partial);
 // cancelling kill cuts running sessions.
@@ -100,7 +79,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if err != nil {
 		return nil, err
 	}
-	rules := Rules(cfg)
+	plan, err := workload.NewPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rules := compliance.RulesFor(plan)
 	var warnings []string
 
 	// The sink: where the SUT relays remote-domain mail. The ledger is
@@ -148,11 +131,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 		stream = f
 	}
-	warm, meas := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration
 	// The recorder's window is fixed from the intended run start; the runner
 	// starts its clock right after, so the skew is microseconds.
-	runStart := time.Now()
-	rec := metrics.NewRecorder(rules.Limits(), runStart.Add(warm), runStart.Add(warm+meas), stream)
+	// The run's timeline, computed once: the runner's arrivals, the
+	// recorder's phases and the checker's end all come from it.
+	win := cfg.Phases.Window(time.Now())
+	rec := metrics.NewRecorder(rules.Limits(), win, stream)
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
 	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.TimeseriesFile != "" {
@@ -175,7 +159,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// --- end timeline
 	// The connect-time breakdown of the measurement window, beside the metrics.
 	connect := metrics.NewBreakdown()
-	connWindow := metrics.InWindow(connect, runStart.Add(warm), runStart.Add(warm+meas))
+	connWindow := metrics.InWindow(connect, win.MeasureStart, win.MeasureEnd)
 	observer := measure.ObserverFunc(func(o measure.Observation) {
 		rec.Observe(o)
 		if o.Connect != nil {
@@ -192,7 +176,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	ledgerPtr.Store(led)
 	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users})
 	runner := &session.Runner{
-		Config: cfg, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
+		Config: cfg, Window: win, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
 		Observer: observer, Progress: progress,
 		OnSent: func(m session.SentMessage) {
@@ -210,10 +194,10 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	checkerDone := make(chan struct{})
 	go func() {
 		defer close(checkerDone)
-		_ = checker.Run(checkCtx, runStart.Add(warm+meas+cfg.Phases.Rampdown.Duration))
+		_ = checker.Run(checkCtx, win.RampdownEnd)
 	}()
 	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
-		cfg.Name, cfg.TargetRate(), len(users), warm, meas, cfg.Phases.Rampdown.Duration)
+		cfg.Name, cfg.TargetRate(), len(users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
 	res, err := runner.Run(stop, kill)
 	stopChecker()
 	<-checkerDone
@@ -236,7 +220,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 	rec2 := led.Reconcile()
 
-	run := buildReport(cfg, res, rec, rules, sink)
+	run := buildReport(cfg, res, rec, sink)
 	run.Delivery = &rec2
 	run.Connect = connect.Snapshot()
 	if cs := checker.Stats(); cs.Checks > 0 {

@@ -40,6 +40,10 @@ type Runner struct {
 	OnBodyRead func(user string, b imapclient.BodyInfo) error
 	// OnRejected is told of every message the server refused at submission.
 	OnRejected func()
+	// Window is the run's timeline, computed once by the caller and shared
+	// with the recorder; its Start is the arrivals' clock origin. Zero:
+	// the configured phases from the moment Run is called.
+	Window workload.Window
 	// RunID tags this run's message ids; 0 picks one from the clock.
 	RunID uint32
 	// Progress, when set, is called about once a second with the counts so far.
@@ -49,7 +53,7 @@ type Runner struct {
 // RunProgress is a snapshot for progress displays.
 type RunProgress struct {
 	Elapsed, Total time.Duration
-	Phase          string
+	Phase          workload.Phase
 	Active         int64
 	Sessions       schedule.Counts
 }
@@ -96,10 +100,14 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	env.folders = append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...)
 
-	warm, meas, ramp := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration
-	end := warm + meas
-	start := time.Now()
-	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: start.Add(warm), MeasureEnd: start.Add(end), SessionsByKind: map[workload.SessionKind]int64{}}
+	win := r.Window
+	if win.Start.IsZero() {
+		win = cfg.Phases.Window(time.Now())
+	}
+	start := win.Start
+	warm, end := win.Offset(win.MeasureStart), win.Offset(win.MeasureEnd)
+	ramp := win.RampdownEnd.Sub(win.MeasureEnd)
+	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
 	// sessionCtx is cut at the end of ramp-down, or at once by kill.
@@ -177,14 +185,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 				case <-done:
 					return
 				case <-t.C:
-					el := time.Since(start)
-					phase := "warm-up"
-					switch {
-					case el >= end:
-						phase = "ramp-down"
-					case el >= warm:
-						phase = "measurement"
-					}
+					now := time.Now()
+					el, phase := now.Sub(start), win.PhaseAt(now)
 					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
 						Active: sessions.Active() + inbound.Active(), Sessions: sessions.Counts()})
 				}

@@ -49,12 +49,17 @@ type Plan struct {
 	InboundConcurrency float64
 	MaxConcurrent      int
 
-	Phases []Phase
+	Phases []PhasePlan
 	// MeasuredSessions is the expected number of sessions started in the
 	// measurement window.
 	MeasuredSessions float64
 
-	Functions       []FunctionPlan // in measure.AllFunctions order
+	Functions []FunctionPlan // in measure.AllFunctions order
+	// Rules are the rows of the run's compliance table, the one place they
+	// are decided: every SPEC function (a row with no operations fails, as
+	// in SPEC's table), and each delivery time where mail of that kind is
+	// expected (PerHour > 0 in Functions).
+	Rules           []FunctionPlan
 	MaxErrorPercent float64
 
 	// Warnings are things a user likely wants to know before a run.
@@ -75,9 +80,9 @@ type SessionPlan struct {
 	Functions []measure.Function // the timed functions it runs
 }
 
-// Phase is one part of the run's timeline.
-type Phase struct {
-	Name     string // "warmup", "measurement", "rampdown", "settle"
+// PhasePlan is one part of the run's timeline.
+type PhasePlan struct {
+	Name     Phase
 	Duration time.Duration
 	Recorded bool // only the measurement phase is recorded
 }
@@ -174,12 +179,23 @@ func NewPlan(c *Config) (*Plan, error) {
 		p.Functions = append(p.Functions, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
 	}
 
+	for _, f := range measure.SPECFunctions {
+		limit, req := c.Limit(f)
+		p.Rules = append(p.Rules, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
+	}
+	for _, f := range []measure.Function{measure.DeliveryLocal, measure.DeliveryRemote} {
+		if opsPerHour[f] > 0 {
+			limit, req := c.Limit(f)
+			p.Rules = append(p.Rules, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
+		}
+	}
+
 	ph := c.Phases
-	p.Phases = []Phase{
-		{"warmup", ph.Warmup.Duration, false},
-		{"measurement", ph.Measurement.Duration, true},
-		{"rampdown", ph.Rampdown.Duration, false},
-		{"settle", ph.Settle.Duration, false},
+	p.Phases = []PhasePlan{
+		{Warmup, ph.Warmup.Duration, false},
+		{Measurement, ph.Measurement.Duration, true},
+		{Rampdown, ph.Rampdown.Duration, false},
+		{Settle, ph.Settle.Duration, false},
 	}
 	p.MeasuredSessions = p.SessionsPerHour * ph.Measurement.Hours()
 
@@ -263,7 +279,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	var phases []string
 	var total time.Duration
 	for _, ph := range p.Phases {
-		phases = append(phases, ph.Name+" "+ph.Duration.String())
+		phases = append(phases, string(ph.Name)+" "+ph.Duration.String())
 		total += ph.Duration
 	}
 	ew.printf("phases:      %s (total %s)\n", strings.Join(phases, ", "), total)
