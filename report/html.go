@@ -415,7 +415,7 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	}
 	if s, ok := timelineP95Chart(r.Timeline); ok {
 		add(s, "Response time over time (p95 per function)",
-			"Each function's 95th percentile per interval, by the time the operations started; logarithmic scale. Click a legend entry to hide a function.", 380)
+			"Each function's 95th percentile per interval, and that of all operations (dashed), by the time the operations started; logarithmic scale. Click a legend entry to hide a line.", 400)
 	}
 	if s, ok := timelineLoadChart(r.Timeline); ok {
 		add(s, "Load over time", "Sessions started per interval (bars, left axis); operations and errors per second (lines, right axis).", 300)
@@ -464,13 +464,22 @@ func timelineLabels(tl []Interval) []string {
 	return labels
 }
 
+// timelineP95Chart has a line per function and, dashed, the p95 of all
+// operations.
 func timelineP95Chart(tl []Interval) (chartSpec, bool) {
-	fs := timelineFunctions(tl)
-	if len(tl) == 0 || len(fs) == 0 {
+	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
+	fs := timelineFunctions(tl)
 	s := chartSpec{ID: "timeline-p95", Type: "line", Labels: timelineLabels(tl),
 		XTitle: "time into the measurement window (m:ss)", YTitle: "p95 (ms)", ValueLog: true, Unit: " ms"}
+	all := chartDataset{Label: "all operations", Color: "#1d2430", Dash: true, Data: make([]*float64, len(tl))}
+	for k, iv := range tl {
+		if iv.Operations > 0 {
+			all.Data[k] = logMS(iv.P95)
+		}
+	}
+	s.Datasets = append(s.Datasets, all)
 	for i, f := range fs {
 		ds := chartDataset{Label: string(f), Color: functionColor(f, i), Data: make([]*float64, len(tl))}
 		for k, iv := range tl {

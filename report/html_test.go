@@ -268,3 +268,17 @@ func TestWriteHTMLEmptyRun(t *testing.T) {
 		t.Errorf("empty run page:\n%s", page)
 	}
 }
+
+// A timeline without per-function p95s still charts the p95 of all
+// operations.
+func TestWriteHTMLTimelineWithoutFunctions(t *testing.T) {
+	r := compliantRun()
+	r.Timeline = sampleTimeline(3)
+	for i := range r.Timeline {
+		r.Timeline[i].FunctionP95 = nil
+	}
+	page := string(renderHTML(t, []*Run{r}, HTMLOptions{}))
+	if !strings.Contains(page, `<canvas id="run-timeline-p95"`) || !strings.Contains(page, `{"label":"all operations","data":[10,20,30]`) {
+		t.Error("no p95 over time for a timeline without functions")
+	}
+}
