@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/connstats"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // libraryPlaceholder stands in for the chart library in golden files.
@@ -50,10 +50,10 @@ func htmlFixtureRun() *Run {
 	r.Delivery = &ledger.Reconciliation{Sent: 401, Accepted: 400, Rejected: 1, AcceptedBytes: 3355443,
 		LocalDeliveries: 420, RemoteDeliveries: 60, DeliveredLocal: 420, RelayedRemote: 60}
 	r.DeliveryChecks = &CheckerSummary{Checks: 120, Commands: 480}
-	part := func(n, p50, p95 int64) connstats.PartStats {
-		return connstats.PartStats{Count: n, P50US: p50, P95US: p95, MaxUS: 3 * p95}
+	part := func(n, p50, p95 int64) metrics.PartStats {
+		return metrics.PartStats{Count: n, P50US: p50, P95US: p95, MaxUS: 3 * p95}
 	}
-	r.Connect = &connstats.Snapshot{Functions: []connstats.FunctionBreakdown{
+	r.Connect = &metrics.ConnectSnapshot{Functions: []metrics.FunctionBreakdown{
 		{Function: measure.IMAPConnect, Connects: 611, Handshakes: 611, Resumed: 400,
 			TCP: part(611, 210, 480), TLS: part(611, 2900, 6100), Greeting: part(611, 350, 900), Auth: part(611, 4100, 9800)},
 		{Function: measure.SMTPConnect, Connects: 500, Handshakes: 500, Resumed: 0,
