@@ -113,7 +113,7 @@ func TestEndToEndFaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
-		s := ledger.SentInfo{ID: env.ID, Accepted: time.Now()}
+		s := measure.Submission{ID: env.ID, Accepted: time.Now()}
 		for _, a := range res.Accepted {
 			if strings.HasSuffix(a, "@"+target.DefaultLocalDomain) {
 				s.Local = append(s.Local, a)

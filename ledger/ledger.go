@@ -12,18 +12,6 @@ import (
 	"github.com/mailbench/mailbench/smtpsink"
 )
 
-// SentInfo is what a server accepted at submission: the message id (from
-// message.NewID), when the server's final reply to DATA arrived, and the
-// recipients it accepted, split into local (delivered to an INBOX) and
-// remote (relayed to the sink) addresses.
-type SentInfo struct {
-	ID       string
-	Accepted time.Time // the final 250 to DATA; zero means now
-	Local    []string
-	Remote   []string
-	Size     int64 // bytes submitted (header and body)
-}
-
 // chunkBits sets the size of the fixed chunks that hold the records.
 const (
 	chunkBits = 12
@@ -199,7 +187,7 @@ func (l *Ledger) findRcpt(m *msgRec, remote bool, key uint32) *rcptRec {
 // Accepted records a message the server accepted. Ids not of this run are
 // ignored, and so is a second Accepted for the same id. Recipients listed
 // twice count once.
-func (l *Ledger) Accepted(m SentInfo) {
+func (l *Ledger) Accepted(m measure.Submission) {
 	seq, ok := l.ours(m.ID)
 	if !ok {
 		return

@@ -50,7 +50,7 @@ func BenchmarkLedgerAccepted(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		r := lists[i%len(lists)]
-		l.Accepted(SentInfo{ID: ids[i], Accepted: t0, Local: r.local, Remote: r.remote})
+		l.Accepted(measure.Submission{ID: ids[i], Accepted: t0, Local: r.local, Remote: r.remote})
 	}
 	b.StopTimer()
 	runtime.GC()

@@ -52,8 +52,8 @@ func (c *collector) got() []obsWant {
 	return out
 }
 
-func sent(seq uint64, acc time.Time, local []string, remote ...string) SentInfo {
-	return SentInfo{ID: id(seq), Accepted: acc, Local: local, Remote: remote, Size: 1000}
+func sent(seq uint64, acc time.Time, local []string, remote ...string) measure.Submission {
+	return measure.Submission{ID: id(seq), Accepted: acc, Local: local, Remote: remote, Size: 1000}
 }
 
 func arrival(seq uint64, recv time.Time, rcpts ...string) smtpsink.Arrival {
@@ -131,8 +131,8 @@ func TestLedgerScenarios(t *testing.T) {
 		{
 			name: "other runs, population mail and unknown users are ignored",
 			steps: func(l *Ledger) {
-				l.Accepted(SentInfo{ID: message.NewID(run+1, 1), Accepted: at(1), Local: []string{u1}})
-				l.Accepted(SentInfo{ID: "init-user1-INBOX-1", Accepted: at(1), Local: []string{u1}})
+				l.Accepted(measure.Submission{ID: message.NewID(run+1, 1), Accepted: at(1), Local: []string{u1}})
+				l.Accepted(measure.Submission{ID: "init-user1-INBOX-1", Accepted: at(1), Local: []string{u1}})
 				l.Accepted(sent(1, at(10), []string{u1, "nobody@example.test"}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{
 					{ID: message.NewID(run+1, 1), UID: 1, InternalDate: at(1)},

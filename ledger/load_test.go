@@ -34,7 +34,7 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			for k := range perW {
 				seq := uint64(w*perW + k + 1)
-				l.Accepted(SentInfo{ID: id(seq), Accepted: at(float64(seq)), Local: []string{local(seq)}, Remote: []string{"r@remote.test"}})
+				l.Accepted(measure.Submission{ID: id(seq), Accepted: at(float64(seq)), Local: []string{local(seq)}, Remote: []string{"r@remote.test"}})
 			}
 		}()
 		go func() { // reader: each message twice, same UID
@@ -104,7 +104,7 @@ func fillMillion(tb testing.TB, n int) uint64 {
 		return addrs[rc%len(addrs)], false
 	}
 	for i := range n {
-		var s SentInfo
+		var s measure.Submission
 		s.ID, s.Accepted = ids[i], t0
 		k := []int{1, 2, 2, 1, 2}[i%5]
 		for range k {
@@ -149,6 +149,6 @@ func BenchmarkAccepted(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		l.Accepted(SentInfo{ID: ids[i], Accepted: t0, Local: users[:1], Remote: []string{"x@remote.test"}})
+		l.Accepted(measure.Submission{ID: ids[i], Accepted: t0, Local: users[:1], Remote: []string{"x@remote.test"}})
 	}
 }

@@ -179,12 +179,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		Config: cfg, Window: win, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
 		Observer: observer, Progress: progress,
-		OnSent: func(m session.SentMessage) {
-			remote := m.Remote
+		OnSent: func(m measure.Submission) {
 			if sink == nil {
-				remote = nil // nobody can see it arrive: not counted as lost
+				m.Remote = nil // nobody can see it arrive: not counted as lost
 			}
-			led.Accepted(ledger.SentInfo{ID: m.ID, Accepted: m.Accepted, Local: m.Local, Remote: remote, Size: m.Size})
+			led.Accepted(m)
 		},
 		OnSeen:     led.SeenLocal,
 		OnBodyRead: led.BodyRead,

@@ -32,7 +32,7 @@ type Runner struct {
 	// decides which phase an observation belongs to from its start time.
 	Observer measure.Observer
 	// OnSent is told of every message a server accepted (delivery ledger).
-	OnSent func(SentMessage)
+	OnSent func(measure.Submission)
 	// OnSeen is told of the messages a session saw in a user's INBOX.
 	OnSeen func(user string, infos []imapclient.MessageInfo, at time.Time)
 	// OnBodyRead is told of every body a read session fetched; a non-nil

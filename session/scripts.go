@@ -16,18 +16,6 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// SentMessage describes a message mailbench handed to a server, for the
-// delivery ledger. It never holds the body.
-type SentMessage struct {
-	ID       string
-	Sent     time.Time // stamped in the message (X-Mailbench-Sent), just before the transaction
-	Accepted time.Time // when the server's final reply to DATA arrived
-	Local    []string  // local recipient addresses accepted
-	Remote   []string  // remote recipient addresses accepted
-	Size     int64
-	Kind     workload.SessionKind
-}
-
 // sessionEnv is what every session needs; shared, read-only after setup
 // except for the atomic message sequence.
 type sessionEnv struct {
@@ -42,7 +30,7 @@ type sessionEnv struct {
 	sizes      *workload.Weighted[int]
 	rcpts      *recipientPicker
 	folders    []string // folders for SELECT_FOLDER
-	onSent     func(SentMessage)
+	onSent     func(measure.Submission)
 	onSeen     func(user string, infos []imapclient.MessageInfo, at time.Time)
 	onBodyRead func(user string, b imapclient.BodyInfo) error
 	onRejected func()
@@ -300,7 +288,7 @@ func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env messa
 	}
 	accepted := time.Now()
 	if e.onSent != nil {
-		sm := SentMessage{ID: env.ID, Sent: env.Sent, Accepted: accepted, Size: int64(len(msg)), Kind: kind}
+		sm := measure.Submission{ID: env.ID, Accepted: accepted, Size: int64(len(msg))}
 		for _, a := range res.Accepted {
 			if domainOf(a) == e.cfg.Users.LocalDomain {
 				sm.Local = append(sm.Local, a)
