@@ -59,89 +59,170 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 	}
 }
 
-// run executes one session of kind k for user u. It returns the first error
-// that ended the session early (already recorded as an observation by the
-// client that met it).
+// run executes one session of kind k for user u: the plan's steps
+// (workload.SessionSteps) in order, with a think time between two steps
+// (none between SMTP Connect and SMTP Data, one transaction). It returns the
+// first error that ended the session early (already recorded as an
+// observation by the client that met it).
 func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload.User, rng *rand.Rand) error {
-	sc := e.cfg.Sessions
-	switch k {
-	case workload.Check:
-		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			var mb imapclient.Mailbox
-			return e.steps(ctx, rng,
-				func() (err error) { mb, err = c.SelectInbox(ctx); return err },
-				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Check.FetchCount) },
-			)
-		})
-	case workload.Read:
-		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			var mb imapclient.Mailbox
-			steps := []func() error{
-				func() (err error) { mb, err = c.SelectInbox(ctx); return nonEmpty(mb, err) },
-				func() error {
-					// The newest fetch_count messages by UID.
-					from := uint32(1)
-					if n := uint32(sc.Read.FetchCount); mb.UIDNext > n {
-						from = mb.UIDNext - n
-					}
-					infos, err := c.UIDFetchRange(ctx, from, mb.UIDNext-1)
-					if err == nil {
-						e.noteSeen(u, infos)
-					}
-					return err
-				},
-			}
-			bodies := sc.Read.BodiesMin
-			if sc.Read.BodiesMax > bodies {
-				bodies += rng.IntN(sc.Read.BodiesMax - bodies + 1)
-			}
-			for range bodies {
-				steps = append(steps, func() error { return e.readBody(ctx, c, u, 1+uint32(rng.IntN(int(mb.Messages)))) })
-			}
-			return e.steps(ctx, rng, steps...)
-		})
-	case workload.Cleanup:
-		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			var mb imapclient.Mailbox
-			return e.steps(ctx, rng,
-				func() (err error) { mb, err = c.SelectInbox(ctx); return nonEmpty(mb, err) },
-				// The oldest messages go: a mailbox cleaned from the bottom
-				// keeps the newest mail for check and read sessions.
-				func() error { return c.Store(ctx, 1) },
-				func() error {
-					// The UID of the second oldest message is not known
-					// without an extra FETCH; UID STORE on a UID below
-					// UIDNEXT is what a client that cached the mailbox would
-					// send. A UID that no longer exists is a valid command
-					// with no effect.
-					uid := uint32(1)
-					if mb.UIDNext > mb.Messages {
-						uid = mb.UIDNext - mb.Messages + 1
-					}
-					return c.UIDStore(ctx, uid)
-				},
-				func() error { return c.Expunge(ctx) },
-			)
-		})
-	case workload.Folders:
-		return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-			var mb imapclient.Mailbox
-			return e.steps(ctx, rng,
-				func() error { _, err := c.List(ctx); return err },
-				func() error { _, err := c.Lsub(ctx); return err },
-				func() (err error) {
-					mb, err = c.SelectFolder(ctx, e.folders[rng.IntN(len(e.folders))])
-					return err
-				},
-				func() error { return e.fetchNewest(ctx, c, mb, u, sc.Folders.FetchCount) },
-			)
-		})
-	case workload.Send:
-		return e.sendSession(ctx, u, rng)
-	case workload.Inbound:
-		return e.inbound(ctx, rng)
+	steps := workload.SessionSteps(k)
+	if len(steps) == 0 {
+		return fmt.Errorf("unknown session kind %q", k)
 	}
-	return fmt.Errorf("unknown session kind %q", k)
+	sc := &script{env: e, kind: k, user: u, rng: rng}
+	defer sc.close()
+	for i, step := range steps {
+		if i > 0 && steps[i-1].Function != measure.SMTPConnect && !e.think(ctx, rng) {
+			return ctx.Err()
+		}
+		if i > 0 && steps[i-1].Function == measure.IMAPConnect && hasRepeated(steps) {
+			sc.drawRepeats() // once logged in, the session decides how much it reads
+		}
+		n := 1
+		if step.Repeated {
+			n = sc.repeats
+		}
+		for j := range n {
+			if j > 0 && !e.think(ctx, rng) {
+				return ctx.Err()
+			}
+			if err := sc.do(ctx, step.Function); err != nil {
+				if errors.Is(err, errNothingToDo) {
+					sc.logout(ctx)
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	sc.logout(ctx)
+	return nil
+}
+
+// script is the state of one running session: its connections, the
+// mailbox it selected, the message it is sending.
+type script struct {
+	env     *sessionEnv
+	kind    workload.SessionKind
+	user    workload.User
+	rng     *rand.Rand
+	imap    *imapclient.Client
+	mb      imapclient.Mailbox
+	repeats int // how many times the Repeated step runs, drawn at login
+
+	smtp    *smtpclient.Client
+	env822  message.Envelope // the message being sent
+	size    int
+	variant uint64
+}
+
+// do performs the timed function f, one step of the session.
+func (s *script) do(ctx context.Context, f measure.Function) error {
+	e, u := s.env, s.user
+	typ := e.cfg.Sessions.Type(s.kind)
+	switch f {
+	case measure.IMAPConnect:
+		c, err := imapclient.Connect(ctx, e.imap, u.Login, u.Password)
+		if err != nil {
+			return err
+		}
+		s.imap = c
+		return nil
+	case measure.IMAPSelectInbox:
+		mb, err := s.imap.SelectInbox(ctx)
+		s.mb = mb
+		if s.kind == workload.Read || s.kind == workload.Cleanup {
+			return nonEmpty(mb, err) // nothing to read or clean up
+		}
+		return err
+	case measure.IMAPSelectFolder:
+		mb, err := s.imap.SelectFolder(ctx, e.folders[s.rng.IntN(len(e.folders))])
+		s.mb = mb
+		return err
+	case measure.IMAPFetchRange:
+		return e.fetchNewest(ctx, s.imap, s.mb, u, typ.FetchCount)
+	case measure.IMAPUIDFetch:
+		// The newest fetch_count messages by UID.
+		from := uint32(1)
+		if n := uint32(typ.FetchCount); s.mb.UIDNext > n {
+			from = s.mb.UIDNext - n
+		}
+		infos, err := s.imap.UIDFetchRange(ctx, from, s.mb.UIDNext-1)
+		if err == nil {
+			e.noteSeen(u, infos)
+		}
+		return err
+	case measure.IMAPFetchBody:
+		return e.readBody(ctx, s.imap, u, 1+uint32(s.rng.IntN(int(s.mb.Messages))))
+	case measure.IMAPStore:
+		// The oldest messages go: a mailbox cleaned from the bottom keeps
+		// the newest mail for check and read sessions.
+		return s.imap.Store(ctx, 1)
+	case measure.IMAPUIDStore:
+		// The UID of the second oldest message is not known without an
+		// extra FETCH; UID STORE on a UID below UIDNEXT is what a client
+		// that cached the mailbox would send. A UID that no longer exists
+		// is a valid command with no effect.
+		uid := uint32(1)
+		if s.mb.UIDNext > s.mb.Messages {
+			uid = s.mb.UIDNext - s.mb.Messages + 1
+		}
+		return s.imap.UIDStore(ctx, uid)
+	case measure.IMAPExpunge:
+		return s.imap.Expunge(ctx)
+	case measure.IMAPList:
+		_, err := s.imap.List(ctx)
+		return err
+	case measure.IMAPLsub:
+		_, err := s.imap.Lsub(ctx)
+		return err
+	case measure.IMAPAppend:
+		// The copy to Sent, as a mail client saves what it sent.
+		msg := e.gen.Message(s.env822, s.size, s.variant)
+		_, err := s.imap.Append(ctx, e.cfg.Mailboxes.Sent, msg, []string{`\Seen`}, s.env822.Sent)
+		return err
+	case measure.SMTPConnect:
+		return s.smtpConnect(ctx)
+	case measure.SMTPData:
+		return s.smtpData(ctx)
+	}
+	return fmt.Errorf("session %s: no action for step %q", s.kind, f)
+}
+
+func hasRepeated(steps []workload.Step) bool {
+	for _, st := range steps {
+		if st.Repeated {
+			return true
+		}
+	}
+	return false
+}
+
+// drawRepeats draws how many times the session's Repeated step runs:
+// bodies_min..bodies_max (read sessions' bodies).
+func (s *script) drawRepeats() {
+	typ := s.env.cfg.Sessions.Type(s.kind)
+	s.repeats = typ.BodiesMin
+	if typ.BodiesMax > s.repeats {
+		s.repeats += s.rng.IntN(typ.BodiesMax - s.repeats + 1)
+	}
+}
+
+// logout ends the IMAP session politely; LOGOUT is not timed.
+func (s *script) logout(ctx context.Context) {
+	if s.imap != nil {
+		_ = s.imap.Logout(ctx)
+	}
+}
+
+// close releases the session's connections.
+func (s *script) close() {
+	if s.imap != nil {
+		s.imap.Close()
+	}
+	if s.smtp != nil {
+		s.smtp.Close()
+	}
 }
 
 // errNothingToDo ends a session script early without an error: its mailbox
@@ -154,23 +235,6 @@ func nonEmpty(mb imapclient.Mailbox, err error) error {
 		return errNothingToDo
 	}
 	return err
-}
-
-// steps runs a session script: each step in order, with a think time
-// between two steps, until one fails or ctx ends.
-func (e *sessionEnv) steps(ctx context.Context, rng *rand.Rand, steps ...func() error) error {
-	for i, step := range steps {
-		if i > 0 && !e.think(ctx, rng) {
-			return ctx.Err()
-		}
-		if err := step(); err != nil {
-			if errors.Is(err, errNothingToDo) {
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
 }
 
 // readBody fetches one whole message and checks its integrity.
@@ -211,23 +275,6 @@ func (e *sessionEnv) noteSeen(u workload.User, infos []imapclient.MessageInfo) {
 	}
 }
 
-// imapSession connects, runs body, and logs out. The logout is not timed.
-func (e *sessionEnv) imapSession(ctx context.Context, u workload.User, rng *rand.Rand, body func(*imapclient.Client) error) error {
-	c, err := imapclient.Connect(ctx, e.imap, u.Login, u.Password)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if !e.think(ctx, rng) {
-		return ctx.Err()
-	}
-	if err := body(c); err != nil {
-		return err
-	}
-	_ = c.Logout(ctx)
-	return nil
-}
-
 // newMessage builds the next message of this run and its envelope.
 func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (message.Envelope, int, uint64) {
 	seq := e.msgSeq.Add(1)
@@ -241,45 +288,38 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (messa
 	return env, e.sizes.Pick(rng), rng.Uint64()
 }
 
-func (e *sessionEnv) sendSession(ctx context.Context, u workload.User, rng *rand.Rand) error {
-	to := e.rcpts.pick(rng, e.users, u)
-	env, size, variant := e.newMessage(u.Address, to, rng)
-	// Submission authenticates as the sending user when auth is set.
+// smtpConnect draws the message this session sends (a send session: from
+// its user to the recipients distribution, logged in as its user when auth
+// is set; inbound mail: from a remote sender to local users) and opens the
+// SMTP connection: SMTP Connect.
+func (s *script) smtpConnect(ctx context.Context) error {
+	e := s.env
 	sc := e.smtp
-	sc.Username, sc.Password = u.Login, u.Password
-	if err := e.submit(ctx, sc, env, size, variant, workload.Send); err != nil {
-		return err
+	if s.kind == workload.Inbound {
+		to := e.rcpts.pickLocal(s.rng, e.users)
+		from := fmt.Sprintf("sender%d@%s", 1+s.rng.IntN(1000), e.cfg.Users.RemoteDomain)
+		s.env822, s.size, s.variant = e.newMessage(from, to, s.rng)
+		sc = e.inboundTo
+	} else {
+		to := e.rcpts.pick(s.rng, e.users, s.user)
+		s.env822, s.size, s.variant = e.newMessage(s.user.Address, to, s.rng)
+		sc.Username, sc.Password = s.user.Login, s.user.Password
 	}
-	if !e.think(ctx, rng) {
-		return ctx.Err()
-	}
-	// The copy to Sent, as a mail client saves what it sent.
-	return e.imapSession(ctx, u, rng, func(c *imapclient.Client) error {
-		msg := e.gen.Message(env, size, variant)
-		_, err := c.Append(ctx, e.cfg.Mailboxes.Sent, msg, []string{`\Seen`}, env.Sent)
-		return err
-	})
-}
-
-// inbound delivers one message from a remote sender to local users.
-func (e *sessionEnv) inbound(ctx context.Context, rng *rand.Rand) error {
-	to := e.rcpts.pickLocal(rng, e.users)
-	from := fmt.Sprintf("sender%d@%s", 1+rng.IntN(1000), e.cfg.Users.RemoteDomain)
-	env, size, variant := e.newMessage(from, to, rng)
-	return e.submit(ctx, e.inboundTo, env, size, variant, workload.Inbound)
-}
-
-// submit sends one message over a fresh SMTP connection (SMTP Connect, SMTP
-// Data) and reports what the server accepted to the ledger.
-func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env message.Envelope, size int, variant uint64, kind workload.SessionKind) error {
 	c, err := smtpclient.Connect(ctx, sc)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	env.Sent = time.Now()
-	msg := e.gen.Message(env, size, variant)
-	res, err := c.Send(ctx, env.From, env.To, bytes.NewReader(msg))
+	s.smtp = c
+	return nil
+}
+
+// smtpData sends the message over the open connection (SMTP Data), reports
+// what the server accepted to the ledger, and quits.
+func (s *script) smtpData(ctx context.Context) error {
+	e, c := s.env, s.smtp
+	s.env822.Sent = time.Now()
+	msg := e.gen.Message(s.env822, s.size, s.variant)
+	res, err := c.Send(ctx, s.env822.From, s.env822.To, bytes.NewReader(msg))
 	if err != nil {
 		if e.onRejected != nil && measure.Classify(err) == measure.Protocol {
 			e.onRejected()
@@ -288,7 +328,7 @@ func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env messa
 	}
 	accepted := time.Now()
 	if e.onSent != nil {
-		sm := measure.Submission{ID: env.ID, Accepted: accepted, Size: int64(len(msg))}
+		sm := measure.Submission{ID: s.env822.ID, Accepted: accepted, Size: int64(len(msg))}
 		for _, a := range res.Accepted {
 			if domainOf(a) == e.cfg.Users.LocalDomain {
 				sm.Local = append(sm.Local, a)
@@ -299,6 +339,8 @@ func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env messa
 		e.onSent(sm)
 	}
 	_ = c.Quit(ctx)
+	c.Close()
+	s.smtp = nil
 	return nil
 }
 

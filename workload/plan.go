@@ -97,15 +97,27 @@ type FunctionPlan struct {
 	RequiredPercent float64 // the row passes when strictly more are within Limit
 }
 
-// sessionSteps lists the timed functions of each session type in order,
-// one entry per operation; FETCH_NUM_BODYALL stands for the mean count.
-var sessionSteps = map[string][]measure.Function{
-	"check":   {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPFetchRange},
-	"read":    {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPUIDFetch},
-	"cleanup": {measure.IMAPConnect, measure.IMAPSelectInbox, measure.IMAPStore, measure.IMAPUIDStore, measure.IMAPExpunge},
-	"folders": {measure.IMAPConnect, measure.IMAPList, measure.IMAPLsub, measure.IMAPSelectFolder, measure.IMAPFetchRange},
-	"send":    {measure.SMTPConnect, measure.SMTPData, measure.IMAPConnect, measure.IMAPAppend},
+// Step is one timed operation of a session script.
+type Step struct {
+	Function measure.Function
+	// Repeated steps run bodies_min..bodies_max times, the count drawn
+	// once the session has logged in (read sessions' FETCH_NUM_BODYALL).
+	Repeated bool
 }
+
+// sessionSteps lists the steps of each session type in order. It is the
+// one list: the plan counts from it and session scripts perform it.
+var sessionSteps = map[SessionKind][]Step{
+	Check:   {{Function: measure.IMAPConnect}, {Function: measure.IMAPSelectInbox}, {Function: measure.IMAPFetchRange}},
+	Read:    {{Function: measure.IMAPConnect}, {Function: measure.IMAPSelectInbox}, {Function: measure.IMAPUIDFetch}, {Function: measure.IMAPFetchBody, Repeated: true}},
+	Cleanup: {{Function: measure.IMAPConnect}, {Function: measure.IMAPSelectInbox}, {Function: measure.IMAPStore}, {Function: measure.IMAPUIDStore}, {Function: measure.IMAPExpunge}},
+	Folders: {{Function: measure.IMAPConnect}, {Function: measure.IMAPList}, {Function: measure.IMAPLsub}, {Function: measure.IMAPSelectFolder}, {Function: measure.IMAPFetchRange}},
+	Send:    {{Function: measure.SMTPConnect}, {Function: measure.SMTPData}, {Function: measure.IMAPConnect}, {Function: measure.IMAPAppend}},
+	Inbound: {{Function: measure.SMTPConnect}, {Function: measure.SMTPData}},
+}
+
+// SessionSteps returns the steps of session type k in order (a copy).
+func SessionSteps(k SessionKind) []Step { return append([]Step(nil), sessionSteps[k]...) }
 
 // NewPlan validates c and works out its plan. It doesn't perform I/O.
 func NewPlan(c *Config) (*Plan, error) {
@@ -139,17 +151,16 @@ func NewPlan(c *Config) (*Plan, error) {
 	for _, st := range c.sessionTypes() {
 		sp := SessionPlan{Type: st.Name, Weight: st.T.Weight, Percent: st.T.Weight / total * 100}
 		sp.SessionsPerHour = p.SessionsPerHour * st.T.Weight / total
-		fns := sessionSteps[st.Name]
-		sp.Steps = float64(len(fns))
-		for _, f := range fns {
-			opsPerHour[f] += sp.SessionsPerHour
-		}
-		sp.Functions = append(sp.Functions, fns...)
-		if st.Name == "read" && st.T.BodiesMax > 0 {
-			bodies := float64(st.T.BodiesMin+st.T.BodiesMax) / 2
-			sp.Steps += bodies
-			opsPerHour[measure.IMAPFetchBody] += sp.SessionsPerHour * bodies
-			sp.Functions = append(sp.Functions, measure.IMAPFetchBody)
+		for _, step := range sessionSteps[SessionKind(st.Name)] {
+			n := 1.0
+			if step.Repeated {
+				if n = float64(st.T.BodiesMin+st.T.BodiesMax) / 2; n <= 0 {
+					continue
+				}
+			}
+			sp.Steps += n
+			opsPerHour[step.Function] += sp.SessionsPerHour * n
+			sp.Functions = append(sp.Functions, step.Function)
 		}
 		sp.Duration = time.Duration(sp.Steps * float64(perOp))
 		meanDur += sp.Percent / 100 * float64(sp.Duration)
