@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -238,29 +239,105 @@ func (c *Client) wrap(o *op, step string, err error) error {
 	case o.timedOut(err):
 		return fmt.Errorf("smtpclient: %s: %w (operation deadline passed)", step, measure.ErrTimeout)
 	}
-	return fmt.Errorf("smtpclient: %s: %w", step, redactedError{err, c.redact(err.Error())})
+	return fmt.Errorf("smtpclient: %s: %w", step, c.scrub(err))
 }
 
-// redactedError keeps err's chain (for classification) but prints text.
+// scrub returns err itself when no error in its chain (through Unwrap()
+// error and Unwrap() []error) mentions a secret, and otherwise a
+// *redactedError in its place: the redacted text, and a chain that keeps
+// the class that measure.Classify gives err but none of err's links. So no
+// secret is reachable from the result, by Error() or by unwrapping.
+func (c *Client) scrub(err error) error {
+	if err == nil || !chainMentions(err, c.secrets()) {
+		return err
+	}
+	return newRedactedError(err, c.redact(err.Error()), c.redact)
+}
+
+// redactedError stands in for an error whose chain mentioned a secret. It
+// prints the redacted text and unwraps to a redacted copy of the original's
+// *measure.ProtocolError, if any, and to sentinels that classify as the
+// original did (measure.ErrTimeout, net.ErrClosed, a TLS alert,
+// context.Canceled, the syscall.Errno found in the chain). The original
+// error is not kept.
 type redactedError struct {
-	err  error
-	text string
+	text  string
+	links []error
 }
 
-func (e redactedError) Error() string { return e.text }
-func (e redactedError) Unwrap() error { return e.err }
+func (e *redactedError) Error() string   { return e.text }
+func (e *redactedError) Unwrap() []error { return e.links }
 
-// redact removes the password, and the SASL encodings that carry it, from s.
-func (c *Client) redact(s string) string {
+func newRedactedError(err error, text string, scrub func(string) string) *redactedError {
+	r := &redactedError{text: text}
+	var pe *measure.ProtocolError
+	if errors.As(err, &pe) {
+		r.links = append(r.links, &measure.ProtocolError{Op: scrub(pe.Op), Reply: scrub(pe.Reply)})
+	}
+	switch measure.Classify(err) {
+	case measure.Timeout:
+		r.links = append(r.links, measure.ErrTimeout)
+	case measure.Connection:
+		r.links = append(r.links, net.ErrClosed)
+	case measure.TLS:
+		r.links = append(r.links, tls.AlertError(40)) // handshake_failure
+	case measure.Integrity:
+		r.links = append(r.links, &measure.IntegrityError{Detail: "redacted"})
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		r.links = append(r.links, errno)
+	}
+	for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF} {
+		if errors.Is(err, sentinel) {
+			r.links = append(r.links, sentinel)
+		}
+	}
+	return r
+}
+
+// chainMentions reports whether the text of err or of any error it wraps
+// (through Unwrap() error or Unwrap() []error) contains one of secrets.
+func chainMentions(err error, secrets []string) bool {
+	if err == nil || len(secrets) == 0 {
+		return false
+	}
+	text := err.Error()
+	for _, s := range secrets {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return chainMentions(u.Unwrap(), secrets)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if chainMentions(e, secrets) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// secrets are the password and the SASL encodings that carry it, longest
+// first; none without a password.
+func (c *Client) secrets() []string {
 	pw := c.cfg.Password
 	if pw == "" {
-		return s
+		return nil
 	}
-	for _, secret := range []string{
+	return []string{
 		base64.StdEncoding.EncodeToString([]byte("\x00" + c.cfg.Username + "\x00" + pw)),
 		base64.StdEncoding.EncodeToString([]byte(pw)),
 		pw,
-	} {
+	}
+}
+
+// redact removes the password, and the SASL encodings that carry it, from s.
+func (c *Client) redact(s string) string {
+	for _, secret := range c.secrets() {
 		s = strings.ReplaceAll(s, secret, "[redacted]")
 	}
 	return s
@@ -307,7 +384,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.observer = measure.Discard
 	}
 	start := time.Now()
-	err := c.connect(ctx)
+	err := c.scrub(c.connect(ctx))
 	obs := measure.Observation{
 		Function: measure.SMTPConnect, Start: start, Duration: time.Since(start),
 		Class: measure.Classify(err), Err: err,
@@ -497,6 +574,7 @@ func (c *Client) Send(ctx context.Context, from string, to []string, msg io.Writ
 	}
 	start := time.Now()
 	res, end, err := c.send(ctx, from, to, msg)
+	err = c.scrub(err)
 	c.observe(measure.SMTPData, start, end.Sub(start), err)
 	return res, err
 }

@@ -118,15 +118,91 @@ func (l *limitListener) release(c *trackedConn) {
 	}
 }
 
-// trackedConn leaves the listener's set when closed.
+// maxPendingWrite is how many reply bytes a connection holds before it
+// writes them even though it has not read since.
+const maxPendingWrite = 16 << 10
+
+// trackedConn leaves the listener's set when closed. It also coalesces
+// writes: replies are held until the connection reads again (or holds
+// maxPendingWrite bytes, or closes), so that go-smtp's one write per reply
+// line (eight for the EHLO reply) and the replies to pipelined commands go
+// out in one write. A client waits for replies only after it has sent
+// everything it may send without them, so the server then reads, and the
+// read writes the held replies first: nothing is held while the peer waits.
 type trackedConn struct {
 	net.Conn
 	l    *limitListener
 	once sync.Once
+
+	mu      sync.Mutex // held by Write, flush and Close: closeAll closes from another goroutine
+	pending []byte
+	werr    error // the first failed write; later writes fail with it
 }
 
+func (c *trackedConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.werr != nil {
+		return 0, c.werr
+	}
+	if len(c.pending)+len(p) > maxPendingWrite {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+		if len(p) > maxPendingWrite {
+			n, err := c.Conn.Write(p)
+			if err != nil {
+				c.werr = err
+			}
+			return n, err
+		}
+	}
+	c.pending = append(c.pending, p...)
+	return len(p), nil
+}
+
+// flushLocked writes the held bytes, under the write deadline that go-smtp
+// set before it wrote them.
+func (c *trackedConn) flushLocked() error {
+	if c.werr != nil || len(c.pending) == 0 {
+		return c.werr
+	}
+	_, err := c.Conn.Write(c.pending)
+	c.pending = c.pending[:0]
+	if cap(c.pending) > maxPendingWrite {
+		c.pending = nil
+	}
+	if err != nil {
+		c.werr = err
+	}
+	return err
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	err := c.flushLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+// Close writes the held replies (the 221 to QUIT, say) unless the sink is
+// closing every connection at once (Close), and closes the connection. A
+// Close from another goroutine closes at once: it does not wait for a write
+// stuck on a peer that doesn't read.
 func (c *trackedConn) Close() error {
+	if !c.l.s.closingNow() {
+		c.mu.Lock()
+		c.flushLocked()
+		c.mu.Unlock()
+	}
 	err := c.Conn.Close()
+	c.mu.Lock()
+	c.werr = net.ErrClosed
+	c.pending = nil
+	c.mu.Unlock()
 	c.once.Do(func() { c.l.release(c) })
 	return err
 }

@@ -319,6 +319,16 @@ func (s *Sink) Close() error {
 	return err
 }
 
+// closingNow reports whether Close has begun.
+func (s *Sink) closingNow() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Shutdown stops accepting connections and waits for open ones to end: a
 // client's QUIT, or ReadTimeout of silence. If ctx ends first, Shutdown
 // closes the remaining connections as Close does and returns ctx's error.

@@ -1,0 +1,76 @@
+// Command sink runs smtpsink in-process with the options of `mailbench
+// sink` (the package defaults) and an optional CPU profile, for
+// bench/sink-vs-smtp-sink. It serves until SIGINT or SIGTERM (or -max),
+// then writes the profile and prints one totals line on stdout.
+//
+//	go run ./bench/sink -listen 127.0.0.1:2627 -cpuprofile sink.pprof
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/mailbench/mailbench/smtpsink"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:2627", "loopback address to listen on")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole serving time to `FILE`")
+	maxRun := flag.Duration("max", 10*time.Minute, "stop after this long whatever happens")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("bench/sink: ")
+
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		log.Fatalf("-listen %s: loopback addresses only", *listen)
+	}
+	s, err := smtpsink.New(smtpsink.Options{Addr: *listen})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Print(err)
+			}
+		}()
+	}
+	if err := s.Start(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/sink: listening on %s\n", s.Addr())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+	case <-time.After(*maxRun):
+		log.Printf("stopping after -max %v", *maxRun)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.Shutdown(sctx)
+	n := s.Counts()
+	fmt.Printf("sink totals: %d connections, %d messages, %d recipients, %d bytes, %d rejected, %d errors\n",
+		n.Connections, n.Messages, n.Recipients, n.Bytes, n.Rejected, n.Errors)
+}
