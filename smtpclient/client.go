@@ -53,6 +53,9 @@ type Config struct {
 	Address   string      // host:port
 	TLS       TLSMode     // "" means TLSNone
 	TLSConfig *tls.Config // for starttls/implicit; cloned; ServerName defaults to Address's host
+	// DialContext, if set, replaces net.Dialer.DialContext (an in-memory
+	// network in tests).
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 
 	// Timeout bounds every operation (Connect, Send, Quit) as a whole; the
 	// context's deadline applies too when it is earlier. Default 30s.
@@ -410,7 +413,11 @@ func (c *Client) connect(ctx context.Context) error {
 
 	t := time.Now()
 	dctx, cancel := context.WithDeadline(ctx, o.deadline)
-	raw, err := (&net.Dialer{}).DialContext(dctx, "tcp", cfg.Address)
+	dial := cfg.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	raw, err := dial(dctx, "tcp", cfg.Address)
 	cancel()
 	if err != nil {
 		return c.wrap(o, "connect", err)

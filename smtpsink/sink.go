@@ -38,6 +38,10 @@ var ErrClosed = errors.New("smtpsink: sink closed")
 
 // Options configure a Sink. Zero values mean the documented default.
 type Options struct {
+	// Listen, if set, replaces net.Listen for Start and ListenAndServe (an
+	// in-memory network in tests).
+	Listen func(ctx context.Context, network, address string) (net.Listener, error)
+
 	Addr            string           // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
 	Domain          string           // hostname in the banner; default "mailbench-sink"
 	TLSConfig       *tls.Config      // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
@@ -230,9 +234,17 @@ func (s *Sink) isClosed() bool {
 	return s.closed
 }
 
+// listen listens on Options.Addr, through Options.Listen when set.
+func (s *Sink) listen() (net.Listener, error) {
+	if s.opts.Listen != nil {
+		return s.opts.Listen(context.Background(), "tcp", s.opts.Addr)
+	}
+	return net.Listen("tcp", s.opts.Addr)
+}
+
 // ListenAndServe listens on TCP Options.Addr and calls Serve.
 func (s *Sink) ListenAndServe() error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	ln, err := s.listen()
 	if err != nil {
 		return err
 	}
@@ -242,7 +254,7 @@ func (s *Sink) ListenAndServe() error {
 // Start listens on TCP Options.Addr now, so that Addr is known when it
 // returns, and serves in the background. Wait returns the result.
 func (s *Sink) Start() error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	ln, err := s.listen()
 	if err != nil {
 		return err
 	}

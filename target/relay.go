@@ -58,6 +58,7 @@ type relayer struct {
 	retryDelay time.Duration
 	tlsMode    RelayTLSMode
 	tlsConfig  *tls.Config // ServerName filled in; never nil
+	dialFunc   func(ctx context.Context, network, address string) (net.Conn, error)
 
 	offersSTARTTLS atomic.Bool // the relay host's last EHLO advertised STARTTLS
 	relayed        *atomic.Int64
@@ -86,6 +87,7 @@ func newRelayer(t *Target, o Options) *relayer {
 		queue:      make(chan *relayJob, o.RelayQueueSize),
 		ctx:        ctx,
 		cancel:     cancel,
+		dialFunc:   o.RelayDial,
 	}
 	r.wg.Add(o.RelayWorkers)
 	for range o.RelayWorkers {
@@ -319,8 +321,16 @@ const errNoSTARTTLS = "smtp: server doesn't support STARTTLS"
 // dial connects to the relay host within r.timeout; until release is
 // called, cancelling r.ctx closes the connection.
 func (r *relayer) dial() (net.Conn, func(), error) {
-	dialer := net.Dialer{Timeout: r.timeout}
-	conn, err := dialer.DialContext(r.ctx, "tcp", r.addr)
+	dial := r.dialFunc
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	dctx, cancel := r.ctx, context.CancelFunc(func() {})
+	if r.timeout > 0 {
+		dctx, cancel = context.WithTimeout(r.ctx, r.timeout)
+	}
+	conn, err := dial(dctx, "tcp", r.addr)
+	cancel()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -63,6 +63,12 @@ type Faults struct {
 
 // Options configures Start. Only Users is required.
 type Options struct {
+	// Listen, if set, replaces net.ListenConfig.Listen for both listeners,
+	// and RelayDial net.Dialer.DialContext for the relay (an in-memory
+	// network in tests).
+	Listen    func(ctx context.Context, network, address string) (net.Listener, error)
+	RelayDial func(ctx context.Context, network, address string) (net.Conn, error)
+
 	Users       []workload.User
 	LocalDomain string   // default DefaultLocalDomain
 	Folders     []string // besides INBOX, Sent, Drafts, Trash; "/" separates levels
@@ -182,12 +188,16 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		return nil, err
 	}
 
-	var lc net.ListenConfig
-	imapLn, err := lc.Listen(ctx, "tcp", opts.IMAPAddr)
+	listen := opts.Listen
+	if listen == nil {
+		var lc net.ListenConfig
+		listen = lc.Listen
+	}
+	imapLn, err := listen(ctx, "tcp", opts.IMAPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("target: IMAP listen: %w", err)
 	}
-	smtpLn, err := lc.Listen(ctx, "tcp", opts.SMTPAddr)
+	smtpLn, err := listen(ctx, "tcp", opts.SMTPAddr)
 	if err != nil {
 		imapLn.Close()
 		return nil, fmt.Errorf("target: SMTP listen: %w", err)
