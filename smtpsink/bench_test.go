@@ -154,3 +154,29 @@ func TestBenchBodyIsAccepted(t *testing.T) {
 		t.Fatalf("arrivals %+v, want one of %d bytes with a Sent time", got, want)
 	}
 }
+
+// TestCoalescedRepliesArrive sends commands pipelined in one write and QUIT
+// after the data: every reply must reach the client although the sink holds
+// replies until it reads again, the 221 included (written on close).
+func TestCoalescedRepliesArrive(t *testing.T) {
+	s := startSink(t, Options{})
+	c := dialRaw(t, s.Addr().String())
+	if code, _ := c.reply(); code != 220 {
+		t.Fatalf("banner %d", code)
+	}
+	c.write("EHLO x\r\n" + string(benchMail) + string(benchRcpt) + string(benchData))
+	for _, want := range []int{250, 250, 250, 354} {
+		if code, text := c.reply(); code != want {
+			t.Fatalf("reply %d %s, want %d", code, text, want)
+		}
+	}
+	c.write(string(benchBody) + "QUIT\r\n")
+	for _, want := range []int{250, 221} {
+		if code, text := c.reply(); code != want {
+			t.Fatalf("reply %d %s, want %d", code, text, want)
+		}
+	}
+	if code, _ := c.reply(); code != -1 {
+		t.Errorf("connection still open after 221")
+	}
+}
