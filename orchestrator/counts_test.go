@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/report"
 )
@@ -49,13 +51,16 @@ func TestQuickRunCountsUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 7 s run")
 	}
-	cfg := testconfig.Quick(t, 4*time.Second)
-	ctx := context.Background()
-	run, err := Run(ctx, ctx, cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := countsOf(t, run)
+	var got runCounts
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testconfig.Quick(t, 4*time.Second)
+		ctx := context.Background()
+		run, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = countsOf(t, run)
+	})
 	path := filepath.Join("testdata", "quick-counts.json")
 	if os.Getenv("MAILBENCH_UPDATE_COUNTS") == "1" {
 		b, _ := json.MarshalIndent(got, "", " ")

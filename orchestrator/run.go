@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,17 @@ type Options struct {
 	// EmbeddedStarted, when set, is called once the embedded target is up
 	// (tests use it to inject faults into the target mid-run).
 	EmbeddedStarted func(*target.Target)
+	// Network, when set, carries every connection of a run against the
+	// embedded target (clients, target, sink, relay) instead of TCP
+	// sockets: tests pass an in-memory network (internal/memnet) so that a
+	// whole run executes inside testing/synctest. Ignored for real servers.
+	Network Network
+}
+
+// Network is a way to listen and dial other than TCP sockets.
+type Network interface {
+	Listen(ctx context.Context, network, address string) (net.Listener, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // ErrRun wraps failures that kept the run from being carried out (exit code 3).
@@ -90,7 +102,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// built once the recorder exists; the sink, started before, reaches it
 	// through this pointer.
 	var ledgerPtr atomic.Pointer[ledger.Ledger]
-	sink, sinkTLS, err := startSink(cfg, func(a smtpsink.Arrival) {
+	var nw Network
+	if cfg.Target.Embedded {
+		nw = opts.Network
+	}
+	sink, sinkTLS, err := startSink(cfg, nw, func(a smtpsink.Arrival) {
 		if l := ledgerPtr.Load(); l != nil {
 			l.ArrivedRemote(a)
 		}
@@ -104,13 +120,16 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 
 	imapCfg, smtpCfg, inboundCfg := session.ClientSettings(cfg)
+	if nw != nil {
+		imapCfg.DialContext, smtpCfg.DialContext, inboundCfg.DialContext = nw.DialContext, nw.DialContext, nw.DialContext
+	}
 	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
 		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
 			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
 		}
 	}
 	if cfg.Target.Embedded {
-		tg, err := startEmbedded(cfg, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
+		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +290,7 @@ func embeddedFolders(cfg *workload.Config) []string {
 // startSink starts the sink cfg asks for (nil when it is disabled), telling
 // onMessage of every arrival. It returns the sink's TLS configuration too,
 // so that the embedded target's relay can trust exactly its certificate.
-func startSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
+func startSink(cfg *workload.Config, nw Network, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
 	if !cfg.Sink.Enabled {
 		return nil, nil, nil
 	}
@@ -286,8 +305,13 @@ func startSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsin
 			return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
 		}
 	}
+	var listenFunc func(context.Context, string, string) (net.Listener, error)
+	if nw != nil {
+		listenFunc = nw.Listen
+	}
 	sink, err := smtpsink.New(smtpsink.Options{
-		Addr: listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
+		Listen: listenFunc,
+		Addr:   listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
 		SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
 		OnMessage: onMessage,
 	})
@@ -305,7 +329,7 @@ func startSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsin
 // target serves each endpoint's TLS mode (STARTTLS or implicit, IMAP and
 // SMTP independently) with a certificate made for this run, which the
 // clients then trust exactly.
-func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Generator,
+func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen *message.Generator,
 	sink *smtpsink.Sink, sinkTLS *tls.Config, imapCfg *imapclient.Config, smtpCfg *smtpclient.Config) (*target.Target, error) {
 	var srvTLS *tls.Config
 	if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
@@ -339,7 +363,15 @@ func startEmbedded(cfg *workload.Config, users []workload.User, gen *message.Gen
 			relayTLS = target.RelayImplicitTLS
 		}
 	}
+	var (
+		listen func(context.Context, string, string) (net.Listener, error)
+		dial   func(context.Context, string, string) (net.Conn, error)
+	)
+	if nw != nil {
+		listen, dial = nw.Listen, nw.DialContext
+	}
 	tg, err := target.Start(context.Background(), target.Options{
+		Listen: listen, RelayDial: dial,
 		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
 		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",

@@ -1,5 +1,5 @@
 // Package memnet is an in-memory network for tests: listeners and dialers
-// joined by net.Pipe, so that a whole run (clients, embedded target, sink)
+// joined by buffered in-memory pipes, so that a whole run (clients, embedded target, sink)
 // can execute inside a testing/synctest bubble, where a real socket would
 // not let the fake clock advance. It is for tests only.
 package memnet
@@ -55,7 +55,7 @@ func (n *Network) DialContext(ctx context.Context, network, address string) (net
 	if l == nil {
 		return nil, &net.OpError{Op: "dial", Net: "mem", Addr: Addr(address), Err: errors.New("connection refused")}
 	}
-	client, server := net.Pipe()
+	client, server := pipe(Addr("client"), l.addr)
 	select {
 	case l.conns <- server:
 		return client, nil
