@@ -45,7 +45,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	if _, err := compare.Variants(cfg, c.addresses()); err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()

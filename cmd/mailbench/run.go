@@ -99,7 +99,7 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	plan, err := workload.NewPlan(cfg)
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	return plan.WriteText(e.stdout)
 }

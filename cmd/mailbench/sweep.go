@@ -54,10 +54,10 @@ func (c *sweepCmd) Run(e *env) error {
 	}
 	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
 	if c.Iterations < 1 {
-		return usageError{fmt.Errorf("--iterations %d: at least 1", c.Iterations)}
+		return usage(fmt.Errorf("--iterations %d: at least 1", c.Iterations))
 	}
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
@@ -86,7 +86,7 @@ func (c *sweepCmd) Run(e *env) error {
 		}
 	}
 	if res.Partial {
-		return errors.New("the sweep was stopped before its last run: levels not run in full are not valid results")
+		return couldNotRun(errors.New("the sweep was stopped before its last run: levels not run in full are not valid results"))
 	}
 	if err := noneRan(res); err != nil {
 		return err
@@ -114,7 +114,7 @@ func noneRan(res *sweep.Result) error {
 	if first == "" {
 		return nil
 	}
-	return errors.New("no run could be carried out: " + first)
+	return couldNotRun(errors.New("no run could be carried out: " + first))
 }
 
 // runProgress is the manager options of a multi-run command: progress
