@@ -76,7 +76,7 @@ func onRealServer[S fmt.Stringer](e *env, config string, workers int, quiet bool
 	if cfg.Target.Embedded {
 		return usage(fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", config))
 	}
-	stop, _, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := populate.Options{Workers: workers}
 	if !quiet {

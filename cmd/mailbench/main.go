@@ -184,33 +184,34 @@ func trimToml(s string) string {
 	return s
 }
 
-// signalContexts returns stop, cancelled by the first SIGINT/SIGTERM, and
-// kill, cancelled by the second; a third exits at once.
-func signalContexts(stderr io.Writer) (stop, kill context.Context, release func()) {
+// signalContext returns stop, cancelled by the first SIGINT or SIGTERM:
+// the command stops new sessions, drains, and writes its report marked
+// partial. The second signal exits the process at once, exit code 3, after
+// one line on stderr: nothing is drained and no report is written. release
+// restores the default handling.
+//
+// The commands pass context.Background() as the libraries' kill context:
+// nothing in the CLI cuts a run short but the second signal, which ends
+// the process instead.
+func signalContext(stderr io.Writer) (stop context.Context, release func()) {
 	stop, cancelStop := context.WithCancel(context.Background())
-	kill, cancelKill := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 3)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case <-ch:
-				n++
-				switch n {
-				case 1:
-					fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
-					cancelStop()
-				default:
-					fmt.Fprintln(stderr, "\nmailbench: exiting now")
-					cancelKill()
-					os.Exit(exitRunFailed)
-				}
-			}
+		select {
+		case <-done:
+			return
+		case <-ch:
 		}
+		fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
+		cancelStop()
+		select {
+		case <-done:
+			return
+		case <-ch:
+		}
+		os.Exit(exitCode(couldNotRun(errors.New("second signal: exiting now, no report written")), stderr))
 	}()
-	return stop, kill, func() { signal.Stop(ch); close(done); cancelStop(); cancelKill() }
+	return stop, func() { signal.Stop(ch); close(done); cancelStop() }
 }

@@ -52,7 +52,7 @@ func (c *sinkCmd) Run(e *env) error {
 		return couldNotRun(err)
 	}
 	fmt.Fprintf(e.stderr, "mailbench sink listening on %s (Ctrl-C to stop)\n", s.Addr())
-	stop, _, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	go s.RunReporter(stop, e.stderr, c.Every)
 	<-stop.Done()

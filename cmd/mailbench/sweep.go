@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,8 +35,8 @@ mean of the two middle values). Below the table: the capacity (the highest
 level compliant in every iteration) and the SPEC-style rule: the 80% and
 100% levels must pass in every iteration.
 
-The first Ctrl-C stops the current run (its report is partial) and the
-sweep; a second one exits at once.
+The first Ctrl-C (or SIGTERM) stops the current run (its report is
+partial) and the sweep; a second one exits at once, with no report.
 
 Exit codes: 0 the 80% and 100% levels passed in every iteration, 1 they did
 not (or are not in --levels), 2 usage or config error, 3 the sweep could not
@@ -59,13 +60,13 @@ func (c *sweepCmd) Run(e *env) error {
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
 		return usage(err)
 	}
-	stop, kill, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	sopts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
 	if !c.Quiet {
 		sopts.Log = e.stderr
 	}
-	res, err := sweep.Run(stop, kill, cfg, sopts)
+	res, err := sweep.Run(stop, context.Background(), cfg, sopts)
 	if err != nil {
 		return err
 	}
