@@ -86,6 +86,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		return report.FloorPercent(row.WorstPercent) + "% (" + string(row.WorstFunction) + ")"
 	})
 	line("verdict", func(row Row) string {
+		if row.Partial {
+			return "PARTIAL"
+		}
 		if row.Compliant {
 			return "COMPLIANT"
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/mailbench/mailbench/compare"
@@ -35,7 +36,8 @@ The first Ctrl-C (or SIGTERM) stops the current run (drained, partial)
 and the comparison; a second one exits at once, with no table.
 
 Exit codes: 0 every run compliant, 1 a run not compliant or failed,
-2 usage or config error, 3 the comparison could not be carried out.
+2 usage or config error, 3 the comparison could not be carried out or was
+stopped (a run stopped early is not a valid result).
 
 Examples:
   mailbench compare-tls
@@ -64,6 +66,11 @@ func (c *compareTLSCmd) Run(e *env) error {
 	}
 	if err := res.WriteText(e.stdout); err != nil {
 		return err
+	}
+	for _, r := range res.Rows {
+		if r.Partial {
+			return couldNotRun(errors.New("the comparison was stopped: a run stopped early is not a valid result"))
+		}
 	}
 	for _, r := range res.Rows {
 		if r.Err != "" || !r.Compliant {
