@@ -119,6 +119,9 @@ type Row struct {
 	WorstPercent  float64
 	WorstFunction measure.Function
 	Compliant     bool
+	// Partial is set when the run was stopped before the end of its
+	// measurement window: not a valid result, whatever Compliant says.
+	Partial       bool
 	ErrorPercent  float64
 	TLSErrors     int64         // operations that failed with a TLS error
 	CPU           time.Duration // user + system time of the process during the run
@@ -186,6 +189,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 		} else {
 			row.fill(run, snap, cpu)
 			logf("compare-tls: %s: %.0f sessions/hour", v.Name, row.SessionsPerHour)
+			if run.Partial {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s: %s: not a valid result", v.Name, run.FailureReasons("stopped early")))
+			}
 		}
 		res.Rows = append(res.Rows, row)
 	}
@@ -198,6 +204,7 @@ func (r *Row) fill(run *report.Run, snap *metrics.ConnectSnapshot, cpu time.Dura
 	r.SessionsPerHour = run.AchievedSessionsPerHour
 	r.SessionsStarted = run.SessionsStarted
 	r.Compliant = run.Table.Compliant
+	r.Partial = run.Partial
 	r.ErrorPercent = run.Table.Errors.Percent
 	r.Connect = snap
 	r.CPU = cpu

@@ -192,6 +192,43 @@ func TestRunNotes(t *testing.T) {
 	}
 }
 
+// A run stopped early shows PARTIAL, whatever its table says, and a note.
+func TestRunPartial(t *testing.T) {
+	ctx := context.Background()
+	fake := fakeRun(true)
+	partial := func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
+		run, snap, err := fake(stop, kill, cfg)
+		if run != nil && cfg.Target.IMAP.SessionResumption {
+			run.Partial, run.PartialReason = true, "interrupted"
+		}
+		return run, snap, err
+	}
+	res, err := Run(ctx, ctx, sutConfig("none", "none"), Options{Run: partial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 3 || res.Rows[1].Partial || !res.Rows[2].Partial || !res.Rows[2].Compliant {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	var verdict string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "verdict") {
+			verdict = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	if verdict != "verdict COMPLIANT COMPLIANT PARTIAL" {
+		t.Errorf("verdict row %q", verdict)
+	}
+	if !strings.Contains(out, "note: TLS + resumption: stopped early (interrupted): not a valid result") {
+		t.Errorf("no note for the partial run:\n%s", out)
+	}
+}
+
 func TestWriteTextGolden(t *testing.T) {
 	ctx := context.Background()
 	res, err := Run(ctx, ctx, sutConfig("none", "none"), Options{Run: fakeRun(true)})

@@ -3,37 +3,40 @@ package compare
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
 )
 
-// WriteText renders r as one table with a column per run and a line per
-// measure, followed by the notes. It performs I/O only on w.
+// WriteText renders r as one report.SideBySide table with a column per
+// run and a row per measure: the TLS modes, sessions/hour achieved, each
+// connect function's p50/p95 with its TCP, TLS, greeting and auth parts and
+// its handshakes (resumed), TLS errors, the error rate, the worst row's %
+// compliant, the verdict and the generator's CPU per session; below it the
+// legend of the connect parts and the CPU figure, then the notes. A run
+// that failed shows "run failed" in every row but its TLS modes. It
+// performs I/O only on w.
 func (r *Result) WriteText(w io.Writer) error {
 	target := "server under test"
 	if r.Embedded {
 		target = "embedded target"
 	}
-	if _, err := fmt.Fprintf(w, "TLS comparison: %q at %.0f sessions/hour (%s)\n\n", r.Name, r.Rate, target); err != nil {
-		return err
+	t := &report.SideBySide{
+		Title: []string{fmt.Sprintf("TLS comparison: %q at %.0f sessions/hour (%s)", r.Name, r.Rate, target)},
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range r.Rows {
+		t.Head = append(t.Head, row.Variant)
+	}
 	line := func(label string, cell func(Row) string) {
-		cells := []string{label}
-		for _, row := range r.Rows {
-			if row.Err != "" && label != "" && label != "TLS (IMAP / SMTP)" {
-				cells = append(cells, "run failed")
-				continue
+		t.Add(label, func(i int) string {
+			if r.Rows[i].Err != "" {
+				return "run failed"
 			}
-			cells = append(cells, cell(row))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+			return cell(r.Rows[i])
+		})
 	}
-	line("", func(row Row) string { return row.Variant })
-	line("TLS (IMAP / SMTP)", func(row Row) string { return row.IMAPTLS + " / " + row.SMTPTLS })
+	t.Add("TLS (IMAP / SMTP)", func(i int) string { return r.Rows[i].IMAPTLS + " / " + r.Rows[i].SMTPTLS })
 	line("sessions/hour achieved", func(row Row) string { return fmt.Sprintf("%.0f", row.SessionsPerHour) })
 	for _, fn := range metrics.ConnectFunctions {
 		cr := func(row Row) ConnectRow {
@@ -75,14 +78,17 @@ func (r *Result) WriteText(w io.Writer) error {
 		})
 	}
 	line("TLS errors", func(row Row) string { return fmt.Sprint(row.TLSErrors) })
-	line("error rate", func(row Row) string { return fmt.Sprintf("%.2f%%", row.ErrorPercent) })
+	line("error rate", func(row Row) string { return report.CeilPercent(row.ErrorPercent) + "%" })
 	line("% compliant (worst row)", func(row Row) string {
 		if row.WorstFunction == "" {
 			return "-"
 		}
-		return fmt.Sprintf("%.2f%% (%s)", row.WorstPercent, row.WorstFunction)
+		return report.FloorPercent(row.WorstPercent) + "% (" + string(row.WorstFunction) + ")"
 	})
 	line("verdict", func(row Row) string {
+		if row.Partial {
+			return "PARTIAL"
+		}
 		if row.Compliant {
 			return "COMPLIANT"
 		}
@@ -94,22 +100,18 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		return metrics.FormatMS(row.CPUPerSession)
 	})
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Connect parts: p50 / p95 over successful connects; greeting = IMAP greeting or SMTP banner + EHLO.")
-	fmt.Fprintln(w, "CPU per session: user + system time of the whole mailbench process during a run (warm-up to settle,")
-	fmt.Fprint(w, "the embedded target and sink included) divided by the sessions started in the measurement window.\n")
+	t.Sections = [][]string{{
+		"Connect parts: p50 / p95 over successful connects; greeting = IMAP greeting or SMTP banner + EHLO.",
+		"CPU per session: user + system time of the whole mailbench process during a run (warm-up to settle,",
+		"the embedded target and sink included) divided by the sessions started in the measurement window.",
+	}}
 	for _, row := range r.Rows {
 		if row.Err != "" {
-			fmt.Fprintf(w, "note: %s run failed: %s\n", row.Variant, row.Err)
+			t.Notes = append(t.Notes, fmt.Sprintf("note: %s run failed: %s", row.Variant, row.Err))
 		}
 	}
 	for _, n := range r.Notes {
-		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
-			return err
-		}
+		t.Notes = append(t.Notes, "note: "+n)
 	}
-	return nil
+	return t.Write(w)
 }

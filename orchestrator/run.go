@@ -64,7 +64,10 @@ type Network interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// ErrRun wraps failures that kept the run from being carried out (exit code 3).
+// ErrRun is the one "could not be carried out" error: a failure that kept a
+// run (or a command built on runs) from producing a valid result — a
+// listener that could not start, a run stopped before its end. The CLI's
+// exit code 3. Usage and configuration problems are ConfigError instead.
 type ErrRun struct{ Err error }
 
 func (e *ErrRun) Error() string { return e.Err.Error() }
@@ -81,7 +84,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 	users, err := cfg.LoadUsers()
 	if err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	var sizes []int
 	for _, s := range cfg.Messages.Sizes {
@@ -255,8 +258,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 
 func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }
 
-// ConfigError is a problem with the workload that only shows when the run
-// starts (an unreadable CA file, say): the CLI's usage exit code.
+// ConfigError is the one usage or configuration error: what the user gave is
+// wrong — flags, the workload file (its workload.ConfigErrors wrapped), the
+// users file, or a setting that only shows when the run starts (an
+// unreadable CA file, say). The CLI's exit code 2; it recognises usage
+// errors by this type alone.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }

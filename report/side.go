@@ -39,6 +39,105 @@ func FormatFloat(v float64, decimals int) string { return fmtFloat(v, decimals) 
 // FormatMS renders d in milliseconds with two decimals ("12.50").
 func FormatMS(d time.Duration) string { return fmtMS(d) }
 
+// SideBySide is the one side-by-side table of mailbench: a column per run,
+// level or variant, a header cell per column, then labelled rows of cells.
+// report --side-by-side, compare-tls and sweep all render through it; what
+// differs between them is data: their rows, the lines above the table and
+// the sections below it.
+//
+// Write renders, in order: Title (when any, followed by a blank line); the
+// table (tabwriter, two spaces between columns, the header row with an empty
+// label cell); each of Sections preceded by a blank line; then Notes, one a
+// line, with no blank line before them.
+type SideBySide struct {
+	Title    []string
+	Head     []string // one per column
+	Rows     []SideRow
+	Sections [][]string
+	Notes    []string
+}
+
+// SideRow is one labelled row of a SideBySide: a cell per column.
+type SideRow struct {
+	Label string
+	Cells []string
+}
+
+// Add appends the row label with cell(i) for each column i. It doesn't
+// perform I/O.
+func (t *SideBySide) Add(label string, cell func(col int) string) {
+	cells := make([]string, len(t.Head))
+	for i := range cells {
+		cells[i] = cell(i)
+	}
+	t.Rows = append(t.Rows, SideRow{Label: label, Cells: cells})
+}
+
+// Write renders t on w; see SideBySide. It performs I/O only on w.
+func (t *SideBySide) Write(w io.Writer) error {
+	var b strings.Builder
+	for _, l := range t.Title {
+		b.WriteString(l + "\n")
+	}
+	if len(t.Title) > 0 {
+		b.WriteString("\n")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\t"+strings.Join(t.Head, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, r.Label+"\t"+strings.Join(r.Cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, sec := range t.Sections {
+		b.WriteString("\n")
+		for _, l := range sec {
+			b.WriteString(l + "\n")
+		}
+	}
+	for _, l := range t.Notes {
+		b.WriteString(l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Verdict is a run's verdict as the side-by-side tables show it: PARTIAL
+// when it was stopped early, else COMPLIANT or NOT COMPLIANT.
+func (r *Run) Verdict() string {
+	switch {
+	case r.Partial:
+		return "PARTIAL"
+	case r.Table.Compliant:
+		return "COMPLIANT"
+	default:
+		return "NOT COMPLIANT"
+	}
+}
+
+// FailureReasons says why r is not a valid result: "partial (reason)"
+// and/or "failing: rows", joined by "; " with stopped as the word for a
+// partial run ("partial", "stopped early"). It is "" for a valid run.
+func (r *Run) FailureReasons(stopped string) string {
+	var why []string
+	if r.Partial {
+		why = append(why, stopped+" ("+orValue(r.PartialReason, "stopped early")+")")
+	}
+	if len(r.Table.Failing) > 0 {
+		why = append(why, "failing: "+strings.Join(r.Table.Failing, ", "))
+	}
+	return strings.Join(why, "; ")
+}
+
+// FloorPercent renders a percentage with two decimals, rounded down (a %
+// compliant never shows better than it is).
+func FloorPercent(p float64) string { return fmt.Sprintf("%.2f", max(0, math.Floor(p*100+1e-9)/100)) }
+
+// CeilPercent renders a percentage with two decimals, rounded up (an error
+// rate never shows better than it is).
+func CeilPercent(p float64) string { return fmt.Sprintf("%.2f", max(0, math.Ceil(p*100-1e-9)/100)) }
+
 // WriteSideBySide renders runs as columns of one table, to compare servers,
 // releases or configurations: label, name, config, target and achieved
 // sessions/hour, equivalent users, late/dropped sessions, then for each
@@ -81,14 +180,6 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		return compliance.Row{}, false
 	}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	line := func(label string, cell func(*Run) string) {
-		cells := []string{label}
-		for _, r := range runs {
-			cells = append(cells, cell(r))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		names[i] = orValue(r.Name, fmt.Sprintf("run %d", i+1))
@@ -96,7 +187,10 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 			names[i] = labels[i]
 		}
 	}
-	fmt.Fprintln(tw, "\t"+strings.Join(names, "\t"))
+	t := &SideBySide{Head: names}
+	line := func(label string, cell func(*Run) string) {
+		t.Add(label, func(i int) string { return cell(runs[i]) })
+	}
 	line("name", func(r *Run) string { return orDash(r.Name) })
 	line("config", func(r *Run) string { return orValue(r.Config, "built-in defaults") })
 	line("version", func(r *Run) string { return orDash(strings.TrimSpace(r.Tool + " " + r.Version)) })
@@ -137,34 +231,12 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		}
 		return fmtInt(d.Lost) + " / " + fmtInt(d.Duplicated) + " / " + fmtInt(d.Corrupted)
 	})
-	line("verdict", func(r *Run) string {
-		switch {
-		case r.Partial:
-			return "PARTIAL"
-		case r.Table.Compliant:
-			return "COMPLIANT"
-		default:
-			return "NOT COMPLIANT"
-		}
-	})
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	line("verdict", (*Run).Verdict)
 	// Why each failing run fails, below the table.
 	for i, r := range runs {
-		if r.Table.Compliant && !r.Partial {
-			continue
-		}
-		var why []string
-		if r.Partial {
-			why = append(why, "partial ("+orValue(r.PartialReason, "stopped early")+")")
-		}
-		if len(r.Table.Failing) > 0 {
-			why = append(why, "failing: "+strings.Join(r.Table.Failing, ", "))
-		}
-		if _, err := fmt.Fprintf(w, "%s: %s\n", names[i], strings.Join(why, "; ")); err != nil {
-			return err
+		if why := r.FailureReasons("partial"); why != "" {
+			t.Notes = append(t.Notes, names[i]+": "+why)
 		}
 	}
-	return nil
+	return t.Write(w)
 }

@@ -72,3 +72,40 @@ func TestWorstRow(t *testing.T) {
 		t.Error("Valid: want false for the partial failing run, true for the compliant one")
 	}
 }
+
+func TestSideBySideWrite(t *testing.T) {
+	tab := &SideBySide{
+		Title:    []string{"Title", "", "banner"},
+		Head:     []string{"a", "bb"},
+		Sections: [][]string{{"legend 1", "legend 2"}, {"capacity"}},
+		Notes:    []string{"note: one"},
+	}
+	tab.Add("first row", func(i int) string { return []string{"1", "22222"}[i] })
+	tab.Add("  second", func(i int) string { return "-" })
+	var buf bytes.Buffer
+	if err := tab.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := "Title\n\nbanner\n\n" +
+		"           a  bb\n" +
+		"first row  1  22222\n" +
+		"  second   -  -\n" +
+		"\nlegend 1\nlegend 2\n" +
+		"\ncapacity\n" +
+		"note: one\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestFloorCeilPercent(t *testing.T) {
+	if got := FloorPercent(99.996); got != "99.99" {
+		t.Errorf("FloorPercent(99.996) = %s", got)
+	}
+	if got := CeilPercent(0.001); got != "0.01" {
+		t.Errorf("CeilPercent(0.001) = %s", got)
+	}
+	if got := FloorPercent(100); got != "100.00" {
+		t.Errorf("FloorPercent(100) = %s", got)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/mailbench/mailbench/compare"
@@ -30,8 +32,12 @@ says none (so set ca_file / server_name there for a self-signed server).
 An endpoint of a real server with implicit TLS needs --plain-imap /
 --plain-smtp for the plaintext run; the embedded target serves every mode.
 
+The first Ctrl-C (or SIGTERM) stops the current run (drained, partial)
+and the comparison; a second one exits at once, with no table.
+
 Exit codes: 0 every run compliant, 1 a run not compliant or failed,
-2 usage or config error, 3 the comparison could not be carried out.
+2 usage or config error, 3 the comparison could not be carried out or was
+stopped (a run stopped early is not a valid result).
 
 Examples:
   mailbench compare-tls
@@ -45,21 +51,26 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	if _, err := compare.Variants(cfg, c.addresses()); err != nil {
-		return usageError{err}
+		return usage(err)
 	}
-	stop, kill, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := runProgress(e, c.Quiet)
 	copts := compare.Options{Run: compare.ManagerRunner(opts), Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}
-	res, err := compare.Run(stop, kill, cfg, copts)
+	res, err := compare.Run(stop, context.Background(), cfg, copts)
 	if err != nil {
 		return err
 	}
 	if err := res.WriteText(e.stdout); err != nil {
 		return err
+	}
+	for _, r := range res.Rows {
+		if r.Partial {
+			return couldNotRun(errors.New("the comparison was stopped: a run stopped early is not a valid result"))
+		}
 	}
 	for _, r := range res.Rows {
 		if r.Err != "" || !r.Compliant {

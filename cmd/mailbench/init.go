@@ -71,12 +71,12 @@ func onRealServer[S fmt.Stringer](e *env, config string, workers int, quiet bool
 		return err
 	}
 	if workers < 1 {
-		return usageError{fmt.Errorf("--workers must be at least 1")}
+		return usage(fmt.Errorf("--workers must be at least 1"))
 	}
 	if cfg.Target.Embedded {
-		return usageError{fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", config)}
+		return usage(fmt.Errorf("%s: the embedded target is populated when a run starts; init and clean need a real server (target.embedded = false)", config))
 	}
-	stop, _, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := populate.Options{Workers: workers}
 	if !quiet {

@@ -32,14 +32,16 @@ const (
 var errNotCompliant = errors.New("not compliant")
 
 // errPartial is returned when a run was stopped before its end: the report
-// is written, marked partial, and is not a valid result.
-var errPartial = errors.New("the run was stopped before the end of its measurement window: the report is partial")
+// is written, marked partial, and is not a valid result (exit 3).
+var errPartial = couldNotRun(errors.New("the run was stopped before the end of its measurement window: the report is partial"))
 
-// usageError marks errors in what the user gave us.
-type usageError struct{ err error }
+// usage marks err as a usage or config error (exit 2): the one type of
+// those is orchestrator.ConfigError, which runs return too.
+func usage(err error) error { return &orchestrator.ConfigError{Err: err} }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+// couldNotRun marks err as "could not be carried out" (exit 3): the one
+// type of those is orchestrator.ErrRun.
+func couldNotRun(err error) error { return &orchestrator.ErrRun{Err: err} }
 
 type cli struct {
 	Users int `name:"users" placeholder:"N" help:"Override users.count of the workload (a pattern of N users)."`
@@ -73,8 +75,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.UsageOnError(),
 	)
 	if err != nil {
-		fmt.Fprintln(stderr, "mailbench:", err)
-		return exitRunFailed
+		return exitCode(couldNotRun(err), stderr)
 	}
 	code := func() (code int) {
 		defer func() {
@@ -88,8 +89,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		}()
 		kctx, err := parser.Parse(args)
 		if err != nil {
-			fmt.Fprintln(stderr, "mailbench:", err)
-			return exitUsage
+			return exitCode(usage(err), stderr)
 		}
 		err = kctx.Run(&env{stdout: stdout, stderr: stderr, users: c.Users})
 		return exitCode(err, stderr)
@@ -99,7 +99,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 type exitPanic int
 
-// exitCode maps a command's error to the process exit code, and prints it.
+// exitCode maps an error to the process exit code, and prints it: the one
+// place exit codes are decided. nil is 0, errNotCompliant 1, an
+// orchestrator.ConfigError (usage or config) 2, and anything else —
+// orchestrator.ErrRun, or an error nobody classified — 3.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitCompliant
@@ -108,16 +111,11 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitNotCompliant
 	}
 	fmt.Fprintln(stderr, "mailbench:", err)
-	var ue usageError
-	var ce *workload.ConfigError
-	var ces workload.ConfigErrors
-	var me *orchestrator.ConfigError
-	switch {
-	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &me):
+	var ce *orchestrator.ConfigError
+	if errors.As(err, &ce) {
 		return exitUsage
-	default:
-		return exitRunFailed
 	}
+	return exitRunFailed
 }
 
 // env is what every command gets.
@@ -130,18 +128,21 @@ type env struct {
 // applies the global overrides (--users).
 func (e *env) loadConfig(arg string) (*workload.Config, error) {
 	cfg, err := loadConfigFile(arg)
-	if err != nil || e == nil || e.users == 0 {
-		return cfg, err
+	if err != nil {
+		return nil, usage(err)
+	}
+	if e == nil || e.users == 0 {
+		return cfg, nil
 	}
 	if e.users < 0 {
-		return nil, usageError{fmt.Errorf("--users %d: must be > 0", e.users)}
+		return nil, usage(fmt.Errorf("--users %d: must be > 0", e.users))
 	}
 	if cfg.Users.File != "" {
-		return nil, usageError{fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File)}
+		return nil, usage(fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File))
 	}
 	cfg.Users.Count = e.users
 	if err := cfg.Validate(); err != nil {
-		return nil, usageError{err}
+		return nil, usage(err)
 	}
 	return cfg, nil
 }
@@ -157,7 +158,7 @@ func loadConfigFile(arg string) (*workload.Config, error) {
 	if data, ok := configs.Lookup(arg); ok {
 		return workload.ParseConfig("configs/"+trimToml(arg)+".toml", data)
 	}
-	return nil, usageError{fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())}
+	return nil, fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())
 }
 
 // loadRunConfig is loadConfig with the run-shaping flags applied over the
@@ -183,33 +184,34 @@ func trimToml(s string) string {
 	return s
 }
 
-// signalContexts returns stop, cancelled by the first SIGINT/SIGTERM, and
-// kill, cancelled by the second; a third exits at once.
-func signalContexts(stderr io.Writer) (stop, kill context.Context, release func()) {
+// signalContext returns stop, cancelled by the first SIGINT or SIGTERM:
+// the command stops new sessions, drains, and writes its report marked
+// partial. The second signal exits the process at once, exit code 3, after
+// one line on stderr: nothing is drained and no report is written. release
+// restores the default handling.
+//
+// The commands pass context.Background() as the libraries' kill context:
+// nothing in the CLI cuts a run short but the second signal, which ends
+// the process instead.
+func signalContext(stderr io.Writer) (stop context.Context, release func()) {
 	stop, cancelStop := context.WithCancel(context.Background())
-	kill, cancelKill := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 3)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case <-ch:
-				n++
-				switch n {
-				case 1:
-					fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
-					cancelStop()
-				default:
-					fmt.Fprintln(stderr, "\nmailbench: exiting now")
-					cancelKill()
-					os.Exit(exitRunFailed)
-				}
-			}
+		select {
+		case <-done:
+			return
+		case <-ch:
 		}
+		fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
+		cancelStop()
+		select {
+		case <-done:
+			return
+		case <-ch:
+		}
+		os.Exit(exitCode(couldNotRun(errors.New("second signal: exiting now, no report written")), stderr))
 	}()
-	return stop, kill, func() { signal.Stop(ch); close(done); cancelStop(); cancelKill() }
+	return stop, func() { signal.Stop(ch); close(done); cancelStop() }
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/report"
 )
 
@@ -158,6 +162,30 @@ func TestSubcommandHelp(t *testing.T) {
 			}
 			if !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "mailbench "+cmd) {
 				t.Errorf("help lacks examples of %q:\n%s", cmd, stdout)
+			}
+		})
+	}
+}
+
+func TestExitCodeMapping(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, exitCompliant},
+		{"not compliant", fmt.Errorf("run: %w", errNotCompliant), exitNotCompliant},
+		{"usage", usage(errors.New("--x")), exitUsage},
+		{"usage wrapped", fmt.Errorf("compare: %w", usage(errors.New("bad"))), exitUsage},
+		{"orchestrator config error", &orchestrator.ConfigError{Err: errors.New("ca_file")}, exitUsage},
+		{"could not run", couldNotRun(errors.New("listen")), exitRunFailed},
+		{"partial", errPartial, exitRunFailed},
+		{"unclassified", errors.New("boom"), exitRunFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitCode(tt.err, io.Discard); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
 	}

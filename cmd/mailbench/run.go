@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -25,8 +26,8 @@ func (runCmd) Help() string {
 the compliance table. Without a config it runs the shipped "quick" workload
 (about a minute) against an embedded in-process IMAP/SMTP target and sink.
 
-The first Ctrl-C stops new sessions, drains, and writes the report marked
-PARTIAL; a second one exits at once.
+The first Ctrl-C (or SIGTERM) stops new sessions, drains, and writes the
+report marked PARTIAL; a second one exits at once, with no report.
 
 Exit codes: 0 compliant, 1 not compliant, 2 usage or config error,
 3 the run could not be carried out (a stopped, partial run included: its
@@ -44,12 +45,12 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	stop, kill, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := runProgress(e, c.Quiet)
 	opts.ResultsFile = c.Results
 	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
-	run, err := orchestrator.Run(stop, kill, cfg, opts)
+	run, err := orchestrator.Run(stop, context.Background(), cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	plan, err := workload.NewPlan(cfg)
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	return plan.WriteText(e.stdout)
 }

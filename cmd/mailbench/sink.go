@@ -46,13 +46,13 @@ func (c *sinkCmd) Run(e *env) error {
 		Faults: smtpsink.Faults{Delay: c.Delay, RejectEvery: c.RejectEvery, RejectPermanent: c.RejectPermanent},
 	})
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	if err := s.Start(); err != nil {
-		return err
+		return couldNotRun(err)
 	}
 	fmt.Fprintf(e.stderr, "mailbench sink listening on %s (Ctrl-C to stop)\n", s.Addr())
-	stop, _, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	go s.RunReporter(stop, e.stderr, c.Every)
 	<-stop.Done()
@@ -105,12 +105,12 @@ func (c *reportCmd) Run(e *env) error {
 	for _, name := range c.Files {
 		f, err := os.Open(name)
 		if err != nil {
-			return usageError{err}
+			return usage(err)
 		}
 		r, err := report.ReadJSON(f)
 		f.Close()
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", name, err)}
+			return usage(fmt.Errorf("%s: %w", name, err))
 		}
 		runs = append(runs, r)
 	}
@@ -121,7 +121,7 @@ func (c *reportCmd) Run(e *env) error {
 	if len(runs) > 1 {
 		var err error
 		if run, err = report.Merge(runs...); err != nil {
-			return usageError{err}
+			return usage(err)
 		}
 	}
 	if err := report.WriteText(e.stdout, run); err != nil {
@@ -146,7 +146,7 @@ func (c *reportCmd) Run(e *env) error {
 // sideBySide prints runs as columns labelled by their file names.
 func (c *reportCmd) sideBySide(e *env, runs []*report.Run) error {
 	if c.JSON != "" {
-		return usageError{errors.New("--json writes a merged report; it cannot be combined with --side-by-side")}
+		return usage(errors.New("--json writes a merged report; it cannot be combined with --side-by-side"))
 	}
 	labels := make([]string, len(c.Files))
 	for i, name := range c.Files {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,8 +35,8 @@ mean of the two middle values). Below the table: the capacity (the highest
 level compliant in every iteration) and the SPEC-style rule: the 80% and
 100% levels must pass in every iteration.
 
-The first Ctrl-C stops the current run (its report is partial) and the
-sweep; a second one exits at once.
+The first Ctrl-C (or SIGTERM) stops the current run (its report is
+partial) and the sweep; a second one exits at once, with no report.
 
 Exit codes: 0 the 80% and 100% levels passed in every iteration, 1 they did
 not (or are not in --levels), 2 usage or config error, 3 the sweep could not
@@ -54,18 +55,18 @@ func (c *sweepCmd) Run(e *env) error {
 	}
 	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
 	if c.Iterations < 1 {
-		return usageError{fmt.Errorf("--iterations %d: at least 1", c.Iterations)}
+		return usage(fmt.Errorf("--iterations %d: at least 1", c.Iterations))
 	}
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
-		return usageError{err}
+		return usage(err)
 	}
-	stop, kill, release := signalContexts(e.stderr)
+	stop, release := signalContext(e.stderr)
 	defer release()
 	sopts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
 	if !c.Quiet {
 		sopts.Log = e.stderr
 	}
-	res, err := sweep.Run(stop, kill, cfg, sopts)
+	res, err := sweep.Run(stop, context.Background(), cfg, sopts)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (c *sweepCmd) Run(e *env) error {
 		}
 	}
 	if res.Partial {
-		return errors.New("the sweep was stopped before its last run: levels not run in full are not valid results")
+		return couldNotRun(errors.New("the sweep was stopped before its last run: levels not run in full are not valid results"))
 	}
 	if err := noneRan(res); err != nil {
 		return err
@@ -114,7 +115,7 @@ func noneRan(res *sweep.Result) error {
 	if first == "" {
 		return nil
 	}
-	return errors.New("no run could be carried out: " + first)
+	return couldNotRun(errors.New("no run could be carried out: " + first))
 }
 
 // runProgress is the manager options of a multi-run command: progress
