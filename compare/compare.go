@@ -105,6 +105,9 @@ func Variants(cfg *workload.Config, addrs Addresses) ([]Variant, error) {
 
 // Row is the outcome of one variant.
 type Row struct {
+	// Run is the variant's whole report (nil when it could not run), for
+	// renderers that show more than the row (the HTML report).
+	Run             *report.Run `json:"-"`
 	Variant         string
 	IMAPTLS         string
 	SMTPTLS         string
@@ -188,6 +191,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 			logf("compare-tls: %s: %v", v.Name, err)
 		} else {
 			row.fill(run, snap, cpu)
+			row.Run = run
 			logf("compare-tls: %s: %.0f sessions/hour", v.Name, row.SessionsPerHour)
 			if run.Partial {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s: %s: not a valid result", v.Name, run.FailureReasons("stopped early")))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compare"
+	"github.com/mailbench/mailbench/report"
 )
 
 // compareTLSCmd is `mailbench compare-tls`. The lead wires it into cli as
@@ -18,6 +19,7 @@ type compareTLSCmd struct {
 	Duration  time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
 	Rate      float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour (of each run)."`
 	Quiet     bool          `short:"q" help:"No progress lines on stderr."`
+	HTML      string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
 }
 
 func (compareTLSCmd) Help() string {
@@ -53,6 +55,11 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if _, err := compare.Variants(cfg, c.addresses()); err != nil {
 		return usage(err)
 	}
+	htmlOut, err := createOutput("html", c.HTML)
+	if err != nil {
+		return err
+	}
+	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := runProgress(e, c.Quiet)
@@ -66,6 +73,18 @@ func (c *compareTLSCmd) Run(e *env) error {
 	}
 	if err := res.WriteText(e.stdout); err != nil {
 		return err
+	}
+	var runs []*report.Run
+	var labels []string
+	for _, r := range res.Rows {
+		if r.Run != nil {
+			runs, labels = append(runs, r.Run), append(labels, r.Variant)
+		}
+	}
+	if len(runs) > 0 {
+		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench compare-tls: " + res.Name, Labels: labels})); err != nil {
+			return err
+		}
 	}
 	for _, r := range res.Rows {
 		if r.Partial {

@@ -70,6 +70,8 @@ func TestExitCodes(t *testing.T) {
 		t.Fatal("the slow run's table is compliant")
 	}
 	merged := filepath.Join(t.TempDir(), "merged.json")
+	page := filepath.Join(t.TempDir(), "good.html")
+	nodir := filepath.Join(t.TempDir(), "no", "such", "dir")
 	badFile := filepath.Join(badConfigDir, "bad-duration.toml")
 
 	tests := []struct {
@@ -94,6 +96,14 @@ func TestExitCodes(t *testing.T) {
 		{"report merge with a failing shard", []string{"report", good, slow}, exitNotCompliant, "", ""},
 		{"report missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, exitUsage, "", "nope.json"},
 		{"report not JSON", []string{"report", badFile}, exitUsage, "", "bad-duration.toml"},
+		{"report --html", []string{"report", good, "--html", page}, exitCompliant, "good", ""},
+		// Output paths are checked before any work starts: a run that
+		// could not write its report fails at once, not after the run.
+		{"run --json into no directory", []string{"run", "--json", filepath.Join(nodir, "x.json")}, exitUsage, "", "--json"},
+		{"run --html into no directory", []string{"run", "--html", filepath.Join(nodir, "x.html")}, exitUsage, "", "--html"},
+		{"run --results into no directory", []string{"run", "--results", filepath.Join(nodir, "x.csv")}, exitUsage, "", "--results"},
+		{"sweep --json into no directory", []string{"sweep", "--json", filepath.Join(nodir, "x.json")}, exitUsage, "", "--json"},
+		{"report --html into no directory", []string{"report", good, "--html", filepath.Join(nodir, "x.html")}, exitUsage, "", "--html"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +118,11 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
 			}
 		})
+	}
+
+	// The HTML page was written, whole.
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "</html>") {
+		t.Errorf("report --html wrote %d bytes, %v", len(b), err)
 	}
 
 	// The merged report was written and holds the operations of both shards.

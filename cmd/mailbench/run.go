@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
+	"io"
 	"time"
 
 	"github.com/mailbench/mailbench/orchestrator"
@@ -13,6 +13,7 @@ import (
 type runCmd struct {
 	Config             string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
 	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
+	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
 	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
 	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section)."`
@@ -45,6 +46,22 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	jsonOut, err := createOutput("json", c.JSON)
+	if err != nil {
+		return err
+	}
+	defer jsonOut.abandon()
+	htmlOut, err := createOutput("html", c.HTML)
+	if err != nil {
+		return err
+	}
+	defer htmlOut.abandon()
+	if err := probeOutput("results", c.Results); err != nil {
+		return err
+	}
+	if err := probeOutput("timeseries", c.Timeseries); err != nil {
+		return err
+	}
 	stop, release := signalContext(e.stderr)
 	defer release()
 	opts := runProgress(e, c.Quiet)
@@ -57,18 +74,11 @@ func (c *runCmd) Run(e *env) error {
 	if err := report.WriteText(e.stdout, run); err != nil {
 		return err
 	}
-	if c.JSON != "" {
-		f, err := os.Create(c.JSON)
-		if err != nil {
-			return err
-		}
-		if err := report.WriteJSON(f, run); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
+	if err := jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }); err != nil {
+		return err
+	}
+	if err := htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})); err != nil {
+		return err
 	}
 	if run.Partial {
 		return errPartial

@@ -78,6 +78,7 @@ func usDur(us int64) time.Duration {
 type reportCmd struct {
 	Files []string `arg:"" type:"existingfile" help:"JSON reports written by 'mailbench run --json'."`
 	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
+	HTML  string   `name:"html" placeholder:"FILE" help:"Write a self-contained HTML report with charts (side by side with --side-by-side)."`
 	// SideBySide prints the runs as columns instead of merging them.
 	SideBySide bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
 }
@@ -114,8 +115,13 @@ func (c *reportCmd) Run(e *env) error {
 		}
 		runs = append(runs, r)
 	}
+	htmlOut, err := createOutput("html", c.HTML)
+	if err != nil {
+		return err
+	}
+	defer htmlOut.abandon()
 	if c.SideBySide {
-		return c.sideBySide(e, runs)
+		return c.sideBySide(e, runs, htmlOut)
 	}
 	run := runs[0]
 	if len(runs) > 1 {
@@ -137,6 +143,9 @@ func (c *reportCmd) Run(e *env) error {
 			return err
 		}
 	}
+	if err := htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})); err != nil {
+		return err
+	}
 	if !run.Table.Compliant {
 		return errNotCompliant
 	}
@@ -144,7 +153,7 @@ func (c *reportCmd) Run(e *env) error {
 }
 
 // sideBySide prints runs as columns labelled by their file names.
-func (c *reportCmd) sideBySide(e *env, runs []*report.Run) error {
+func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) error {
 	if c.JSON != "" {
 		return usage(errors.New("--json writes a merged report; it cannot be combined with --side-by-side"))
 	}
@@ -153,6 +162,9 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run) error {
 		labels[i] = strings.TrimSuffix(filepath.Base(name), ".json")
 	}
 	if err := report.WriteSideBySide(e.stdout, runs, labels); err != nil {
+		return err
+	}
+	if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Labels: labels})); err != nil {
 		return err
 	}
 	for _, r := range runs {

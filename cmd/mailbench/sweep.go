@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/sweep"
 )
@@ -20,6 +20,7 @@ type sweepCmd struct {
 	Duration   time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
 	Rate       float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour: the 100% level."`
 	JSON       string        `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
+	HTML       string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
 	Quiet      bool          `short:"q" help:"No progress lines on stderr."`
 }
 
@@ -60,6 +61,16 @@ func (c *sweepCmd) Run(e *env) error {
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
 		return usage(err)
 	}
+	jsonOut, err := createOutput("json", c.JSON)
+	if err != nil {
+		return err
+	}
+	defer jsonOut.abandon()
+	htmlOut, err := createOutput("html", c.HTML)
+	if err != nil {
+		return err
+	}
+	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()
 	sopts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
@@ -73,16 +84,21 @@ func (c *sweepCmd) Run(e *env) error {
 	if err := res.WriteText(e.stdout); err != nil {
 		return err
 	}
-	if c.JSON != "" {
-		f, err := os.Create(c.JSON)
-		if err != nil {
-			return err
+	if err := jsonOut.write(res.WriteJSON); err != nil {
+		return err
+	}
+	var runs []*report.Run
+	var labels []string
+	for _, l := range res.Levels {
+		for k, it := range l.Iterations {
+			if it.Run != nil {
+				runs = append(runs, it.Run)
+				labels = append(labels, fmt.Sprintf("%g%% #%d", l.Percent, k+1))
+			}
 		}
-		if err := res.WriteJSON(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+	}
+	if len(runs) > 0 {
+		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench sweep: " + res.Name, Labels: labels})); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mailbench/mailbench/report"
+)
+
+// outputFile is a file a command writes when its work is done. It is
+// created before any work starts, so that a path that cannot be written
+// fails at once as a usage error (exit 2) instead of after a long run.
+type outputFile struct {
+	path string
+	f    *os.File
+}
+
+// createOutput creates path for flag ("" : no file, nil). The caller
+// writes it with write, or removes it with abandon when the command fails.
+func createOutput(flag, path string) (*outputFile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--%s: %w", flag, err))
+	}
+	return &outputFile{path: path, f: f}, nil
+}
+
+// write fills the file with fn's output and closes it; nil o does nothing.
+func (o *outputFile) write(fn func(io.Writer) error) error {
+	if o == nil || o.f == nil {
+		return nil
+	}
+	f := o.f
+	o.f = nil
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// abandon removes a file that was never written; nil o, or a written
+// file, is left alone.
+func (o *outputFile) abandon() {
+	if o == nil || o.f == nil {
+		return
+	}
+	o.f.Close()
+	os.Remove(o.path)
+	o.f = nil
+}
+
+// probeOutput checks up front that path can be created for flag, for files
+// that the libraries create themselves (--results, --timeseries).
+func probeOutput(flag, path string) error {
+	o, err := createOutput(flag, path)
+	if err != nil {
+		return err
+	}
+	o.abandon()
+	return nil
+}
+
+// htmlWriter renders runs as one HTML page (docs/html-report.md).
+func htmlWriter(runs []*report.Run, opts report.HTMLOptions) func(io.Writer) error {
+	return func(w io.Writer) error { return report.WriteHTML(w, runs, opts) }
+}
