@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -1093,9 +1094,58 @@ func (c *Config) newUser(name, pw string) User {
 	return u
 }
 
-// parseUsers reads the users CSV from r; name labels errors.
+// maxUsersLine bounds one line of a users file: a longer line is an error,
+// not a buffer that grows with the input.
+const maxUsersLine = 8 << 10
+
+// maxUserName bounds a user name of a users file (a mail address is at most
+// 254 bytes).
+const maxUserName = 255
+
+// maxUsersErrors is how many problems of a users file are reported before
+// parsing stops.
+const maxUsersErrors = 20
+
+// lineLimitReader passes r through, failing with a *lineTooLongError once
+// a line exceeds max bytes. It counts lines to name the offending one.
+type lineLimitReader struct {
+	r    io.Reader
+	max  int
+	n    int // bytes of the current line so far
+	line int // 1-based line of the next byte
+	err  error
+}
+
+type lineTooLongError struct{ line, max int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes", e.line, e.max)
+}
+
+func (l *lineLimitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '\n' {
+			l.line++
+			l.n = 0
+			continue
+		}
+		if l.n++; l.n > l.max {
+			l.err = &lineTooLongError{line: l.line, max: l.max}
+			return i, l.err
+		}
+	}
+	return n, err
+}
+
+// parseUsers reads the users CSV from r; name labels errors. Every problem
+// is a *ConfigError naming name:line; it stops after maxUsersErrors of
+// them, at a line longer than maxUsersLine and after MaxUsers users.
 func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&lineLimitReader{r: r, max: maxUsersLine, line: 1})
 	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
@@ -1108,23 +1158,35 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 	bad := func(line int, format string, args ...any) {
 		errs = append(errs, &ConfigError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
-	for first := true; ; first = false {
+	for first := true; len(errs) < maxUsersErrors; first = false {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(pe.Line, "invalid CSV: %v", pe.Err)
-				if len(errs) >= 20 {
-					break
+			var (
+				pe  *csv.ParseError
+				tle *lineTooLongError
+			)
+			switch {
+			case errors.As(err, &tle):
+				bad(tle.line, "line longer than %d bytes", tle.max)
+			case errors.As(err, &pe):
+				// The line the record starts on: an unterminated quote
+				// is reported where it opens, not at the end of the file.
+				if pe.Line != pe.StartLine {
+					bad(pe.StartLine, "invalid CSV: %v (in the record running to line %d)", pe.Err, pe.Line)
+				} else {
+					bad(pe.Line, "invalid CSV: %v", pe.Err)
 				}
 				continue
+			default:
+				bad(0, "cannot read: %v", err)
 			}
-			return nil, fmt.Errorf("users.file: %w", err)
+			break
 		}
+		// Only after a record without error: FieldPos panics otherwise.
+		line, _ := cr.FieldPos(0)
 		if first && len(rec) == 2 && strings.EqualFold(strings.TrimSpace(rec[0]), "user") && strings.EqualFold(strings.TrimSpace(rec[1]), "password") {
 			continue
 		}
@@ -1133,6 +1195,10 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 			continue
 		}
 		user, pw := strings.TrimSpace(rec[0]), rec[1]
+		if len(user) > maxUserName {
+			bad(line, "user name longer than %d bytes", maxUserName)
+			continue
+		}
 		local := user
 		if at := strings.LastIndex(user, "@"); at >= 0 {
 			if !strings.EqualFold(user[at+1:], c.Users.LocalDomain) {
@@ -1142,22 +1208,28 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 			local = user[:at]
 		}
 		switch {
-		case local == "" || strings.ContainsAny(local, " \t\"@"):
+		case local == "" || strings.ContainsAny(local, " \"@") || strings.ContainsFunc(local, unicode.IsControl):
 			bad(line, "invalid user name %q", user)
 			continue
 		case pw == "":
 			bad(line, "user %q has an empty password", user)
+			continue
+		case strings.ContainsAny(pw, "\r\n\x00"):
+			// Not a password anyone types: a CSV mistake, and one no
+			// protocol carries as is.
+			bad(line, "user %q: the password holds a line break or NUL (a quote left open?)", user)
 			continue
 		}
 		if prev, dup := seen[strings.ToLower(local)]; dup {
 			bad(line, "user %q already listed on line %d", user, prev)
 			continue
 		}
-		seen[strings.ToLower(local)] = line
-		users = append(users, c.newUser(local, pw))
-		if len(errs) >= 20 {
+		if len(users) == MaxUsers {
+			bad(line, "more than %d users (the maximum)", MaxUsers)
 			break
 		}
+		seen[strings.ToLower(local)] = line
+		users = append(users, c.newUser(local, pw))
 	}
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)
