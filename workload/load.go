@@ -618,6 +618,41 @@ func (v *validator) nonNegativeInt(p keyPath, n int) {
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
+// fmtBound renders a number compared with a maximum: without an exponent
+// up to 10^16, so that 1e9 reads 1000000000.
+func fmtBound(f float64) string {
+	if math.Abs(f) < 1e16 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmtFloat(f)
+}
+
+// atMost checks n <= limit, naming the limit. It reports whether n is
+// within it.
+func (v *validator) atMost(p keyPath, n, limit int) bool {
+	if n > limit {
+		v.add(p, "%d is above the maximum of %d", n, limit)
+		return false
+	}
+	return true
+}
+
+// atMostFloat is atMost for a number already known to be finite.
+func (v *validator) atMostFloat(p keyPath, f, limit float64) bool {
+	if f > limit {
+		v.add(p, "%s is above the maximum of %s", fmtBound(f), fmtBound(limit))
+		return false
+	}
+	return true
+}
+
+// atMostDuration is atMost for a duration.
+func (v *validator) atMostDuration(p keyPath, d Duration, limit time.Duration) {
+	if d.Duration > limit {
+		v.add(p, "%s is above the maximum of %s", d.Duration, limit)
+	}
+}
+
 // number checks that f is finite and within [lo, hi]; an open bound is
 // excluded from the range.
 func (v *validator) number(p keyPath, f, lo, hi float64, loOpen, hiOpen bool) bool {
@@ -809,6 +844,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		}
 	} else {
 		v.positiveInt(pathOf("users", "count"), u.Count)
+		v.atMost(pathOf("users", "count"), u.Count, MaxUsers)
 		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
 			v.add(pathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
 		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
@@ -830,36 +866,54 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 
 	// load
 	l := c.Load
+	rateOK := true
 	if v.written(pathOf("load", "sessions_per_hour")) {
-		v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
+		rateOK = v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
 	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
 		v.add(pathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
+		rateOK = false
 	}
-	v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true)
+	rateOK = rateOK && v.atMostFloat(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
+	perUserOK := v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
+		v.atMostFloat(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
+	if rateOK && perUserOK && l.SessionsPerHour == 0 && u.File == "" && u.Count > 0 && u.Count <= MaxUsers {
+		if r := c.TargetRate(); r > MaxSessionsPerHour {
+			v.add(pathOf("load", "sessions_per_user_hour"), "users.count × sessions_per_user_hour = %s sessions/hour is above the maximum of %s (set load.sessions_per_hour or fewer users)", fmtBound(r), fmtBound(MaxSessionsPerHour))
+		}
+	}
 	v.positiveInt(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
+	v.atMost(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
 	v.duration(pathOf("load", "late_tolerance"), l.LateTolerance, false)
 	v.duration(pathOf("load", "op_timeout"), l.OpTimeout, true)
 	v.duration(pathOf("load", "think_time"), l.ThinkTime, false)
-	v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true)
+	v.atMostDuration(pathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
+	if v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
+		v.atMostFloat(pathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
+	}
 
 	// phases
-	v.duration(pathOf("phases", "warmup"), c.Phases.Warmup, false)
-	v.duration(pathOf("phases", "measurement"), c.Phases.Measurement, true)
-	v.duration(pathOf("phases", "rampdown"), c.Phases.Rampdown, false)
-	v.duration(pathOf("phases", "settle"), c.Phases.Settle, false)
+	for _, ph := range []struct {
+		key      string
+		d        Duration
+		positive bool
+	}{{"warmup", c.Phases.Warmup, false}, {"measurement", c.Phases.Measurement, true}, {"rampdown", c.Phases.Rampdown, false}, {"settle", c.Phases.Settle, false}} {
+		v.duration(pathOf("phases", ph.key), ph.d, ph.positive)
+		v.atMostDuration(pathOf("phases", ph.key), ph.d, MaxPhase)
+	}
 
 	// sessions
 	var total float64
 	weightsOK := true
 	for _, st := range c.sessionTypes() {
 		p := pathOf("sessions", st.Name)
-		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) {
+		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.with("weight"), st.T.Weight, MaxWeight) {
 			weightsOK = false
 		} else {
 			total += st.T.Weight
 		}
 		if usesFetchCount(st.Name) {
 			v.positiveInt(p.with("fetch_count"), st.T.FetchCount)
+			v.atMost(p.with("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
 		} else if v.written(p.with("fetch_count")) {
 			v.add(p.with("fetch_count"), "not used by %s sessions", st.Name)
 		}
@@ -867,6 +921,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 			v.nonNegativeInt(p.with("bodies_min"), st.T.BodiesMin)
 			if st.T.BodiesMax < st.T.BodiesMin {
 				v.add(p.with("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
+			} else {
+				v.atMost(p.with("bodies_max"), st.T.BodiesMax, MaxBodies)
 			}
 		} else {
 			for _, k := range []string{"bodies_min", "bodies_max"} {
@@ -891,6 +947,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 			p := pathOf("messages", "sizes").at(i)
 			if s.Size <= 0 {
 				v.add(p.with("size"), "must be > 0 (got %d)", int64(s.Size))
+			} else if s.Size > MaxMessageSize {
+				v.add(p.with("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
 			}
 			ok = v.number(p.with("share"), s.Share, 0, 100, false, false) && ok
 			sum += s.Share
@@ -924,6 +982,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	// mailboxes
 	mb := c.Mailboxes
 	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	v.atMost(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
 	d := mb.Delimiter
 	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
 		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\" (got %q)", d)
@@ -946,7 +1005,11 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		standard[k.name] = true
 	}
 	seen := map[string]bool{}
-	for i, f := range mb.Folders {
+	folders := mb.Folders
+	if !v.atMost(pathOf("mailboxes", "folders"), len(folders), MaxFolders) {
+		folders = nil // one error, not one per folder
+	}
+	for i, f := range folders {
 		p := pathOf("mailboxes", "folders").at(i)
 		switch {
 		case badName(f):
@@ -959,8 +1022,12 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		seen[f] = true
 	}
 	v.nonNegativeInt(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
-	if mb.FolderMessagesMax < mb.FolderMessagesMin {
-		v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+	if v.atMost(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
+		if mb.FolderMessagesMax < mb.FolderMessagesMin {
+			v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+		} else {
+			v.atMost(pathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
+		}
 	}
 
 	// compliance
