@@ -70,12 +70,14 @@ func (es ConfigErrors) Unwrap() []error {
 
 // Load reads the config file at path and returns it with defaults filled
 // in, decoded strictly and validated; see ParseConfig. Errors name
-// path:line. (It is not called LoadConfig: that name is the [load] table's
-// type.)
+// path:line. A path that is not a regular file (a directory, a FIFO, a
+// device) or holds more than MaxConfigBytes is an error too; every error
+// is a ConfigErrors. (It is not called LoadConfig: that name is the [load]
+// table's type.)
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path, MaxConfigBytes)
 	if err != nil {
-		return nil, err
+		return nil, ConfigErrors{{File: path, Msg: err.Error()}}
 	}
 	return ParseConfig(path, data)
 }
@@ -85,8 +87,12 @@ func Load(path string) (*Config, error) {
 // validates the result. It is strict: unknown keys (case-sensitive), wrong
 // types, durations without units and invalid values are errors. The error,
 // when not nil, is a ConfigErrors holding every problem found, each with its
-// line. It doesn't perform I/O and doesn't read the environment.
+// line. Data longer than MaxConfigBytes is an error. It doesn't perform
+// I/O and doesn't read the environment.
 func ParseConfig(name string, data []byte) (*Config, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, ConfigErrors{{File: name, Msg: fmt.Sprintf("%d bytes is above the maximum of %d", len(data), MaxConfigBytes)}}
+	}
 	c := DefaultConfig()
 	c.File = name
 	src := strings.ToValidUTF8(string(data), "\uFFFD")
@@ -111,6 +117,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	if len(d.errs) > 0 {
 		return nil, sortErrors(d.errs)
 	}
+	c.lines = lines
 	return c, nil
 }
 
@@ -1058,8 +1065,9 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 
 // Password returns the users' password: the value of the environment
 // variable users.password_env when that is set and non-empty, else
-// users.password. It is an error when neither gives a password. The error
-// names the variable, never a value. It reads the environment.
+// users.password. It is an error when neither gives a password: a
+// *ConfigError naming the config file and the key's line, and the
+// variable, never a value. It reads the environment.
 func (c *Config) Password() (string, error) {
 	if env := c.Users.PasswordEnv; env != "" {
 		if pw := os.Getenv(env); pw != "" {
@@ -1068,12 +1076,17 @@ func (c *Config) Password() (string, error) {
 		if c.Users.Password != "" {
 			return c.Users.Password, nil
 		}
-		return "", fmt.Errorf("users.password_env: environment variable %s is empty or unset and users.password is not set", env)
+		return "", c.keyError(pathOf("users", "password_env"), "environment variable %s is empty or unset and users.password is not set", env)
 	}
 	if c.Users.Password == "" {
-		return "", errors.New("users: no password: set users.password or users.password_env")
+		return "", c.keyError(pathOf("users"), "no password: set users.password or users.password_env")
 	}
 	return c.Users.Password, nil
+}
+
+// keyError is a problem of the value at p, located in the config's file.
+func (c *Config) keyError(p keyPath, format string, args ...any) *ConfigError {
+	return &ConfigError{File: c.File, Line: c.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // TargetRate is the target arrival rate in sessions per hour:
@@ -1126,8 +1139,12 @@ func (u User) String() string { return u.Login }
 // file users.file (resolved relative to the config file's directory), one
 // "user,password" per record, an optional "user,password" header first,
 // blank lines and lines starting with # ignored. A user given as
-// name@domain must be in users.local_domain. Errors name file:line and
-// never contain a password. It reads the file and the environment.
+// name@domain must be in users.local_domain. A file that is not a regular
+// file, a line longer than 8 KiB and more than MaxUsers users are errors.
+// Errors are a *ConfigError or a ConfigErrors, naming the config's
+// file:line of users.file when the file cannot be opened, and the users
+// file's file:line of each problem in it; they never contain a password.
+// It reads the file and the environment.
 func (c *Config) LoadUsers() ([]User, error) {
 	if c.Users.File == "" {
 		pw, err := c.Password()
@@ -1144,9 +1161,9 @@ func (c *Config) LoadUsers() ([]User, error) {
 	if !filepath.IsAbs(path) && c.File != "" {
 		path = filepath.Join(filepath.Dir(c.File), path)
 	}
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("users.file: %w", err)
+		return nil, c.keyError(pathOf("users", "file"), "%s: %v", path, err)
 	}
 	defer f.Close()
 	return c.parseUsers(path, f)
