@@ -1279,8 +1279,14 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 			continue
 		}
 		user, pw := strings.TrimSpace(rec[0]), rec[1]
-		if len(user) > maxUserName {
+		switch {
+		case len(user) > maxUserName:
 			bad(line, "user name longer than %d bytes", maxUserName)
+			continue
+		case strings.ContainsRune(user, ',') || strings.ContainsFunc(user, unicode.IsControl):
+			// Not shown: a quote left open can pull the lines after it,
+			// passwords included, into the name.
+			bad(line, "invalid user name (not shown: it holds a comma or a control character such as a line break; is a quote left open?)")
 			continue
 		}
 		local := user
