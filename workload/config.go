@@ -23,6 +23,10 @@ type Config struct {
 
 	// File is the path the config was read from ("" for built-in defaults).
 	File string `toml:"-"`
+
+	// lines locates the keys of the file the config was parsed from, for
+	// the errors of CheckInputs; nil for a config built in code.
+	lines keyLines
 }
 
 // TargetConfig names the system under test.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -69,12 +70,14 @@ func (es ConfigErrors) Unwrap() []error {
 
 // Load reads the config file at path and returns it with defaults filled
 // in, decoded strictly and validated; see ParseConfig. Errors name
-// path:line. (It is not called LoadConfig: that name is the [load] table's
-// type.)
+// path:line. A path that is not a regular file (a directory, a FIFO, a
+// device) or holds more than MaxConfigBytes is an error too; every error
+// is a ConfigErrors. (It is not called LoadConfig: that name is the [load]
+// table's type.)
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readInput(path, MaxConfigBytes)
 	if err != nil {
-		return nil, err
+		return nil, ConfigErrors{{File: path, Msg: err.Error()}}
 	}
 	return ParseConfig(path, data)
 }
@@ -84,8 +87,12 @@ func Load(path string) (*Config, error) {
 // validates the result. It is strict: unknown keys (case-sensitive), wrong
 // types, durations without units and invalid values are errors. The error,
 // when not nil, is a ConfigErrors holding every problem found, each with its
-// line. It doesn't perform I/O and doesn't read the environment.
+// line. Data longer than MaxConfigBytes is an error. It doesn't perform
+// I/O and doesn't read the environment.
 func ParseConfig(name string, data []byte) (*Config, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, ConfigErrors{{File: name, Msg: fmt.Sprintf("%d bytes is above the maximum of %d", len(data), MaxConfigBytes)}}
+	}
 	c := DefaultConfig()
 	c.File = name
 	src := strings.ToValidUTF8(string(data), "\uFFFD")
@@ -110,6 +117,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	if len(d.errs) > 0 {
 		return nil, sortErrors(d.errs)
 	}
+	c.lines = lines
 	return c, nil
 }
 
@@ -617,6 +625,41 @@ func (v *validator) nonNegativeInt(p keyPath, n int) {
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
+// fmtBound renders a number compared with a maximum: without an exponent
+// up to 10^16, so that 1e9 reads 1000000000.
+func fmtBound(f float64) string {
+	if math.Abs(f) < 1e16 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmtFloat(f)
+}
+
+// atMost checks n <= limit, naming the limit. It reports whether n is
+// within it.
+func (v *validator) atMost(p keyPath, n, limit int) bool {
+	if n > limit {
+		v.add(p, "%d is above the maximum of %d", n, limit)
+		return false
+	}
+	return true
+}
+
+// atMostFloat is atMost for a number already known to be finite.
+func (v *validator) atMostFloat(p keyPath, f, limit float64) bool {
+	if f > limit {
+		v.add(p, "%s is above the maximum of %s", fmtBound(f), fmtBound(limit))
+		return false
+	}
+	return true
+}
+
+// atMostDuration is atMost for a duration.
+func (v *validator) atMostDuration(p keyPath, d Duration, limit time.Duration) {
+	if d.Duration > limit {
+		v.add(p, "%s is above the maximum of %s", d.Duration, limit)
+	}
+}
+
 // number checks that f is finite and within [lo, hi]; an open bound is
 // excluded from the range.
 func (v *validator) number(p keyPath, f, lo, hi float64, loOpen, hiOpen bool) bool {
@@ -808,6 +851,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		}
 	} else {
 		v.positiveInt(pathOf("users", "count"), u.Count)
+		v.atMost(pathOf("users", "count"), u.Count, MaxUsers)
 		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
 			v.add(pathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
 		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
@@ -829,36 +873,54 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 
 	// load
 	l := c.Load
+	rateOK := true
 	if v.written(pathOf("load", "sessions_per_hour")) {
-		v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
+		rateOK = v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
 	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
 		v.add(pathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
+		rateOK = false
 	}
-	v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true)
+	rateOK = rateOK && v.atMostFloat(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
+	perUserOK := v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
+		v.atMostFloat(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
+	if rateOK && perUserOK && l.SessionsPerHour == 0 && u.File == "" && u.Count > 0 && u.Count <= MaxUsers {
+		if r := c.TargetRate(); r > MaxSessionsPerHour {
+			v.add(pathOf("load", "sessions_per_user_hour"), "users.count × sessions_per_user_hour = %s sessions/hour is above the maximum of %s (set load.sessions_per_hour or fewer users)", fmtBound(r), fmtBound(MaxSessionsPerHour))
+		}
+	}
 	v.positiveInt(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
+	v.atMost(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
 	v.duration(pathOf("load", "late_tolerance"), l.LateTolerance, false)
 	v.duration(pathOf("load", "op_timeout"), l.OpTimeout, true)
 	v.duration(pathOf("load", "think_time"), l.ThinkTime, false)
-	v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true)
+	v.atMostDuration(pathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
+	if v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
+		v.atMostFloat(pathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
+	}
 
 	// phases
-	v.duration(pathOf("phases", "warmup"), c.Phases.Warmup, false)
-	v.duration(pathOf("phases", "measurement"), c.Phases.Measurement, true)
-	v.duration(pathOf("phases", "rampdown"), c.Phases.Rampdown, false)
-	v.duration(pathOf("phases", "settle"), c.Phases.Settle, false)
+	for _, ph := range []struct {
+		key      string
+		d        Duration
+		positive bool
+	}{{"warmup", c.Phases.Warmup, false}, {"measurement", c.Phases.Measurement, true}, {"rampdown", c.Phases.Rampdown, false}, {"settle", c.Phases.Settle, false}} {
+		v.duration(pathOf("phases", ph.key), ph.d, ph.positive)
+		v.atMostDuration(pathOf("phases", ph.key), ph.d, MaxPhase)
+	}
 
 	// sessions
 	var total float64
 	weightsOK := true
 	for _, st := range c.sessionTypes() {
 		p := pathOf("sessions", st.Name)
-		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) {
+		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.with("weight"), st.T.Weight, MaxWeight) {
 			weightsOK = false
 		} else {
 			total += st.T.Weight
 		}
 		if usesFetchCount(st.Name) {
 			v.positiveInt(p.with("fetch_count"), st.T.FetchCount)
+			v.atMost(p.with("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
 		} else if v.written(p.with("fetch_count")) {
 			v.add(p.with("fetch_count"), "not used by %s sessions", st.Name)
 		}
@@ -866,6 +928,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 			v.nonNegativeInt(p.with("bodies_min"), st.T.BodiesMin)
 			if st.T.BodiesMax < st.T.BodiesMin {
 				v.add(p.with("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
+			} else {
+				v.atMost(p.with("bodies_max"), st.T.BodiesMax, MaxBodies)
 			}
 		} else {
 			for _, k := range []string{"bodies_min", "bodies_max"} {
@@ -890,6 +954,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 			p := pathOf("messages", "sizes").at(i)
 			if s.Size <= 0 {
 				v.add(p.with("size"), "must be > 0 (got %d)", int64(s.Size))
+			} else if s.Size > MaxMessageSize {
+				v.add(p.with("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
 			}
 			ok = v.number(p.with("share"), s.Share, 0, 100, false, false) && ok
 			sum += s.Share
@@ -923,6 +989,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	// mailboxes
 	mb := c.Mailboxes
 	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	v.atMost(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
 	d := mb.Delimiter
 	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
 		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\" (got %q)", d)
@@ -945,7 +1012,11 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		standard[k.name] = true
 	}
 	seen := map[string]bool{}
-	for i, f := range mb.Folders {
+	folders := mb.Folders
+	if !v.atMost(pathOf("mailboxes", "folders"), len(folders), MaxFolders) {
+		folders = nil // one error, not one per folder
+	}
+	for i, f := range folders {
 		p := pathOf("mailboxes", "folders").at(i)
 		switch {
 		case badName(f):
@@ -958,8 +1029,12 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		seen[f] = true
 	}
 	v.nonNegativeInt(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
-	if mb.FolderMessagesMax < mb.FolderMessagesMin {
-		v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+	if v.atMost(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
+		if mb.FolderMessagesMax < mb.FolderMessagesMin {
+			v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+		} else {
+			v.atMost(pathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
+		}
 	}
 
 	// compliance
@@ -990,8 +1065,9 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 
 // Password returns the users' password: the value of the environment
 // variable users.password_env when that is set and non-empty, else
-// users.password. It is an error when neither gives a password. The error
-// names the variable, never a value. It reads the environment.
+// users.password. It is an error when neither gives a password: a
+// *ConfigError naming the config file and the key's line, and the
+// variable, never a value. It reads the environment.
 func (c *Config) Password() (string, error) {
 	if env := c.Users.PasswordEnv; env != "" {
 		if pw := os.Getenv(env); pw != "" {
@@ -1000,12 +1076,17 @@ func (c *Config) Password() (string, error) {
 		if c.Users.Password != "" {
 			return c.Users.Password, nil
 		}
-		return "", fmt.Errorf("users.password_env: environment variable %s is empty or unset and users.password is not set", env)
+		return "", c.keyError(pathOf("users", "password_env"), "environment variable %s is empty or unset and users.password is not set", env)
 	}
 	if c.Users.Password == "" {
-		return "", errors.New("users: no password: set users.password or users.password_env")
+		return "", c.keyError(pathOf("users"), "no password: set users.password or users.password_env")
 	}
 	return c.Users.Password, nil
+}
+
+// keyError is a problem of the value at p, located in the config's file.
+func (c *Config) keyError(p keyPath, format string, args ...any) *ConfigError {
+	return &ConfigError{File: c.File, Line: c.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // TargetRate is the target arrival rate in sessions per hour:
@@ -1058,8 +1139,12 @@ func (u User) String() string { return u.Login }
 // file users.file (resolved relative to the config file's directory), one
 // "user,password" per record, an optional "user,password" header first,
 // blank lines and lines starting with # ignored. A user given as
-// name@domain must be in users.local_domain. Errors name file:line and
-// never contain a password. It reads the file and the environment.
+// name@domain must be in users.local_domain. A file that is not a regular
+// file, a line longer than 8 KiB and more than MaxUsers users are errors.
+// Errors are a *ConfigError or a ConfigErrors, naming the config's
+// file:line of users.file when the file cannot be opened, and the users
+// file's file:line of each problem in it; they never contain a password.
+// It reads the file and the environment.
 func (c *Config) LoadUsers() ([]User, error) {
 	if c.Users.File == "" {
 		pw, err := c.Password()
@@ -1076,9 +1161,9 @@ func (c *Config) LoadUsers() ([]User, error) {
 	if !filepath.IsAbs(path) && c.File != "" {
 		path = filepath.Join(filepath.Dir(c.File), path)
 	}
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
-		return nil, fmt.Errorf("users.file: %w", err)
+		return nil, c.keyError(pathOf("users", "file"), "%s: %v", path, err)
 	}
 	defer f.Close()
 	return c.parseUsers(path, f)
@@ -1093,9 +1178,58 @@ func (c *Config) newUser(name, pw string) User {
 	return u
 }
 
-// parseUsers reads the users CSV from r; name labels errors.
+// maxUsersLine bounds one line of a users file: a longer line is an error,
+// not a buffer that grows with the input.
+const maxUsersLine = 8 << 10
+
+// maxUserName bounds a user name of a users file (a mail address is at most
+// 254 bytes).
+const maxUserName = 255
+
+// maxUsersErrors is how many problems of a users file are reported before
+// parsing stops.
+const maxUsersErrors = 20
+
+// lineLimitReader passes r through, failing with a *lineTooLongError once
+// a line exceeds max bytes. It counts lines to name the offending one.
+type lineLimitReader struct {
+	r    io.Reader
+	max  int
+	n    int // bytes of the current line so far
+	line int // 1-based line of the next byte
+	err  error
+}
+
+type lineTooLongError struct{ line, max int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes", e.line, e.max)
+}
+
+func (l *lineLimitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '\n' {
+			l.line++
+			l.n = 0
+			continue
+		}
+		if l.n++; l.n > l.max {
+			l.err = &lineTooLongError{line: l.line, max: l.max}
+			return i, l.err
+		}
+	}
+	return n, err
+}
+
+// parseUsers reads the users CSV from r; name labels errors. Every problem
+// is a *ConfigError naming name:line; it stops after maxUsersErrors of
+// them, at a line longer than maxUsersLine and after MaxUsers users.
 func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&lineLimitReader{r: r, max: maxUsersLine, line: 1})
 	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
@@ -1108,23 +1242,35 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 	bad := func(line int, format string, args ...any) {
 		errs = append(errs, &ConfigError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
-	for first := true; ; first = false {
+	for first := true; len(errs) < maxUsersErrors; first = false {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(pe.Line, "invalid CSV: %v", pe.Err)
-				if len(errs) >= 20 {
-					break
+			var (
+				pe  *csv.ParseError
+				tle *lineTooLongError
+			)
+			switch {
+			case errors.As(err, &tle):
+				bad(tle.line, "line longer than %d bytes", tle.max)
+			case errors.As(err, &pe):
+				// The line the record starts on: an unterminated quote
+				// is reported where it opens, not at the end of the file.
+				if pe.Line != pe.StartLine {
+					bad(pe.StartLine, "invalid CSV: %v (in the record running to line %d)", pe.Err, pe.Line)
+				} else {
+					bad(pe.Line, "invalid CSV: %v", pe.Err)
 				}
 				continue
+			default:
+				bad(0, "cannot read: %v", err)
 			}
-			return nil, fmt.Errorf("users.file: %w", err)
+			break
 		}
+		// Only after a record without error: FieldPos panics otherwise.
+		line, _ := cr.FieldPos(0)
 		if first && len(rec) == 2 && strings.EqualFold(strings.TrimSpace(rec[0]), "user") && strings.EqualFold(strings.TrimSpace(rec[1]), "password") {
 			continue
 		}
@@ -1133,6 +1279,16 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 			continue
 		}
 		user, pw := strings.TrimSpace(rec[0]), rec[1]
+		switch {
+		case len(user) > maxUserName:
+			bad(line, "user name longer than %d bytes", maxUserName)
+			continue
+		case strings.ContainsRune(user, ',') || strings.ContainsFunc(user, unicode.IsControl):
+			// Not shown: a quote left open can pull the lines after it,
+			// passwords included, into the name.
+			bad(line, "invalid user name (not shown: it holds a comma or a control character such as a line break; is a quote left open?)")
+			continue
+		}
 		local := user
 		if at := strings.LastIndex(user, "@"); at >= 0 {
 			if !strings.EqualFold(user[at+1:], c.Users.LocalDomain) {
@@ -1142,22 +1298,28 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 			local = user[:at]
 		}
 		switch {
-		case local == "" || strings.ContainsAny(local, " \t\"@"):
+		case local == "" || strings.ContainsAny(local, " \"@") || strings.ContainsFunc(local, unicode.IsControl):
 			bad(line, "invalid user name %q", user)
 			continue
 		case pw == "":
 			bad(line, "user %q has an empty password", user)
+			continue
+		case strings.ContainsAny(pw, "\r\n\x00"):
+			// Not a password anyone types: a CSV mistake, and one no
+			// protocol carries as is.
+			bad(line, "user %q: the password holds a line break or NUL (a quote left open?)", user)
 			continue
 		}
 		if prev, dup := seen[strings.ToLower(local)]; dup {
 			bad(line, "user %q already listed on line %d", user, prev)
 			continue
 		}
-		seen[strings.ToLower(local)] = line
-		users = append(users, c.newUser(local, pw))
-		if len(errs) >= 20 {
+		if len(users) == MaxUsers {
+			bad(line, "more than %d users (the maximum)", MaxUsers)
 			break
 		}
+		seen[strings.ToLower(local)] = line
+		users = append(users, c.newUser(local, pw))
 	}
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)
