@@ -51,6 +51,10 @@ type Options struct {
 	// EmbeddedStarted, when set, is called once the embedded target is up
 	// (tests use it to inject faults into the target mid-run).
 	EmbeddedStarted func(*target.Target)
+	// Observer, when set, also receives every timed operation of every
+	// phase, as the recorder does (a live metrics endpoint, say). It must
+	// be safe for concurrent use and must not block.
+	Observer measure.Observer
 	// Network, when set, carries every connection of a run against the
 	// embedded target (clients, target, sink, relay) instead of TCP
 	// sockets: tests pass an in-memory network (internal/memnet) so that a
@@ -184,6 +188,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	connWindow := metrics.InWindow(connect, win.MeasureStart, win.MeasureEnd)
 	observer := measure.ObserverFunc(func(o measure.Observation) {
 		rec.Observe(o)
+		if opts.Observer != nil {
+			opts.Observer.Observe(o)
+		}
 		if o.Connect != nil {
 			connWindow.Observe(o)
 		}
@@ -194,7 +201,13 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	for i, u := range users {
 		addrs[i] = u.Address
 	}
-	led := ledger.New(runID, addrs, rec)
+	// Delivery times go to the recorder (and the extra observer); they
+	// are not connects, so the breakdown never sees them.
+	var deliveries measure.Observer = rec
+	if opts.Observer != nil {
+		deliveries = measure.ObserverFunc(func(o measure.Observation) { rec.Observe(o); opts.Observer.Observe(o) })
+	}
+	led := ledger.New(runID, addrs, deliveries)
 	ledgerPtr.Store(led)
 	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users})
 	runner := &session.Runner{
