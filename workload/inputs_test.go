@@ -240,3 +240,58 @@ func TestLoadRefuses(t *testing.T) {
 		t.Errorf("ParseConfig of a large input: %v", err)
 	}
 }
+
+// TestShape checks the bounds of nesting and dotted keys checked before
+// decoding (the decoder is quadratic in both), and that brackets and dots
+// in strings and comments don't count.
+func TestShape(t *testing.T) {
+	const tail = "\n[target]\nembedded = true\n"
+	deep := func(n int) string { return strings.Repeat("{b=", n) + "1" + strings.Repeat("}", n) }
+	dotted := func(n int) string { return "a" + strings.Repeat(".a", n-1) }
+	tests := []struct{ name, src, want string }{
+		{"inline tables", "x = " + deep(200000) + "\n", "s.toml:1: nested more than 32 levels deep"},
+		{"arrays", "\n\nx = " + strings.Repeat("[", 33) + "\n", "s.toml:3: nested more than 32 levels deep"},
+		{"nesting at the bound", "x = " + deep(31) + "\n", "s.toml:1: x: unknown key"},
+		{"dotted key", dotted(400000) + " = 1\n", "s.toml:1: a dotted key of more than 32 parts"},
+		{"dotted header", "[" + dotted(33) + "]\n", "s.toml:1: a dotted key of more than 32 parts"},
+		{"quoted parts", "[users]\n" + strings.Repeat("\"a\" . ", 40) + "b = 1\n", "s.toml:2: a dotted key of more than 32 parts"},
+		{"dotted key at the bound", dotted(32) + " = 1\n", "s.toml:1: a: unknown key"},
+		{"brackets in strings and comments", "[mailboxes]\nfolders = [\"" + strings.Repeat("[{", 40) + "\", '" + strings.Repeat("[", 40) + "',\n" +
+			"# " + strings.Repeat("[", 40) + "\n\"\"\"\n" + strings.Repeat("{", 40) + "\n\"\"\"]\n", ""},
+		{"dots in strings and numbers", "name = \"" + strings.Repeat("a.", 40) + "\"\n[messages]\nremote_share = 0.5\n", ""},
+		{"multi-line string closed by five quotes", "name = \"\"\"x\"\"\"\"\"\ny = " + strings.Repeat("[", 20) + strings.Repeat("]", 20) + "\n", "s.toml:2: y: unknown key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("s.toml", []byte(tt.src+tail))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				if len(got) > 300 {
+					got = got[:300] + "..."
+				}
+				t.Errorf("error:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestManyErrors checks that a file of many problems lists the first 100
+// and counts the rest.
+func TestManyErrors(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for i := 1; i <= 150; i++ {
+		fmt.Fprintf(&b, "k%d = 1\n", i)
+		if i <= 100 {
+			want = append(want, fmt.Sprintf("m.toml:%d: k%d: unknown key", i, i))
+		}
+	}
+	want = append(want, "m.toml: and 50 more problems")
+	_, err := ParseConfig("m.toml", []byte(b.String()))
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}

@@ -96,6 +96,9 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	c := DefaultConfig()
 	c.File = name
 	src := strings.ToValidUTF8(string(data), "\uFFFD")
+	if line, msg := checkShape(src); msg != "" {
+		return nil, ConfigErrors{{File: name, Line: line, Msg: msg}}
+	}
 	var raw map[string]toml.Primitive
 	md, err := toml.Decode(src, &raw)
 	lines := scanKeyLines([]byte(src))
@@ -115,11 +118,19 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		d.errs = append(d.errs, c.validate(name, lines)...)
 	}
 	if len(d.errs) > 0 {
-		return nil, sortErrors(d.errs)
+		es := sortErrors(d.errs)
+		if n := len(es); n > maxConfigErrors {
+			es = append(es[:maxConfigErrors], &ConfigError{File: name, Msg: fmt.Sprintf("and %d more problems", n-maxConfigErrors)})
+		}
+		return nil, es
 	}
 	c.lines = lines
 	return c, nil
 }
+
+// maxConfigErrors is how many problems of a config file ParseConfig lists;
+// a note counts the rest.
+const maxConfigErrors = 100
 
 // Validate checks a Config built in code (no file: errors carry no lines).
 // ParseConfig already validates what it returns. It doesn't perform I/O.
