@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/compliance"
@@ -262,38 +264,40 @@ func TestEmbeddedComparison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the embedded target three times")
 	}
-	cfg := testconfig.Quick(t, 2*time.Second)
-	cfg.Users.Count = 5
-	cfg.Mailboxes.InboxMessages = 5
-	cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax = 1, 2
-	cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
-	cfg.Phases.Settle.Duration = 0
-	ctx := context.Background()
-	res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(orchestrator.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Rows) != 3 {
-		t.Fatalf("%d rows", len(res.Rows))
-	}
-	for _, r := range res.Rows {
-		if r.Err != "" || r.SessionsStarted == 0 || r.IMAPConnect.Operations == 0 || r.CPUPerSession <= 0 {
-			t.Errorf("%s: %+v", r.Variant, r)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testconfig.Quick(t, 2*time.Second)
+		cfg.Users.Count = 5
+		cfg.Mailboxes.InboxMessages = 5
+		cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax = 1, 2
+		cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
+		cfg.Phases.Settle.Duration = 0
+		ctx := context.Background()
+		res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(orchestrator.Options{Network: memnet.New()})})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	var buf bytes.Buffer
-	if err := res.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", buf.String())
-	if res.Rows[0].Connect == nil {
-		t.Log("bench does not report the connect breakdown yet: resumption checks skipped")
-		return
-	}
-	for i, r := range res.Rows {
-		f, _ := r.Connect.Function(measure.IMAPConnect)
-		if (f.Handshakes > 0) != (i > 0) || (f.Resumed > 0) != (i == 2) {
-			t.Errorf("%s: %d handshakes, %d resumed", r.Variant, f.Handshakes, f.Resumed)
+		if len(res.Rows) != 3 {
+			t.Fatalf("%d rows", len(res.Rows))
 		}
-	}
+		for _, r := range res.Rows {
+			if r.Err != "" || r.SessionsStarted == 0 || r.IMAPConnect.Operations == 0 || r.CPUPerSession <= 0 {
+				t.Errorf("%s: %+v", r.Variant, r)
+			}
+		}
+		var buf bytes.Buffer
+		if err := res.WriteText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", buf.String())
+		if res.Rows[0].Connect == nil {
+			t.Log("bench does not report the connect breakdown yet: resumption checks skipped")
+			return
+		}
+		for i, r := range res.Rows {
+			f, _ := r.Connect.Function(measure.IMAPConnect)
+			if (f.Handshakes > 0) != (i > 0) || (f.Resumed > 0) != (i == 2) {
+				t.Errorf("%s: %d handshakes, %d resumed", r.Variant, f.Handshakes, f.Resumed)
+			}
+		}
+	})
 }

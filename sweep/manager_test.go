@@ -5,8 +5,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
@@ -25,35 +27,37 @@ func TestSweepEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two whole benchmarks")
 	}
-	cfg := shortQuick(t)
-	ctx := context.Background()
-	res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(orchestrator.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Partial || len(res.Levels) != 2 || !res.Embedded {
-		t.Fatalf("result: partial %v, %d levels, embedded %v", res.Partial, len(res.Levels), res.Embedded)
-	}
-	for i, want := range []float64{18000, 36000} {
-		l := res.Levels[i]
-		it := l.Iterations[0]
-		if it.Err != "" || it.Run == nil {
-			t.Fatalf("level %g%%: %q", l.Percent, it.Err)
+	synctest.Test(t, func(t *testing.T) {
+		cfg := shortQuick(t)
+		ctx := context.Background()
+		res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(orchestrator.Options{Network: memnet.New()})})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if it.Run.TargetSessionsPerHour != want || l.TargetPerHour != want {
-			t.Errorf("level %g%%: the run's target %v (level %v), want %v", l.Percent, it.Run.TargetSessionsPerHour, l.TargetPerHour, want)
+		if res.Partial || len(res.Levels) != 2 || !res.Embedded {
+			t.Fatalf("result: partial %v, %d levels, embedded %v", res.Partial, len(res.Levels), res.Embedded)
 		}
-		if it.Run.SessionsStarted == 0 || l.AchievedPerHour != it.Run.AchievedSessionsPerHour || l.WorstFunction == "" {
-			t.Errorf("level %g%%: %d sessions, achieved %v (run %v), worst %q", l.Percent,
-				it.Run.SessionsStarted, l.AchievedPerHour, it.Run.AchievedSessionsPerHour, l.WorstFunction)
+		for i, want := range []float64{18000, 36000} {
+			l := res.Levels[i]
+			it := l.Iterations[0]
+			if it.Err != "" || it.Run == nil {
+				t.Fatalf("level %g%%: %q", l.Percent, it.Err)
+			}
+			if it.Run.TargetSessionsPerHour != want || l.TargetPerHour != want {
+				t.Errorf("level %g%%: the run's target %v (level %v), want %v", l.Percent, it.Run.TargetSessionsPerHour, l.TargetPerHour, want)
+			}
+			if it.Run.SessionsStarted == 0 || l.AchievedPerHour != it.Run.AchievedSessionsPerHour || l.WorstFunction == "" {
+				t.Errorf("level %g%%: %d sessions, achieved %v (run %v), worst %q", l.Percent,
+					it.Run.SessionsStarted, l.AchievedPerHour, it.Run.AchievedSessionsPerHour, l.WorstFunction)
+			}
 		}
-	}
-	var buf bytes.Buffer
-	if err := res.WriteText(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), "18,000") || !strings.Contains(buf.String(), "Capacity: ") {
-		t.Errorf("text:\n%s", buf.String())
-	}
-	t.Logf("\n%s", buf.String())
+		var buf bytes.Buffer
+		if err := res.WriteText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "18,000") || !strings.Contains(buf.String(), "Capacity: ") {
+			t.Errorf("text:\n%s", buf.String())
+		}
+		t.Logf("\n%s", buf.String())
+	})
 }
