@@ -23,6 +23,8 @@ type progress struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+	// last prints the final line of a plain writer; nil without one.
+	last func()
 }
 
 // newProgress starts showing a job of total units named name (e.g.
@@ -43,6 +45,8 @@ func newProgress(w io.Writer, name, unit string, total int64, every time.Duratio
 		return pr
 	}
 	start := time.Now()
+	// The last line says where the job ended, however short it was.
+	pr.last = func() { fmt.Fprintln(w, progressLine(name, unit, pr.done.Load(), total, time.Since(start))) }
 	pr.wg.Add(1)
 	go func() {
 		defer pr.wg.Done()
@@ -85,6 +89,9 @@ func (pr *progress) Add(n int64) {
 func (pr *progress) Finish(ok bool) {
 	close(pr.stop)
 	pr.wg.Wait()
+	if pr.last != nil {
+		pr.last()
+	}
 	if pr.bar != nil {
 		if ok {
 			pr.bar.SetTotal(-1, true)
