@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -46,5 +48,26 @@ func TestRunHonoursWindowAtLowRate(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// Issue 10, item 2: a run whose estimated memory exceeds the machine's
+// available memory is refused before any work starts, as a ConfigError
+// (exit 2) naming the figures and how to lower them.
+func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
+	defer func(f func() (int64, error)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, error) { return 1 << 30, nil } // 1 GiB
+	cfg := shortQuick(t, time.Second)
+	cfg.Users.Count = 20000
+	ctx := context.Background()
+	_, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Run() = %v, want a ConfigError", err)
+	}
+	for _, want := range []string{"1 GiB available", "fewer users", "real server"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }
