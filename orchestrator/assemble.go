@@ -17,11 +17,10 @@ import (
 // and the sink measured. It doesn't perform I/O.
 func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Recorder, sink *smtpsink.Sink) *report.Run {
 	meas := cfg.Phases.Measurement.Duration
-	// A stopped run measured only until the stop; rate over what was measured.
-	window := res.MeasureEnd.Sub(res.MeasureStart)
-	if res.Stopped {
-		window = min(max(res.StopAt.Sub(res.MeasureStart), 0), meas)
-	}
+	// The rate is over the window the run really measured: until the end
+	// of measurement, or until the arrivals ended if that was earlier (a
+	// stopped run).
+	window := min(max(res.StopAt.Sub(res.MeasureStart), 0), res.MeasureEnd.Sub(res.MeasureStart))
 	run := &report.Run{
 		Tool: "mailbench", Version: Version, Config: cfg.File, Name: cfg.Name, Seed: cfg.Seed,
 		Started: res.Start, Ended: res.Ended,

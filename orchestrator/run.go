@@ -55,6 +55,10 @@ type Options struct {
 	// phase, as the recorder does (a live metrics endpoint, say). It must
 	// be safe for concurrent use and must not block.
 	Observer measure.Observer
+	// IgnoreMemoryBudget runs a plan whose memory estimate exceeds the
+	// machine's available memory (workload.Plan.Memory); by default Run
+	// refuses it with a ConfigError before any work starts.
+	IgnoreMemoryBudget bool
 	// Network, when set, carries every connection of a run against the
 	// embedded target (clients, target, sink, relay) instead of TCP
 	// sockets: tests pass an in-memory network (internal/memnet) so that a
@@ -86,19 +90,33 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 			fmt.Fprintf(opts.Log, format+"\n", a...)
 		}
 	}
+	plan, err := workload.NewPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The memory budget, before anything is allocated: users.count alone
+	// can ask for more than the machine has.
+	avail, memErr := availableMemory()
+	if memErr != nil && !opts.IgnoreMemoryBudget {
+		logf("memory budget not checked: %v", memErr)
+	}
+	if err := checkMemory(plan.Memory, avail, opts); err != nil {
+		return nil, err
+	}
 	users, err := cfg.LoadUsers()
 	if err != nil {
 		return nil, usageErr(err)
+	}
+	if plan.UsersFile != "" {
+		if err := checkMemory(plan.MemoryEstimate(len(users)), avail, opts); err != nil {
+			return nil, err
+		}
 	}
 	var sizes []int
 	for _, s := range cfg.Messages.Sizes {
 		sizes = append(sizes, int(s.Size))
 	}
 	gen, err := message.NewGenerator(cfg.Seed, sizes)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := workload.NewPlan(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +300,21 @@ func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func usageErr(err error) error { return &ConfigError{err} }
+
+// availableMemory is workload.AvailableMemory; tests replace it.
+var availableMemory = workload.AvailableMemory
+
+// checkMemory refuses, as a ConfigError, a run whose estimated memory
+// exceeds avail (unknown when <= 0), unless the options say to ignore it.
+func checkMemory(e workload.MemoryEstimate, avail int64, opts Options) error {
+	if opts.IgnoreMemoryBudget {
+		return nil
+	}
+	if err := e.CheckMemory(avail); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}
 
 // inboundFor is where the inbound stream delivers: the embedded target has
 // one SMTP listener, so there it is the submission settings without AUTH.

@@ -194,6 +194,10 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		}()
 	}
 	wg.Wait()
+	// The schedulers return as soon as the next arrival falls after the
+	// window; at a low rate that can be long before its end. The window
+	// is the window: wait for its end (or the stop) before ramp-down.
+	waitUntil(stop, kill, win.MeasureEnd)
 	res.StopAt = time.Now()
 	res.Stopped = stop.Err() != nil
 
@@ -219,6 +223,21 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	res.Inbound = inbound.Counts()
 	res.SessionsFailed = failed.Load()
 	return res, nil
+}
+
+// waitUntil returns at t, or earlier when stop or kill is done.
+func waitUntil(stop, kill context.Context, t time.Time) {
+	d := time.Until(t)
+	if d <= 0 || stop.Err() != nil || kill.Err() != nil {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-stop.Done():
+	case <-kill.Done():
+	}
 }
 
 // NewRunID returns a run id for message ids, from the clock: runs of the

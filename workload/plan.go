@@ -62,8 +62,15 @@ type Plan struct {
 	Rules           []FunctionPlan
 	MaxErrorPercent float64
 
+	// Memory estimates what the run holds in memory (MemoryEstimate with
+	// Users; see budget.go). `mailbench run` refuses a run whose estimate
+	// exceeds the machine's available memory.
+	Memory MemoryEstimate
+
 	// Warnings are things a user likely wants to know before a run.
 	Warnings []string
+
+	mem memoryInputs
 }
 
 // SessionPlan is one session type of the mix.
@@ -210,6 +217,8 @@ func NewPlan(c *Config) (*Plan, error) {
 	}
 	p.MeasuredSessions = p.SessionsPerHour * ph.Measurement.Hours()
 
+	p.mem = newMemoryInputs(c)
+	p.Memory = p.MemoryEstimate(p.Users)
 	p.Warnings = planWarnings(c, p)
 	return p, nil
 }
@@ -299,6 +308,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	ew.printf("concurrency: ~%.1f sessions (Little's law: %.2f/s × %s mean session; cap %d) + ~%.2f inbound\n",
 		p.Concurrency, p.SessionsPerHour/3600, p.MeanSessionDuration.Round(time.Millisecond), p.MaxConcurrent, p.InboundConcurrency)
 	ew.printf("             (session ≈ steps × (think time + %s nominal operation))\n", NominalOpTime)
+	ew.printf("memory:      %s\n", p.Memory)
 
 	ew.printf("\nsession mix:\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,0 +1,73 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mailbench/mailbench/internal/memnet"
+)
+
+// A run honours its measurement window at any rate (issue 10, item 5): at
+// 48 sessions/hour the next arrival after the last one of a 70 s window
+// usually falls after the window; the run used to move to ramp-down at once
+// and end about 33 s in, while reporting the full window. It must run the
+// whole window, and the achieved rate is over the window it really ran.
+func TestRunHonoursWindowAtLowRate(t *testing.T) {
+	for _, rate := range []float64{48, 1} { // 1/h: most likely no arrival at all
+		t.Run(fmt.Sprintf("%v-per-hour", rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := shortQuick(t, 70*time.Second)
+				cfg.Load.SessionsPerHour = rate
+				ctx := context.Background()
+				start := time.Now()
+				run, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ran := time.Since(start)
+				t.Logf("rate %v: ran %v, started %d", rate, ran, run.SessionsStarted)
+				wantEnd := cfg.Phases.Warmup.Duration + cfg.Phases.Measurement.Duration
+				if ran < wantEnd {
+					t.Errorf("rate %v/h: the run ended %v after its start, before the end of its measurement window at %v", rate, ran, wantEnd)
+				}
+				if got := run.Ended.Sub(run.Started); got < wantEnd {
+					t.Errorf("rate %v/h: report window %v, want at least %v", rate, got, wantEnd)
+				}
+				if run.Partial {
+					t.Errorf("rate %v/h: partial report: %s", rate, run.PartialReason)
+				}
+				want := float64(run.SessionsStarted) / cfg.Phases.Measurement.Hours()
+				if math.Abs(run.AchievedSessionsPerHour-want) > 1e-9 {
+					t.Errorf("rate %v/h: achieved %v/h for %d sessions, want %v over the 70 s window", rate, run.AchievedSessionsPerHour, run.SessionsStarted, want)
+				}
+			})
+		})
+	}
+}
+
+// Issue 10, item 2: a run whose estimated memory exceeds the machine's
+// available memory is refused before any work starts, as a ConfigError
+// (exit 2) naming the figures and how to lower them.
+func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
+	defer func(f func() (int64, error)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, error) { return 1 << 30, nil } // 1 GiB
+	cfg := shortQuick(t, time.Second)
+	cfg.Users.Count = 20000
+	ctx := context.Background()
+	_, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Run() = %v, want a ConfigError", err)
+	}
+	for _, want := range []string{"1 GiB available", "fewer users", "real server"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
