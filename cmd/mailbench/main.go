@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -44,6 +45,8 @@ func usage(err error) error { return &orchestrator.ConfigError{Err: err} }
 func couldNotRun(err error) error { return &orchestrator.ErrRun{Err: err} }
 
 type cli struct {
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+
 	Run        runCmd        `cmd:"" help:"Run a workload and print the compliance table."`
 	Check      checkCmd      `cmd:"" help:"Validate a workload file and print the run plan."`
 	Sink       sinkCmd       `cmd:"" help:"Run the SMTP sink on its own (where the server under test relays remote mail)."`
@@ -52,14 +55,30 @@ type cli struct {
 	Sweep      sweepCmd      `cmd:"" help:"Run a workload at several load levels (and iterations) side by side."`
 	Init       initCmd       `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
 	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
+	Vers       versionCmd    `cmd:"" name:"version" help:"Print mailbench's version (module version, VCS revision and time) and exit."`
+}
+
+// versionCmd is `mailbench version`: the version every report carries.
+type versionCmd struct{}
+
+func (versionCmd) Run(e *env) error {
+	_, err := fmt.Fprintln(e.stdout, "mailbench", version.String())
+	return err
 }
 
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// realMain runs mailbench with args and returns the exit code. Without
+// arguments it prints the usage on stderr and exits 2, as for any other
+// usage error.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	var c cli
+	out := stdout
+	if len(args) == 0 {
+		args, out = []string{"--help"}, stderr
+	}
 	parser, err := kong.New(&c,
 		kong.Name("mailbench"),
 		kong.Description("A load generator and benchmark for IMAP/SMTP mail servers (SPECmail2008-style).\n\n"+
@@ -67,11 +86,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			"  mailbench run                         # a one-minute run against the embedded target\n"+
 			"  mailbench run configs/dovecot-postfix.toml --json result.json\n"+
 			"  mailbench check configs/enterprise.toml\n"+
-			"  mailbench sink --listen 127.0.0.1:2526"),
-		kong.Writers(stdout, stderr),
+			"  mailbench sink --listen 127.0.0.1:2526\n"+
+			"  mailbench version"),
+		kong.Writers(out, stderr),
 		kong.Exit(func(code int) { panic(exitPanic(code)) }),
 		kong.UsageOnError(),
 		kong.Vars{
+			"version":   "mailbench " + version.String(),
 			"max_users": fmt.Sprint(workload.MaxUsers),
 			"max_phase": workload.MaxPhase.String(),
 			"max_rate":  fmt.Sprint(float64(workload.MaxSessionsPerHour)),
@@ -80,11 +101,15 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitCode(couldNotRun(err), stderr)
 	}
+	bare := out == stderr
 	code := func() (code int) {
 		defer func() {
 			if r := recover(); r != nil {
 				if e, ok := r.(exitPanic); ok {
 					code = int(e)
+					if bare {
+						code = exitUsage
+					}
 					return
 				}
 				panic(r)

@@ -89,6 +89,9 @@ func TestExitCodes(t *testing.T) {
 		{"check without a file", []string{"check"}, exitUsage, "", "expected"},
 		{"unknown flag", []string{"check", "--no-such-flag", "quick"}, exitUsage, "", "no-such-flag"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", "frobnicate"},
+		{"no command: the usage on stderr", []string{}, exitUsage, "", "Usage: mailbench <command>"},
+		{"version", []string{"version"}, exitCompliant, "mailbench ", ""},
+		{"--version", []string{"--version"}, exitCompliant, "mailbench ", ""},
 		{"run bad config", []string{"run", badFile}, exitUsage, "", "bad-duration.toml:5:"},
 		{"run missing config", []string{"run", "no-such-config"}, exitUsage, "", "not a shipped config"},
 		{"report compliant", []string{"report", good}, exitCompliant, "good", ""},
@@ -204,5 +207,13 @@ func TestExitCodeMapping(t *testing.T) {
 				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// `mailbench version` prints the version every report carries.
+func TestVersionIsTheReports(t *testing.T) {
+	code, stdout, _ := runMain("version")
+	if want := "mailbench " + orchestrator.Version + "\n"; code != 0 || stdout != want {
+		t.Errorf("version: exit %d, %q; want 0, %q", code, stdout, want)
 	}
 }
