@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/report"
 )
 
 // TestHostileInput runs every hostile input of issue 10 through realMain,
@@ -125,5 +128,54 @@ func TestHostileInput(t *testing.T) {
 				check(t, append([]string{cmd}, expand(tt.args)...), tt.want, tt.code)
 			})
 		}
+	}
+}
+
+// TestHostileReports: merges that would count a run twice, mix runs of
+// different configs or windows, or hide a partial run.
+func TestHostileReports(t *testing.T) {
+	shard := func(k int) func(*report.Run) {
+		return func(r *report.Run) { r.Name, r.Started = "gen", r.Started.Add(time.Duration(k)*time.Second) }
+	}
+	a, _ := writeReport(t, "a", 200, 10*time.Millisecond, shard(0))
+	b, _ := writeReport(t, "b", 200, 10*time.Millisecond, shard(1))
+	copyOfA := filepath.Join(t.TempDir(), "copy-of-a.json")
+	if data, err := os.ReadFile(a); err != nil || os.WriteFile(copyOfA, data, 0o600) != nil {
+		t.Fatal(err)
+	}
+	other, _ := writeReport(t, "other", 200, 10*time.Millisecond, shard(2), func(r *report.Run) { r.Config = "other.toml" })
+	later, _ := writeReport(t, "later", 200, 10*time.Millisecond, shard(3600))
+	longer, _ := writeReport(t, "longer", 200, 10*time.Millisecond, shard(3), func(r *report.Run) { r.Measurement = 2 * time.Minute })
+	partial, _ := writeReport(t, "partial", 200, 10*time.Millisecond, shard(4), func(r *report.Run) { r.Partial, r.PartialReason = true, "interrupted" })
+	tests := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"report a.json a.json", []string{a, a}, "merge: " + a + " and " + a + " are the same run (\"gen\", started 2026-03-01T10:00:00Z, seed 1): merged, its operations would count twice", exitUsage},
+		{"report a.json copy-of-a.json", []string{a, copyOfA}, "are the same run", exitUsage},
+		{"the same run twice, --force", []string{a, b, a, "--force"}, "merge: " + a + " and " + a + " are the same run", exitUsage},
+		{"different configs", []string{a, other}, "ran different configs: not shards of one run (--force merges them anyway)", exitUsage},
+		{"different windows", []string{a, later}, "start 1h0m0s apart, more than 10% of the measurement (1m0s): not shards of one run (--force merges them anyway)", exitUsage},
+		{"different phases", []string{a, longer}, "have different phases: not shards of one run", exitUsage},
+		{"different configs, --force", []string{a, other, "--force"}, "", exitCompliant},
+		{"partial merged with complete", []string{a, partial}, "the report is partial", exitRunFailed},
+		{"partial alone", []string{partial}, "the report is partial", exitRunFailed},
+		{"shards", []string{a, b}, "", exitCompliant},
+		{"--force with --side-by-side", []string{a, b, "--side-by-side", "--force"}, "--force forces a merge", exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"report"}, tt.args...)
+			code, stdout, stderr := runMain(args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("%v: exit %d (want %d), stderr lacks %q:\n%s\nstdout:\n%s", args, code, tt.code, tt.want, stderr, stdout)
+			}
+		})
+	}
+	// A partial merge says so in its table.
+	if _, stdout, _ := runMain("report", a, partial); !strings.Contains(stdout, "PARTIAL") {
+		t.Errorf("the merged report does not show PARTIAL:\n%s", stdout)
 	}
 }
