@@ -14,7 +14,7 @@ type runCmd struct {
 	Config             string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
 	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
 	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
-	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE."`
+	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE: start_unix_ns, phase, function, duration_us, error_class (docs/workload.md)."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
 	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section)."`
 	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
