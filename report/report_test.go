@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -532,5 +533,29 @@ func TestMergeRefusesNonShards(t *testing.T) {
 	m, err := Merge(parts[0], &p)
 	if err != nil || !m.Partial || m.PartialReason != "interrupted" || m.Valid() {
 		t.Errorf("merge with a partial shard: %v, partial %v (%q), valid %v", err, m.Partial, m.PartialReason, m.Valid())
+	}
+}
+
+// TestWriteTextTableWidth: the Summary Results table fits 120 columns,
+// long function names wrapped; the JSON keeps them whole.
+func TestWriteTextTableWidth(t *testing.T) {
+	for _, name := range []string{"compliant", "partial_failing"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name+".txt.golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		i, j := strings.Index(text, "Summary Results"), strings.Index(text, "Error Rate")
+		if i < 0 || j < i {
+			t.Fatalf("%s: no table", name)
+		}
+		for _, line := range strings.Split(text[i:j], "\n") {
+			if n := len([]rune(strings.TrimRight(line, " "))); n > 120 {
+				t.Errorf("%s: a line of %d columns: %q", name, n, line)
+			}
+		}
+	}
+	if got := wrapName(string(measure.IMAPFetchRange), maxNameWidth); strings.Join(got, "") != string(measure.IMAPFetchRange) {
+		t.Errorf("wrapName lost characters: %q", got)
 	}
 }
