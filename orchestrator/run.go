@@ -18,6 +18,7 @@ import (
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/deliverycheck"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
@@ -32,8 +33,9 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// Version is the mailbench version written into reports.
-var Version = "0.1.0-dev"
+// Version is the mailbench version written into reports: the build's
+// (internal/version, what `mailbench version` prints).
+var Version = version.String()
 
 // Options are the run's settings besides the workload file.
 type Options struct {

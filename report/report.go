@@ -139,7 +139,43 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 // phase lengths, sessions per user-hour) are kept when they do; otherwise the
 // distinct values are joined (strings) or the largest is kept, with a
 // warning. The result does not depend on the order of runs.
-func Merge(runs ...*Run) (*Run, error) {
+//
+// Merge refuses runs that are not shards of one run (see MergeWith): the
+// same run twice, runs of different configs, and runs over different
+// measurement windows. A merge that includes a partial run is partial.
+func Merge(runs ...*Run) (*Run, error) { return MergeWith(MergeOptions{}, runs...) }
+
+// MergeOptions are the options of MergeWith.
+type MergeOptions struct {
+	// Labels name the runs in errors (e.g. their file names); run i is
+	// "run i+1" when there is no label.
+	Labels []string
+	// Force merges runs of different configs or measurement windows,
+	// with warnings. The same run twice is refused even so.
+	Force bool
+}
+
+// ErrNotShards is what MergeWith's refusals of runs of different configs
+// or windows wrap: Force merges those anyway.
+var ErrNotShards = errors.New("not shards of one run")
+
+// WindowTolerance is the share of the measurement length by which the
+// shards' measurement windows may start apart (generators started by hand
+// are not started at the same instant).
+const WindowTolerance = 0.10
+
+// MergeWith is Merge with options. Before merging it refuses
+//   - the same run twice: two runs with the same start time (to the
+//     microsecond, as the JSON report keeps it), seed, config file and
+//     name, which would count the run's operations twice (always refused);
+//   - runs of different configs: their config files or names differ;
+//   - runs over different windows: their warm-up, measurement or ramp-down
+//     lengths differ, or their measurement windows start further apart than
+//     WindowTolerance of the measurement length.
+//
+// The last two wrap ErrNotShards and are merged with warnings when
+// opts.Force is set.
+func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("merge: no runs")
 	}
@@ -147,6 +183,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		if r == nil {
 			return nil, fmt.Errorf("merge: run %d is nil", i)
 		}
+	}
+	if err := checkShards(opts, runs); err != nil {
+		return nil, err
 	}
 	rules := runs[0].Table.Rules()
 	for _, r := range runs[1:] {
@@ -311,6 +350,47 @@ func Merge(runs ...*Run) (*Run, error) {
 	m.Warnings = slices.Compact(m.Warnings)
 	m.Evaluate(rules)
 	return m, nil
+}
+
+// checkShards returns why runs are not the shards of one run, or nil.
+func checkShards(opts MergeOptions, runs []*Run) error {
+	label := func(i int) string {
+		if i < len(opts.Labels) && opts.Labels[i] != "" {
+			return opts.Labels[i]
+		}
+		return fmt.Sprintf("run %d", i+1)
+	}
+	for i, a := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			b := runs[j]
+			if a.Started.Truncate(time.Microsecond).Equal(b.Started.Truncate(time.Microsecond)) &&
+				a.Seed == b.Seed && a.Config == b.Config && a.Name == b.Name {
+				return fmt.Errorf("merge: %s and %s are the same run (%q, started %s, seed %d): merged, its operations would count twice",
+					label(i), label(j), a.Name, a.Started.UTC().Format(time.RFC3339Nano), a.Seed)
+			}
+		}
+	}
+	if opts.Force {
+		return nil
+	}
+	first := runs[0]
+	for i, r := range runs[1:] {
+		i++
+		if r.Config != first.Config || r.Name != first.Name {
+			return fmt.Errorf("merge: %s (config %q, name %q) and %s (config %q, name %q) ran different configs: %w",
+				label(0), first.Config, first.Name, label(i), r.Config, r.Name, ErrNotShards)
+		}
+		if r.Warmup != first.Warmup || r.Measurement != first.Measurement || r.Rampdown != first.Rampdown {
+			return fmt.Errorf("merge: %s (warm-up %v, measurement %v, ramp-down %v) and %s (%v, %v, %v) have different phases: %w",
+				label(0), first.Warmup, first.Measurement, first.Rampdown, label(i), r.Warmup, r.Measurement, r.Rampdown, ErrNotShards)
+		}
+		apart := r.Started.Add(r.Warmup).Sub(first.Started.Add(first.Warmup)).Abs()
+		if tol := time.Duration(WindowTolerance * float64(first.Measurement)); apart > tol {
+			return fmt.Errorf("merge: the measurement windows of %s and %s start %v apart, more than %.0f%% of the measurement (%v): %w",
+				label(0), label(i), apart, 100*WindowTolerance, first.Measurement, ErrNotShards)
+		}
+	}
+	return nil
 }
 
 // mergeRelayDelay fills s's relay-delay figures from runs; it returns a

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -473,4 +475,87 @@ func FuzzReadJSON(f *testing.F) {
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testutil.Golden(t, filepath.Join("testdata", name), got)
+}
+
+// TestMergeRefusesNonShards: the same run twice is refused even with
+// Force; runs of different configs or windows are refused unless Force,
+// naming the runs by their labels; a partial shard makes the merge partial.
+func TestMergeRefusesNonShards(t *testing.T) {
+	_, parts := shards(2)
+	labels := []string{"a.json", "b.json"}
+	with := func(change func(r *Run)) []*Run {
+		b := *parts[1]
+		change(&b)
+		return []*Run{parts[0], &b}
+	}
+	tests := []struct {
+		name      string
+		runs      []*Run
+		want      string // "" merges
+		forceable bool
+	}{
+		{"shards", parts, "", false},
+		{"the same run twice", []*Run{parts[0], parts[0]}, `merge: a.json and b.json are the same run ("shards", started 2026-03-01T10:00:00Z, seed 1): merged, its operations would count twice`, false},
+		{"the same run, read back to the microsecond", with(func(r *Run) { r.Started = parts[0].Started.Add(300 * time.Nanosecond) }), "are the same run", false},
+		{"another config", with(func(r *Run) { r.Config = "other.toml" }), `merge: a.json (config "", name "shards") and b.json (config "other.toml", name "shards") ran different configs: not shards of one run`, true},
+		{"another name", with(func(r *Run) { r.Name = "other" }), "ran different configs", true},
+		{"another measurement", with(func(r *Run) { r.Measurement = time.Minute }), "merge: a.json (warm-up 0s, measurement 5m0s, ramp-down 0s) and b.json (0s, 1m0s, 0s) have different phases: not shards of one run", true},
+		{"windows apart", with(func(r *Run) { r.Started = parts[0].Started.Add(31 * time.Second) }), "merge: the measurement windows of a.json and b.json start 31s apart, more than 10% of the measurement (5m0s): not shards of one run", true},
+		{"windows just within", with(func(r *Run) { r.Started = parts[0].Started.Add(30 * time.Second) }), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := MergeWith(MergeOptions{Labels: labels}, tt.runs...)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("MergeWith() = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("MergeWith() = %v, want %q", err, tt.want)
+			}
+			if errors.Is(err, ErrNotShards) != tt.forceable {
+				t.Errorf("errors.Is(ErrNotShards) = %v", !tt.forceable)
+			}
+			m, err := MergeWith(MergeOptions{Labels: labels, Force: true}, tt.runs...)
+			if tt.forceable && (err != nil || len(m.Warnings) == 0) {
+				t.Errorf("forced: %v, warnings %q", err, m.Warnings)
+			}
+			if !tt.forceable && err == nil {
+				t.Error("forced: the same run twice merged")
+			}
+		})
+	}
+	// A partial shard makes the merge partial, and not valid.
+	p := *parts[1]
+	p.Partial, p.PartialReason = true, "interrupted"
+	m, err := Merge(parts[0], &p)
+	if err != nil || !m.Partial || m.PartialReason != "interrupted" || m.Valid() {
+		t.Errorf("merge with a partial shard: %v, partial %v (%q), valid %v", err, m.Partial, m.PartialReason, m.Valid())
+	}
+}
+
+// TestWriteTextTableWidth: the Summary Results table fits 120 columns,
+// long function names wrapped; the JSON keeps them whole.
+func TestWriteTextTableWidth(t *testing.T) {
+	for _, name := range []string{"compliant", "partial_failing"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name+".txt.golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		i, j := strings.Index(text, "Summary Results"), strings.Index(text, "Error Rate")
+		if i < 0 || j < i {
+			t.Fatalf("%s: no table", name)
+		}
+		for _, line := range strings.Split(text[i:j], "\n") {
+			if n := len([]rune(strings.TrimRight(line, " "))); n > 120 {
+				t.Errorf("%s: a line of %d columns: %q", name, n, line)
+			}
+		}
+	}
+	if got := wrapName(string(measure.IMAPFetchRange), maxNameWidth); strings.Join(got, "") != string(measure.IMAPFetchRange) {
+		t.Errorf("wrapName lost characters: %q", got)
+	}
 }

@@ -56,16 +56,23 @@ func WriteText(w io.Writer, r *Run) error {
 
 	p("\nSummary Results\n")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "Function\tResponse time limit (s)\tRequired % compliant\t% compliant\tOperations\tErrors\tp50 (ms)\tp95 (ms)\tp99 (ms)\tMax (ms)\tResult")
+	// Two header lines and function names wrapped at '_' keep the table
+	// within 120 columns; the JSON report has the names on one line.
+	fmt.Fprintln(tw, "Function\tLimit\tRequired\t%\tOperations\tErrors\tp50\tp95\tp99\tMax\tResult")
+	fmt.Fprintln(tw, "\t(s)\tcompliant\tcompliant\t\t\t(ms)\t(ms)\t(ms)\t(ms)\t")
 	for _, row := range r.Table.Rows {
+		name := wrapName(string(row.Function), maxNameWidth)
 		pct, p50, p95, p99, mx := "-", "-", "-", "-", "-"
 		if row.Operations > 0 {
 			pct = compliance.FormatCompliant(row.WithinLimit, row.Operations) + "%"
 			p50, p95, p99, mx = fmtMS(row.P50), fmtMS(row.P95), fmtMS(row.P99), fmtMS(row.Max)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t>%s%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			row.Function, compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
+			name[0], compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
 			pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, passFail(row.Pass))
+		for _, more := range name[1:] {
+			fmt.Fprintf(tw, "  %s\t\t\t\t\t\t\t\t\t\t\n", more)
+		}
 	}
 	e := r.Table.Errors
 	erate := "-"
@@ -184,6 +191,26 @@ func errorClasses(t compliance.Table) string {
 		parts = append(parts, k+" "+fmtInt(sum[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// maxNameWidth is the widest function name of the text table; longer
+// names are wrapped.
+const maxNameWidth = 24
+
+// wrapName splits a function name into lines of at most width characters,
+// after an underscore where it can (continuation lines are indented by two).
+func wrapName(name string, width int) []string {
+	var lines []string
+	for len(name) > width {
+		cut := strings.LastIndexByte(name[:width], '_') + 1
+		if cut <= 0 {
+			cut = width
+		}
+		lines = append(lines, name[:cut])
+		name = name[cut:]
+		width = maxNameWidth - 2
+	}
+	return append(lines, name)
 }
 
 func passFail(ok bool) string {

@@ -106,6 +106,7 @@ func TestTimelineTextGolden(t *testing.T) {
 func TestMergeTimelines(t *testing.T) {
 	a, b := compliantRun(), compliantRun()
 	a.Timeline, b.Timeline = sampleTimeline(3), sampleTimeline(3)
+	b.Seed++ // another generator's shard, not the same run twice
 	b.Timeline[1].P95 = time.Second
 	b.Timeline[2].FunctionP95 = map[measure.Function]time.Duration{measure.IMAPList: 7 * time.Millisecond}
 	m, err := Merge(a, b)
@@ -139,6 +140,7 @@ func TestMergeTimelines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := compliantRun(), compliantRun()
 			a.Timeline, b.Timeline = sampleTimeline(3), sampleTimeline(3)
+			b.Seed++
 			tt.change(b)
 			m, err := Merge(a, b)
 			if err != nil {

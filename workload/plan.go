@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,6 +70,28 @@ type Plan struct {
 	Warnings []string
 
 	mem memoryInputs
+
+	// Endpoints are the connections of the run as `check` shows them:
+	// IMAP, SMTP submission, inbound SMTP, and the sink when enabled.
+	Endpoints []EndpointPlan
+	// PasswordFrom says where the users' password comes from, never the
+	// password: "users.file", "$VAR, else users.password", "$VAR",
+	// "users.password".
+	PasswordFrom string
+}
+
+// EndpointPlan is one endpoint's address, TLS and authentication.
+type EndpointPlan struct {
+	Name     string // "IMAP", "SMTP submission", "inbound SMTP", "sink"
+	Address  string // "embedded" for the embedded target
+	TLS      string // "none", "starttls", "implicit"
+	CAFile   string // "" : the system's roots (the embedded target's own CA when embedded)
+	Server   string // server_name; "" : the address's host
+	Insecure bool   // insecure_skip_verify
+	Resume   bool   // session_resumption
+	MinTLS   string // min_tls_version; "" : Go's default
+	CertFile string // the sink's certificate
+	Auth     string // the mechanism; "" for the sink (it takes no authentication)
 }
 
 // SessionPlan is one session type of the mix.
@@ -98,7 +119,8 @@ type PhasePlan struct {
 type FunctionPlan struct {
 	Function measure.Function
 	// PerHour is the expected number of operations per hour (for delivery
-	// times: messages with at least one recipient of that kind).
+	// times: deliveries, one per recipient of that kind, as the run counts
+	// them).
 	PerHour         float64
 	Limit           time.Duration
 	RequiredPercent float64 // the row passes when strictly more are within Limit
@@ -182,11 +204,12 @@ func NewPlan(c *Config) (*Plan, error) {
 	opsPerHour[measure.SMTPData] += p.InboundPerHour
 	p.InboundConcurrency = p.InboundPerHour / 3600 * (2 * NominalOpTime).Seconds()
 
-	// Delivery: a message is measured per kind of recipient it has.
-	anyLocal, anyRemote := recipientKinds(c.Messages)
-	opsPerHour[measure.DeliveryLocal] = p.InboundPerHour + p.SubmittedPerHour*anyLocal
+	// Delivery: one delivery time per recipient, as the ledger measures
+	// it; an inbound message has one local recipient.
+	local, remote := recipientsPerMessage(c.Messages)
+	opsPerHour[measure.DeliveryLocal] = p.InboundPerHour + p.SubmittedPerHour*local
 	if c.Sink.Enabled {
-		opsPerHour[measure.DeliveryRemote] = p.SubmittedPerHour * anyRemote
+		opsPerHour[measure.DeliveryRemote] = p.SubmittedPerHour * remote
 	}
 
 	for _, f := range measure.AllFunctions {
@@ -220,13 +243,44 @@ func NewPlan(c *Config) (*Plan, error) {
 	p.mem = newMemoryInputs(c)
 	p.Memory = p.MemoryEstimate(p.Users)
 	p.Warnings = planWarnings(c, p)
+	p.Endpoints, p.PasswordFrom = endpointPlans(c)
 	return p, nil
 }
 
-// recipientKinds returns the probability that a message has at least one
-// local and at least one remote recipient, with the recipient count
-// uniform within each bucket.
-func recipientKinds(m MessagesConfig) (anyLocal, anyRemote float64) {
+// endpointPlans lists c's endpoints and where its password comes from.
+func endpointPlans(c *Config) ([]EndpointPlan, string) {
+	ep := func(name string, e Endpoint) EndpointPlan {
+		addr := e.Address
+		if c.Target.Embedded {
+			addr = "embedded"
+		}
+		return EndpointPlan{Name: name, Address: addr, TLS: e.TLS, CAFile: e.CAFile, Server: e.ServerName,
+			Insecure: e.InsecureSkipVerify, Resume: e.SessionResumption, MinTLS: e.MinTLSVersion, Auth: e.Auth}
+	}
+	eps := []EndpointPlan{
+		ep("IMAP", c.Target.IMAP), ep("SMTP submission", c.Target.SMTP), ep("inbound SMTP", c.Target.InboundEndpoint()),
+	}
+	if c.Sink.Enabled {
+		eps = append(eps, EndpointPlan{Name: "sink", Address: c.Sink.Listen, TLS: c.Sink.TLS, CertFile: c.Sink.CertFile})
+	}
+	var pw string
+	switch u := c.Users; {
+	case u.File != "":
+		pw = "users.file"
+	case u.PasswordEnv != "" && u.Password != "":
+		pw = "$" + u.PasswordEnv + ", else users.password"
+	case u.PasswordEnv != "":
+		pw = "$" + u.PasswordEnv
+	default:
+		pw = "users.password"
+	}
+	return eps, pw
+}
+
+// recipientsPerMessage returns the mean number of local and of remote
+// recipients of a submitted message: the recipient count uniform within
+// each bucket, each recipient remote with probability remote_share.
+func recipientsPerMessage(m MessagesConfig) (local, remote float64) {
 	var total float64
 	for _, b := range m.Recipients {
 		total += b.Share
@@ -234,18 +288,11 @@ func recipientKinds(m MessagesConfig) (anyLocal, anyRemote float64) {
 	if total <= 0 {
 		return 0, 0
 	}
-	q := m.RemoteShare
+	var mean float64
 	for _, b := range m.Recipients {
-		var l, r float64
-		n := b.Max - b.Min + 1
-		for k := b.Min; k <= b.Max; k++ {
-			l += 1 - math.Pow(q, float64(k))
-			r += 1 - math.Pow(1-q, float64(k))
-		}
-		anyLocal += b.Share / total * l / float64(n)
-		anyRemote += b.Share / total * r / float64(n)
+		mean += b.Share / total * float64(b.Min+b.Max) / 2
 	}
-	return anyLocal, anyRemote
+	return mean * (1 - m.RemoteShare), mean * m.RemoteShare
 }
 
 func planWarnings(c *Config, p *Plan) []string {
@@ -288,6 +335,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 		ew.printf("target:      embedded\n")
 	} else {
 		ew.printf("target:      IMAP %s, SMTP %s\n", p.IMAP, p.SMTP)
+	}
+	if len(p.Endpoints) > 0 {
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		for _, e := range p.Endpoints {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Name, e.Address, e.describe(p.Embedded))
+		}
+		tw.Flush()
+		ew.printf("password:    %s (never shown)\n", p.PasswordFrom)
 	}
 	users := fmt.Sprintf("%d", p.Users)
 	if p.UsersFile != "" {
@@ -333,6 +388,48 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 	}
 	return ew.err
+}
+
+// describe renders e's TLS and authentication: "tls none, auth login",
+// "tls implicit (CA ca.pem, server name mail.test, resumption), auth plain".
+func (e EndpointPlan) describe(embedded bool) string {
+	tls := "tls " + orText(e.TLS, "none")
+	if e.TLS != "" && e.TLS != "none" {
+		var d []string
+		switch {
+		case e.Name == "sink":
+			d = append(d, "certificate "+orText(e.CertFile, "generated"))
+		case embedded:
+			d = append(d, "CA the embedded target's own")
+		case e.Insecure:
+			d = append(d, "certificate NOT verified (insecure_skip_verify)")
+		default:
+			d = append(d, "CA "+orText(e.CAFile, "system roots"))
+		}
+		if e.Name != "sink" {
+			if e.Server != "" {
+				d = append(d, "server name "+e.Server)
+			}
+			if e.Resume {
+				d = append(d, "resumption")
+			}
+			if e.MinTLS != "" {
+				d = append(d, "min TLS "+e.MinTLS)
+			}
+		}
+		tls += " (" + strings.Join(d, ", ") + ")"
+	}
+	if e.Name == "sink" {
+		return tls + ", no auth (the server under test relays to it)"
+	}
+	return tls + ", auth " + orText(e.Auth, "none")
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // fmtNum renders a number with at most two decimals and no trailing zeros.

@@ -232,3 +232,60 @@ func TestPlanTextHidesPassword(t *testing.T) {
 		t.Error("plan text shows the password")
 	}
 }
+
+// TestPlanEndpoints: check shows each endpoint's TLS mode, CA, server name
+// and auth mechanism, and where the password comes from, never the password.
+func TestPlanEndpoints(t *testing.T) {
+	src := `name = "tls"
+[target.imap]
+address = "imap.test:993"
+tls = "implicit"
+ca_file = "ca.pem"
+server_name = "mail.test"
+session_resumption = true
+auth = "plain"
+[target.smtp]
+address = "smtp.test:587"
+tls = "starttls"
+insecure_skip_verify = true
+auth = "login"
+[target.inbound]
+address = "mx.test:25"
+tls = "none"
+[sink]
+enabled = true
+listen = "0.0.0.0:2526"
+tls = "starttls"
+cert_file = "sink.pem"
+key_file = "sink.key"
+[users]
+password_env = "PW_VAR"
+password = "sekFallback"
+`
+	c, err := ParseConfig("tls.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  IMAP             imap.test:993  tls implicit (CA ca.pem, server name mail.test, resumption), auth plain\n",
+		"  SMTP submission  smtp.test:587  tls starttls (certificate NOT verified (insecure_skip_verify)), auth login\n",
+		"  inbound SMTP     mx.test:25     tls none, auth none\n",
+		"  sink             0.0.0.0:2526   tls starttls (certificate sink.pem), no auth (the server under test relays to it)\n",
+		"password:    $PW_VAR, else users.password (never shown)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "sek") {
+		t.Errorf("plan shows the password:\n%s", buf.String())
+	}
+}

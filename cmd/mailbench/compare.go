@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/mailbench/mailbench/compare"
 	"github.com/mailbench/mailbench/report"
@@ -13,13 +12,13 @@ import (
 //
 //	CompareTLS compareTLSCmd `cmd:"" name:"compare-tls" help:"Run a workload in plaintext, TLS and TLS with resumption and compare them side by side."`
 type compareTLSCmd struct {
-	Config    string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	PlainIMAP string        `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
-	PlainSMTP string        `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
-	Duration  time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
-	Rate      float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour (of each run)."`
-	Quiet     bool          `short:"q" help:"No progress lines on stderr."`
-	HTML      string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
+	Config    string `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	PlainIMAP string `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
+	PlainSMTP string `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
+	Quiet     bool   `short:"q" help:"No progress lines on stderr."`
+	runFlags  `embed:""`
+	usersFlag `embed:""`
+	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
 }
 
 func (compareTLSCmd) Help() string {
@@ -48,7 +47,7 @@ Examples:
 }
 
 func (c *compareTLSCmd) Run(e *env) error {
-	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {
 		return err
 	}

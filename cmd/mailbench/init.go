@@ -9,9 +9,10 @@ import (
 )
 
 type initCmd struct {
-	Config  string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
-	Workers int    `short:"w" default:"8" help:"Users populated at once, one IMAP connection each."`
-	Quiet   bool   `short:"q" help:"No progress display on stderr."`
+	Config    string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
+	Workers   int    `short:"w" default:"8" help:"Users populated at once, one IMAP connection each."`
+	Quiet     bool   `short:"q" help:"No progress display on stderr."`
+	usersFlag `embed:""`
 }
 
 func (initCmd) Help() string {
@@ -33,13 +34,14 @@ Examples:
 }
 
 func (c *initCmd) Run(e *env) error {
-	return onRealServer(e, c.Config, c.Workers, c.Quiet, populate.Init)
+	return onRealServer(e, c.Config, c.usersFlag, c.Workers, c.Quiet, populate.Init)
 }
 
 type cleanCmd struct {
-	Config  string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
-	Workers int    `short:"w" default:"8" help:"Users cleaned at once, one IMAP connection each."`
-	Quiet   bool   `short:"q" help:"No progress display on stderr."`
+	Config    string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
+	Workers   int    `short:"w" default:"8" help:"Users cleaned at once, one IMAP connection each."`
+	Quiet     bool   `short:"q" help:"No progress display on stderr."`
+	usersFlag `embed:""`
 }
 
 func (cleanCmd) Help() string {
@@ -57,16 +59,16 @@ Examples:
 }
 
 func (c *cleanCmd) Run(e *env) error {
-	return onRealServer(e, c.Config, c.Workers, c.Quiet, populate.Clean)
+	return onRealServer(e, c.Config, c.usersFlag, c.Workers, c.Quiet, populate.Clean)
 }
 
 // onRealServer is what init and clean share: it loads the config, refuses
 // bad worker counts and the embedded target (usage errors), runs op until it
 // ends or a signal stops it, and prints op's summary to stdout, also when op
 // fails part way.
-func onRealServer[S fmt.Stringer](e *env, config string, workers int, quiet bool,
+func onRealServer[S fmt.Stringer](e *env, config string, users usersFlag, workers int, quiet bool,
 	op func(context.Context, *workload.Config, populate.Options) (S, error)) error {
-	cfg, err := e.loadConfig(config)
+	cfg, err := e.loadConfig(config, users.overrides())
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -44,7 +45,7 @@ func usage(err error) error { return &orchestrator.ConfigError{Err: err} }
 func couldNotRun(err error) error { return &orchestrator.ErrRun{Err: err} }
 
 type cli struct {
-	Users int `name:"users" placeholder:"N" help:"Override users.count of the workload (a pattern of N users)."`
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	Run        runCmd        `cmd:"" help:"Run a workload and print the compliance table."`
 	Check      checkCmd      `cmd:"" help:"Validate a workload file and print the run plan."`
@@ -54,14 +55,30 @@ type cli struct {
 	Sweep      sweepCmd      `cmd:"" help:"Run a workload at several load levels (and iterations) side by side."`
 	Init       initCmd       `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
 	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
+	Vers       versionCmd    `cmd:"" name:"version" help:"Print mailbench's version (module version, VCS revision and time) and exit."`
+}
+
+// versionCmd is `mailbench version`: the version every report carries.
+type versionCmd struct{}
+
+func (versionCmd) Run(e *env) error {
+	_, err := fmt.Fprintln(e.stdout, "mailbench", version.String())
+	return err
 }
 
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// realMain runs mailbench with args and returns the exit code. Without
+// arguments it prints the usage on stderr and exits 2, as for any other
+// usage error.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	var c cli
+	out := stdout
+	if len(args) == 0 {
+		args, out = []string{"--help"}, stderr
+	}
 	parser, err := kong.New(&c,
 		kong.Name("mailbench"),
 		kong.Description("A load generator and benchmark for IMAP/SMTP mail servers (SPECmail2008-style).\n\n"+
@@ -69,19 +86,30 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			"  mailbench run                         # a one-minute run against the embedded target\n"+
 			"  mailbench run configs/dovecot-postfix.toml --json result.json\n"+
 			"  mailbench check configs/enterprise.toml\n"+
-			"  mailbench sink --listen 127.0.0.1:2526"),
-		kong.Writers(stdout, stderr),
+			"  mailbench sink --listen 127.0.0.1:2526\n"+
+			"  mailbench version"),
+		kong.Writers(out, stderr),
 		kong.Exit(func(code int) { panic(exitPanic(code)) }),
 		kong.UsageOnError(),
+		kong.Vars{
+			"version":   "mailbench " + version.String(),
+			"max_users": fmt.Sprint(workload.MaxUsers),
+			"max_phase": workload.MaxPhase.String(),
+			"max_rate":  fmt.Sprint(float64(workload.MaxSessionsPerHour)),
+		},
 	)
 	if err != nil {
 		return exitCode(couldNotRun(err), stderr)
 	}
+	bare := out == stderr
 	code := func() (code int) {
 		defer func() {
 			if r := recover(); r != nil {
 				if e, ok := r.(exitPanic); ok {
 					code = int(e)
+					if bare {
+						code = exitUsage
+					}
 					return
 				}
 				panic(r)
@@ -91,7 +119,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return exitCode(usage(err), stderr)
 		}
-		err = kctx.Run(&env{stdout: stdout, stderr: stderr, users: c.Users})
+		err = kctx.Run(&env{stdout: stdout, stderr: stderr})
 		return exitCode(err, stderr)
 	}()
 	return code
@@ -121,27 +149,78 @@ func exitCode(err error, stderr io.Writer) int {
 // env is what every command gets.
 type env struct {
 	stdout, stderr io.Writer
-	users          int // --users: overrides users.count when > 0
 }
 
-// loadConfig reads a workload file, or a shipped config by name, and
-// applies the global overrides (--users).
-func (e *env) loadConfig(arg string) (*workload.Config, error) {
+// usersFlag is --users, embedded in the commands that load a workload
+// (run, check, sweep, compare-tls, init, clean). nil: not given.
+type usersFlag struct {
+	Users *int `name:"users" placeholder:"N" help:"Override users.count of the workload (a pattern of N users, 1 to ${max_users})."`
+}
+
+// runFlags are the run-shaping flags of run, sweep and compare-tls; nil:
+// not given.
+type runFlags struct {
+	Duration *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (above 0, at most ${max_phase})."`
+	Rate     *float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour (above 0, at most ${max_rate})."`
+}
+
+// overrides are the flags applied over a workload file; a nil field was
+// not given.
+type overrides struct {
+	users       *int
+	measurement *time.Duration
+	rate        *float64
+}
+
+// check range-checks every flag that was given: the error names the flag,
+// the value and the limit (workload's maximums), a usage error (exit 2).
+func (o overrides) check() error {
+	if o.users != nil {
+		if n := *o.users; n < 1 || n > workload.MaxUsers {
+			return usage(fmt.Errorf("--users %d: out of range: must be 1 to %d", n, workload.MaxUsers))
+		}
+	}
+	if o.measurement != nil {
+		if d := *o.measurement; d <= 0 || d > workload.MaxPhase {
+			return usage(fmt.Errorf("--measurement %v: out of range: must be above 0 and at most %v", d, workload.MaxPhase))
+		}
+	}
+	if o.rate != nil {
+		if r := *o.rate; !(r > 0 && r <= workload.MaxSessionsPerHour) { // NaN fails too
+			return usage(fmt.Errorf("--rate %g: out of range: must be above 0 and at most %g sessions per hour", r, float64(workload.MaxSessionsPerHour)))
+		}
+	}
+	return nil
+}
+
+// loadConfig reads a workload file, or a shipped config by name, applies
+// the flags given over it (range-checked first), and checks every input a
+// run reads (workload.(*Config).CheckInputs: the config's values, the users
+// file, the password variable, CA, certificate and key files). It is the one
+// place check, run, sweep, compare-tls, init and clean load a workload, so
+// that check passes exactly what run accepts, and every problem is a usage
+// error (exit 2).
+func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	cfg, err := loadConfigFile(arg)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if e == nil || e.users == 0 {
-		return cfg, nil
+	if o.users != nil {
+		if cfg.Users.File != "" {
+			return nil, usage(fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File))
+		}
+		cfg.Users.Count = *o.users
 	}
-	if e.users < 0 {
-		return nil, usage(fmt.Errorf("--users %d: must be > 0", e.users))
+	if o.measurement != nil {
+		cfg.Phases.Measurement.Duration = *o.measurement
 	}
-	if cfg.Users.File != "" {
-		return nil, usage(fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File))
+	if o.rate != nil {
+		cfg.Load.SessionsPerHour = *o.rate
 	}
-	cfg.Users.Count = e.users
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.CheckInputs(); err != nil {
 		return nil, usage(err)
 	}
 	return cfg, nil
@@ -159,22 +238,6 @@ func loadConfigFile(arg string) (*workload.Config, error) {
 		return workload.ParseConfig("configs/"+trimToml(arg)+".toml", data)
 	}
 	return nil, fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())
-}
-
-// loadRunConfig is loadConfig with the run-shaping flags applied over the
-// file: a measurement length and a target rate, each when non-zero.
-func (e *env) loadRunConfig(arg string, measurement time.Duration, rate float64) (*workload.Config, error) {
-	cfg, err := e.loadConfig(arg)
-	if err != nil {
-		return nil, err
-	}
-	if measurement > 0 {
-		cfg.Phases.Measurement.Duration = measurement
-	}
-	if rate > 0 {
-		cfg.Load.SessionsPerHour = rate
-	}
-	return cfg, nil
 }
 
 func trimToml(s string) string {
@@ -214,4 +277,12 @@ func signalContext(stderr io.Writer) (stop context.Context, release func()) {
 		os.Exit(exitCode(couldNotRun(errors.New("second signal: exiting now, no report written")), stderr))
 	}()
 	return stop, func() { signal.Stop(ch); close(done); cancelStop() }
+}
+
+// overrides of the workload flags given.
+func (u usersFlag) overrides() overrides { return overrides{users: u.Users} }
+
+// overrides of the workload and run-shaping flags given.
+func (f runFlags) overrides(u usersFlag) overrides {
+	return overrides{users: u.Users, measurement: f.Duration, rate: f.Rate}
 }

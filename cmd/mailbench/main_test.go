@@ -23,7 +23,9 @@ const badConfigDir = "../../workload/testdata/config/bad"
 // writeReport writes a JSON report of a run in which every function
 // (the delivery rows too) did n operations of duration d each, and returns its path and whether
 // the evaluated table is compliant.
-func writeReport(t *testing.T, name string, n int, d time.Duration) (string, bool) {
+// edit, if any, changes the run before it is evaluated and written (a
+// shard of another run is another generator's: same name, its own start).
+func writeReport(t *testing.T, name string, n int, d time.Duration, edit ...func(*report.Run)) (string, bool) {
 	t.Helper()
 	rules := compliance.DefaultRules()
 	s := metrics.NewStats(rules.Limits())
@@ -39,6 +41,9 @@ func writeReport(t *testing.T, name string, n int, d time.Duration) (string, boo
 		Warmup: time.Minute, Measurement: time.Minute, Rampdown: time.Minute,
 		Target:    report.Target{IMAP: "127.0.0.1:1143", SMTP: "127.0.0.1:2525"},
 		Functions: s.Snapshot(),
+	}
+	for _, e := range edit {
+		e(r)
 	}
 	r.Evaluate(rules)
 	path := filepath.Join(t.TempDir(), name+".json")
@@ -60,15 +65,20 @@ func runMain(args ...string) (code int, stdout, stderr string) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Setenv("MAILBENCH_PASSWORD", "test-password") // enterprise.toml takes it from there
 	good, ok := writeReport(t, "good", 200, 10*time.Millisecond)
 	if !ok {
 		t.Fatal("the fast run's table is not compliant")
 	}
-	good2, _ := writeReport(t, "good2", 100, 20*time.Millisecond)
+	shardOf := func(name string, k int) func(*report.Run) {
+		return func(r *report.Run) { r.Name, r.Started = name, r.Started.Add(time.Duration(k)*time.Second) }
+	}
+	good2, _ := writeReport(t, "good2", 100, 20*time.Millisecond, shardOf("good", 1))
 	slow, ok := writeReport(t, "slow", 200, 2*time.Minute)
 	if ok {
 		t.Fatal("the slow run's table is compliant")
 	}
+	slowShard, _ := writeReport(t, "slow-shard", 200, 2*time.Minute, shardOf("good", 2))
 	merged := filepath.Join(t.TempDir(), "merged.json")
 	page := filepath.Join(t.TempDir(), "good.html")
 	nodir := filepath.Join(t.TempDir(), "no", "such", "dir")
@@ -88,12 +98,15 @@ func TestExitCodes(t *testing.T) {
 		{"check without a file", []string{"check"}, exitUsage, "", "expected"},
 		{"unknown flag", []string{"check", "--no-such-flag", "quick"}, exitUsage, "", "no-such-flag"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", "frobnicate"},
+		{"no command: the usage on stderr", []string{}, exitUsage, "", "Usage: mailbench <command>"},
+		{"version", []string{"version"}, exitCompliant, "mailbench ", ""},
+		{"--version", []string{"--version"}, exitCompliant, "mailbench ", ""},
 		{"run bad config", []string{"run", badFile}, exitUsage, "", "bad-duration.toml:5:"},
 		{"run missing config", []string{"run", "no-such-config"}, exitUsage, "", "not a shipped config"},
 		{"report compliant", []string{"report", good}, exitCompliant, "good", ""},
 		{"report not compliant", []string{"report", slow}, exitNotCompliant, "slow", ""},
 		{"report merge", []string{"report", good, good2, "--json", merged}, exitCompliant, "", ""},
-		{"report merge with a failing shard", []string{"report", good, slow}, exitNotCompliant, "", ""},
+		{"report merge with a failing shard", []string{"report", good, slowShard}, exitNotCompliant, "", ""},
 		{"report missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, exitUsage, "", "nope.json"},
 		{"report not JSON", []string{"report", badFile}, exitUsage, "", "bad-duration.toml"},
 		{"report --html", []string{"report", good, "--html", page}, exitCompliant, "good", ""},
@@ -203,5 +216,13 @@ func TestExitCodeMapping(t *testing.T) {
 				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// `mailbench version` prints the version every report carries.
+func TestVersionIsTheReports(t *testing.T) {
+	code, stdout, _ := runMain("version")
+	if want := "mailbench " + orchestrator.Version + "\n"; code != 0 || stdout != want {
+		t.Errorf("version: exit %d, %q; want 0, %q", code, stdout, want)
 	}
 }

@@ -14,12 +14,12 @@ type runCmd struct {
 	Config             string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
 	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
 	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
-	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE."`
+	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE: start_unix_ns, phase, function, duration_us, error_class (docs/workload.md)."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
 	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section)."`
 	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
-	Duration           time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length."`
-	Rate               float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour."`
+	runFlags           `embed:""`
+	usersFlag          `embed:""`
 }
 
 func (runCmd) Help() string {
@@ -42,7 +42,7 @@ Examples:
 }
 
 func (c *runCmd) Run(e *env) error {
-	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,8 @@ func (c *runCmd) Run(e *env) error {
 }
 
 type checkCmd struct {
-	Config string `arg:"" help:"Workload file, or the name of a shipped config."`
+	Config    string `arg:"" help:"Workload file, or the name of a shipped config."`
+	usersFlag `embed:""`
 }
 
 func (checkCmd) Help() string {
@@ -104,7 +105,7 @@ Examples:
 }
 
 func (c *checkCmd) Run(e *env) error {
-	cfg, err := e.loadConfig(c.Config)
+	cfg, err := e.loadConfig(c.Config, c.usersFlag.overrides())
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ type reportCmd struct {
 	HTML  string   `name:"html" placeholder:"FILE" help:"Write a self-contained HTML report with charts (side by side with --side-by-side)."`
 	// SideBySide prints the runs as columns instead of merging them.
 	SideBySide bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
+	Force      bool `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
 }
 
 func (reportCmd) Help() string {
@@ -88,12 +89,20 @@ func (reportCmd) Help() string {
 load generators that each ran a shard of the users) exactly: counts are added
 and HDR histograms merged, then the table is evaluated again.
 
+A merge refuses the same run twice (same start, seed, config and name: its
+operations would count twice), and, unless --force, runs of different
+configs (config file or name) or windows (different phase lengths, or
+measurement windows that start more than 10% of the measurement apart).
+A merge that includes a partial run is partial.
+
 With --side-by-side the reports are not merged but compared, one column per
 file (named after it): target and achieved sessions/hour, users, each
 function's % compliant and p95, error rate, delivery and verdict.
 
 Exit codes: 0 compliant (every run, side by side), 1 not compliant,
-2 usage error or unreadable report.
+2 usage error, unreadable report or reports that are not shards of one
+run, 3 the report (or a merged run) is partial: stopped before the end of
+its window, it is not a valid result.
 
 Examples:
   mailbench report result.json
@@ -126,7 +135,10 @@ func (c *reportCmd) Run(e *env) error {
 	run := runs[0]
 	if len(runs) > 1 {
 		var err error
-		if run, err = report.Merge(runs...); err != nil {
+		if run, err = report.MergeWith(report.MergeOptions{Labels: c.Files, Force: c.Force}, runs...); err != nil {
+			if errors.Is(err, report.ErrNotShards) {
+				err = fmt.Errorf("%w (--force merges them anyway)", err)
+			}
 			return usage(err)
 		}
 	}
@@ -146,6 +158,9 @@ func (c *reportCmd) Run(e *env) error {
 	if err := htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})); err != nil {
 		return err
 	}
+	if run.Partial {
+		return couldNotRun(errors.New("the report is partial: a run was stopped before the end of its measurement window; not a valid result"))
+	}
 	if !run.Table.Compliant {
 		return errNotCompliant
 	}
@@ -156,6 +171,9 @@ func (c *reportCmd) Run(e *env) error {
 func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) error {
 	if c.JSON != "" {
 		return usage(errors.New("--json writes a merged report; it cannot be combined with --side-by-side"))
+	}
+	if c.Force {
+		return usage(errors.New("--force forces a merge; it cannot be combined with --side-by-side"))
 	}
 	labels := make([]string, len(c.Files))
 	for i, name := range c.Files {

@@ -14,14 +14,14 @@ import (
 
 // sweepCmd is `mailbench sweep`.
 type sweepCmd struct {
-	Config     string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	Levels     []float64     `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order."`
-	Iterations int           `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians)."`
-	Duration   time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
-	Rate       float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour: the 100% level."`
-	JSON       string        `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
-	HTML       string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
-	Quiet      bool          `short:"q" help:"No progress lines on stderr."`
+	Config     string    `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	Levels     []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order."`
+	Iterations int       `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians)."`
+	JSON       string    `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
+	HTML       string    `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
+	Quiet      bool      `short:"q" help:"No progress lines on stderr."`
+	runFlags   `embed:""`
+	usersFlag  `embed:""`
 }
 
 func (sweepCmd) Help() string {
@@ -50,7 +50,7 @@ Examples:
 }
 
 func (c *sweepCmd) Run(e *env) error {
-	cfg, err := e.loadRunConfig(c.Config, c.Duration, c.Rate)
+	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {
 		return err
 	}

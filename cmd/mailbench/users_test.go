@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// --users overrides users.count for every command that loads a workload.
+// --users overrides users.count for every command that loads a workload,
+// and is not a flag of the others.
 func TestUsersOverride(t *testing.T) {
 	for _, tc := range []struct {
 		args     []string
@@ -14,8 +15,13 @@ func TestUsersOverride(t *testing.T) {
 		contains string
 	}{
 		{[]string{"check", "quick", "--users", "7"}, 0, "users:       7\n"},
-		{[]string{"--users", "400", "check", "dovecot-postfix"}, 0, "users:       400\n"},
-		{[]string{"check", "quick", "--users=-3"}, 2, "--users -3: must be > 0"},
+		{[]string{"check", "--users", "400", "dovecot-postfix"}, 0, "users:       400\n"},
+		{[]string{"run", "--users", "400", "--measurement", "0", "quick"}, 2, "--measurement 0s: out of range"},
+		// --users is a flag of the commands that load a workload only.
+		{[]string{"--users", "400", "check", "dovecot-postfix"}, 2, "unknown flag --users"},
+		{[]string{"sink", "--users", "4"}, 2, "unknown flag --users"},
+		{[]string{"report", "--users", "4", "x.json"}, 2, "unknown flag --users"},
+		{[]string{"check", "quick", "--users=-3"}, 2, "--users -3: out of range: must be 1 to 10000000"},
 	} {
 		var out, errb bytes.Buffer
 		code := realMain(tc.args, &out, &errb)

@@ -44,7 +44,7 @@ var stage = map[string]int{
 	// 9: programs and tests of the whole.
 	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "integration": 9,
 	// Test helpers (internal): only tests import them.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/testconfig": 1, "internal/layout": 9,
+	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/testconfig": 1, "internal/layout": 9,
 }
 
 type pkg struct {

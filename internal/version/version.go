@@ -1,0 +1,58 @@
+// Package version is mailbench's version, from the build: the module
+// version and the VCS revision, time and modified flag that the go command
+// stamps into the binary (runtime/debug.ReadBuildInfo). `mailbench version`
+// prints it and every report carries it (orchestrator.Version).
+package version
+
+import (
+	"runtime/debug"
+	"strings"
+)
+
+// String is the version of the running binary, e.g.
+// "v0.2.0 (rev 06af185abcde, 2026-12-01T02:42:00Z)" or
+// "devel (rev 06af185abcde, 2026-12-01T02:42:00Z, modified)"; "devel"
+// when the build carries no information.
+func String() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	return format(bi)
+}
+
+func format(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev, at string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	var parts []string
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		parts = append(parts, "rev "+rev)
+	}
+	if at != "" {
+		parts = append(parts, at)
+	}
+	if modified {
+		parts = append(parts, "modified")
+	}
+	if len(parts) == 0 {
+		return v
+	}
+	return v + " (" + strings.Join(parts, ", ") + ")"
+}
