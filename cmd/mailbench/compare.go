@@ -61,7 +61,11 @@ func (c *compareTLSCmd) Run(e *env) error {
 	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()
-	opts := runProgress(e, c.Quiet)
+	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	copts := compare.Options{Run: compare.ManagerRunner(opts), Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr

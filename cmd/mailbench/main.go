@@ -162,6 +162,9 @@ type usersFlag struct {
 type runFlags struct {
 	Duration *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (above 0, at most ${max_phase})."`
 	Rate     *float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour (above 0, at most ${max_rate})."`
+
+	MetricsListen      string `name:"metrics-listen" placeholder:"ADDR" help:"Serve live Prometheus metrics of the run on ADDR/metrics while it runs (docs/metrics.md)."`
+	IgnoreMemoryBudget bool   `name:"ignore-memory-budget" help:"Run even when the plan's memory estimate exceeds the memory available (see check)."`
 }
 
 // overrides are the flags applied over a workload file; a nil field was

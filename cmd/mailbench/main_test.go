@@ -110,6 +110,8 @@ func TestExitCodes(t *testing.T) {
 		{"report missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, exitUsage, "", "nope.json"},
 		{"report not JSON", []string{"report", badFile}, exitUsage, "", "bad-duration.toml"},
 		{"report --html", []string{"report", good, "--html", page}, exitCompliant, "good", ""},
+		{"check prints the memory budget", []string{"check", "quick"}, exitCompliant, "available:", ""},
+		{"run --metrics-listen on a bad address", []string{"run", "--metrics-listen", "127.0.0.1:-1"}, exitUsage, "", "--metrics-listen"},
 		// Output paths are checked before any work starts: a run that
 		// could not write its report fails at once, not after the run.
 		{"run --json into no directory", []string{"run", "--json", filepath.Join(nodir, "x.json")}, exitUsage, "", "--json"},

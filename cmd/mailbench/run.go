@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -64,7 +65,11 @@ func (c *runCmd) Run(e *env) error {
 	}
 	stop, release := signalContext(e.stderr)
 	defer release()
-	opts := runProgress(e, c.Quiet)
+	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	opts.ResultsFile = c.Results
 	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
 	run, err := orchestrator.Run(stop, context.Background(), cfg, opts)
@@ -113,5 +118,17 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return usage(err)
 	}
-	return plan.WriteText(e.stdout)
+	if err := plan.WriteText(e.stdout); err != nil {
+		return err
+	}
+	// What run would say of the memory budget, before anything runs.
+	if avail, err := workload.AvailableMemory(); err != nil {
+		fmt.Fprintf(e.stdout, "available:   unknown (%v); the memory budget is not checked\n", err)
+	} else {
+		fmt.Fprintf(e.stdout, "available:   %s (MemAvailable)\n", workload.FormatBytes(avail))
+		if err := plan.Memory.CheckMemory(avail); err != nil {
+			fmt.Fprintf(e.stdout, "warning:     %v\n", err)
+		}
+	}
+	return nil
 }

@@ -73,7 +73,12 @@ func (c *sweepCmd) Run(e *env) error {
 	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()
-	sopts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
+	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	sopts.Run = sweep.ManagerRunner(opts)
 	if !c.Quiet {
 		sopts.Log = e.stderr
 	}
