@@ -364,3 +364,35 @@ func slicesContains(ss []string, sub string) bool {
 	}
 	return false
 }
+
+// TestMergeConnectThroughJSON: the connect breakdowns of shards read back
+// from JSON merge exactly (their histograms are stored).
+func TestMergeConnectThroughJSON(t *testing.T) {
+	shard := func(ms int) *Run {
+		b := metrics.NewBreakdown()
+		for i := range 50 {
+			b.Observe(measure.Observation{Function: measure.IMAPConnect, Connect: &measure.ConnectPhases{
+				TCP: time.Duration(ms+i) * time.Millisecond, Greeting: time.Millisecond, Auth: 2 * time.Millisecond}})
+		}
+		r := compliantRun()
+		r.Connect = b.Snapshot()
+		return r
+	}
+	a, b := shard(1), shard(100)
+	direct, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Merge(roundTrip(t, a), roundTrip(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slicesContains(m.Warnings, "connect") || m.Connect == nil {
+		t.Fatalf("connect breakdown not merged: %q", m.Warnings)
+	}
+	got, _ := m.Connect.Function(measure.IMAPConnect)
+	want, _ := direct.Connect.Function(measure.IMAPConnect)
+	if got.Connects != 100 || got.TCP.P95US != want.TCP.P95US || got.TCP.P50US != want.TCP.P50US || got.TCP.P50US < 50000 {
+		t.Errorf("merged from JSON %+v, want %+v", got.TCP, want.TCP)
+	}
+}
