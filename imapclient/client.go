@@ -61,31 +61,6 @@ type Config struct {
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// ConnectBreakdown splits the time of IMAP Connect into its phases.
-type ConnectBreakdown struct {
-	TCP time.Duration // dial
-	// TLS is the handshake; with STARTTLS also the STARTTLS command and the
-	// capability list requested after it.
-	TLS time.Duration
-	// Greeting is waiting for the server greeting plus, when the greeting
-	// carries no [CAPABILITY] code, the CAPABILITY command go-imap sends.
-	Greeting time.Duration
-	// Auth is LOGIN or AUTHENTICATE PLAIN plus, when the OK carries no
-	// [CAPABILITY] code, the CAPABILITY command go-imap sends after it.
-	Auth    time.Duration
-	TLSUsed bool // a TLS handshake completed
-	Resumed bool // the TLS handshake resumed an earlier session (tls.ConnectionState.DidResume)
-}
-
-// Phases converts b to the measure vocabulary: TLS, Greeting and Auth map
-// one to one. It doesn't perform I/O.
-func (b ConnectBreakdown) Phases() measure.ConnectPhases {
-	return measure.ConnectPhases{
-		TCP: b.TCP, TLS: b.TLS, Greeting: b.Greeting, Auth: b.Auth,
-		TLSUsed: b.TLSUsed, Resumed: b.Resumed,
-	}
-}
-
 // ErrClosed is returned (wrapped) by operations on a client whose
 // connection is closed, e.g. after a timeout. It is classified as a
 // connection error.
@@ -103,14 +78,14 @@ type Client struct {
 	tr        *transport
 	timeout   time.Duration
 	observer  measure.Observer
-	breakdown ConnectBreakdown
+	breakdown measure.ConnectPhases
 	closed    atomic.Bool
 	lsubTag   uint64
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
 // perform I/O.
-func (c *Client) Breakdown() ConnectBreakdown { return c.breakdown }
+func (c *Client) Breakdown() measure.ConnectPhases { return c.breakdown }
 
 // Caps reports the capabilities the server advertised after login. It
 // doesn't perform I/O (Connect already fetched them).
@@ -131,7 +106,7 @@ func (c *Client) Close() error {
 // Connect dials cfg.Address, secures the connection per cfg.TLS, waits for
 // the greeting and logs in, timing it all as one "IMAP Connect"
 // observation. Once the TCP connection is established, the observation's
-// Connect field carries the phases reached (see ConnectBreakdown), on
+// Connect field carries the phases reached (see measure.ConnectPhases), on
 // failure too. The password never appears in the returned error.
 func Connect(ctx context.Context, cfg Config, login, password string) (*Client, error) {
 	timeout := cfg.Timeout
@@ -142,7 +117,7 @@ func Connect(ctx context.Context, cfg Config, login, password string) (*Client, 
 		return nil, err
 	}
 	start := time.Now()
-	var bd ConnectBreakdown
+	var bd measure.ConnectPhases
 	dialed := false
 	c, err := connect(ctx, cfg, timeout, login, password, &bd, &dialed)
 	if err != nil {
@@ -151,7 +126,7 @@ func Connect(ctx context.Context, cfg Config, login, password string) (*Client, 
 	if cfg.Observer != nil {
 		o := observation(measure.IMAPConnect, start, err)
 		if dialed {
-			p := bd.Phases()
+			p := bd
 			o.Connect = &p
 		}
 		cfg.Observer.Observe(o)
@@ -164,7 +139,7 @@ func Connect(ctx context.Context, cfg Config, login, password string) (*Client, 
 
 // connect does the work of Connect, filling *bd as the phases complete and
 // setting *dialed once the TCP connection is up.
-func connect(parent context.Context, cfg Config, timeout time.Duration, login, password string, bd *ConnectBreakdown, dialed *bool) (*Client, error) {
+func connect(parent context.Context, cfg Config, timeout time.Duration, login, password string, bd *measure.ConnectPhases, dialed *bool) (*Client, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()

@@ -219,7 +219,7 @@ func runFunctional(t *testing.T, tg target) {
 	if bd.TCP <= 0 || bd.Greeting <= 0 || bd.Auth <= 0 || (bd.TLS > 0) != (cfg.TLS == TLSStartTLS || cfg.TLS == TLSImplicit) {
 		t.Errorf("breakdown %+v for TLS %q", bd, cfg.TLS)
 	}
-	if o.Connect == nil || *o.Connect != bd.Phases() || o.Connect.TLSUsed != (cfg.TLS == TLSStartTLS || cfg.TLS == TLSImplicit) {
+	if o.Connect == nil || *o.Connect != bd || o.Connect.TLSUsed != (cfg.TLS == TLSStartTLS || cfg.TLS == TLSImplicit) {
 		t.Errorf("observation phases %+v, breakdown %+v, TLS %q", o.Connect, bd, cfg.TLS)
 	}
 	if sum := bd.TCP + bd.TLS + bd.Greeting + bd.Auth; sum > o.Duration {

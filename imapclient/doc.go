@@ -46,7 +46,7 @@
 // # STARTTLS
 //
 // With TLS "starttls" the client reads the greeting, sends `MBS1 STARTTLS`
-// and performs the handshake itself (so that ConnectBreakdown can time TLS
+// and performs the handshake itself (so that Client.Breakdown can time TLS
 // and report session resumption), then hands the TLS connection to go-imap
 // with a replayed greeting that has no [CAPABILITY] code; go-imap therefore
 // sends CAPABILITY over TLS, as RFC 3501 requires after STARTTLS.

@@ -81,15 +81,35 @@ type Observation struct {
 	Connect *ConnectPhases
 }
 
-// ConnectPhases splits one connect into its parts. Durations of parts not
-// reached (a failure before TLS, say) or not done (no TLS) are zero.
+// ConnectPhases splits one connect into its parts; imapclient and
+// smtpclient fill it as the connect proceeds and put it in the observation
+// (Client.Breakdown returns it too). Durations of parts not reached (a
+// failure before TLS, say) or not done (no TLS) are zero. TCP, TLS, Greeting
+// and Auth add up to the whole connect except for scheduling slack;
+// StartTLS and EHLO are parts of TLS and Greeting, not additional to them.
 type ConnectPhases struct {
-	TCP      time.Duration // TCP connect
-	TLS      time.Duration // TLS handshake (implicit, or STARTTLS command + handshake)
-	Greeting time.Duration // IMAP greeting / SMTP banner + EHLO
-	Auth     time.Duration // LOGIN, AUTHENTICATE or SMTP AUTH
-	TLSUsed  bool          // a TLS handshake completed
-	Resumed  bool          // the TLS handshake resumed an earlier session
+	TCP time.Duration // TCP connect (dial)
+	// TLS is the TLS handshake, implicit or after STARTTLS; with STARTTLS it
+	// includes the STARTTLS exchange (IMAP: also the capability list
+	// requested after the handshake).
+	TLS time.Duration
+	// Greeting is the IMAP greeting (plus the CAPABILITY command go-imap
+	// sends when the greeting carries no [CAPABILITY] code), or the SMTP
+	// banner plus EHLO.
+	Greeting time.Duration
+	// Auth is LOGIN, AUTHENTICATE or SMTP AUTH (IMAP: plus the CAPABILITY
+	// command go-imap sends after it when the OK carries no [CAPABILITY]).
+	Auth    time.Duration
+	TLSUsed bool // a TLS handshake completed
+	Resumed bool // the TLS handshake resumed an earlier session (tls.ConnectionState.DidResume)
+
+	// StartTLS is the part of TLS spent on the clear-text exchange before
+	// the handshake (SMTP: EHLO and STARTTLS); 0 without STARTTLS and on
+	// IMAP, which doesn't split it out.
+	StartTLS time.Duration
+	// EHLO is the part of Greeting spent on the EHLO that follows the banner
+	// (SMTP; after the handshake with STARTTLS); 0 on IMAP.
+	EHLO time.Duration
 }
 
 // Observer receives observations. Implementations must be safe for

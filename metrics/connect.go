@@ -9,6 +9,9 @@
 package metrics
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -119,8 +122,9 @@ func partOf(h *hdrhistogram.Histogram) PartStats {
 }
 
 // Snapshot is the connect breakdown of a run: one FunctionBreakdown per
-// entry of Functions, in that order. It is plain data, JSON-able (the
-// histograms are left out of JSON; the percentiles are kept).
+// entry of Functions, in that order. It is plain data, JSON-able: each
+// part's histogram is stored encoded (EncodeHistogram) next to its
+// percentiles, so MergeConnect works on snapshots read back from JSON.
 type ConnectSnapshot struct {
 	Functions []FunctionBreakdown `json:"functions"`
 }
@@ -161,13 +165,64 @@ func (s *ConnectSnapshot) Function(fn measure.Function) (FunctionBreakdown, bool
 
 // PartStats summarizes one phase over the successful connects that had it.
 // The percentiles are in microseconds (compliance's histogram geometry).
+// In JSON it is {count, p50_us, p95_us, max_us, histogram}, histogram
+// encoded and omitted when empty or absent.
 type PartStats struct {
 	Count int64 `json:"count"`
 	P50US int64 `json:"p50_us"`
 	P95US int64 `json:"p95_us"`
 	MaxUS int64 `json:"max_us"`
-	// Histogram holds every recorded value; nil after a JSON round trip.
+	// Histogram holds every recorded value; nil when read from a report
+	// written before it was stored (such snapshots don't merge).
 	Histogram *hdrhistogram.Histogram `json:"-"`
+}
+
+type jsonPart struct {
+	Count     int64  `json:"count"`
+	P50US     int64  `json:"p50_us"`
+	P95US     int64  `json:"p95_us"`
+	MaxUS     int64  `json:"max_us"`
+	Histogram string `json:"histogram,omitempty"`
+}
+
+// MarshalJSON writes p with its histogram encoded.
+func (p PartStats) MarshalJSON() ([]byte, error) {
+	j := jsonPart{Count: p.Count, P50US: p.P50US, P95US: p.P95US, MaxUS: p.MaxUS}
+	if p.Histogram != nil && p.Histogram.TotalCount() > 0 {
+		enc, err := EncodeHistogram(p.Histogram)
+		if err != nil {
+			return nil, err
+		}
+		j.Histogram = enc
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, rejecting unknown fields,
+// negative figures, histograms not of mailbench's geometry
+// (DecodeHistogram) and histograms whose count is not Count.
+func (p *PartStats) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var j jsonPart
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	if j.Count < 0 || j.P50US < 0 || j.P95US < 0 || j.MaxUS < 0 {
+		return errors.New("connect part: negative figure")
+	}
+	*p = PartStats{Count: j.Count, P50US: j.P50US, P95US: j.P95US, MaxUS: j.MaxUS}
+	if j.Histogram != "" {
+		h, err := DecodeHistogram(j.Histogram)
+		if err != nil {
+			return fmt.Errorf("connect part: %w", err)
+		}
+		if h.TotalCount() != j.Count {
+			return fmt.Errorf("connect part: histogram of %d values, count %d", h.TotalCount(), j.Count)
+		}
+		p.Histogram = h
+	}
+	return nil
 }
 
 func (p *PartStats) fill() {

@@ -127,16 +127,58 @@ func TestMerge(t *testing.T) {
 	if !bytes.Equal(gj, wj) {
 		t.Errorf("merge of two shards\n%s\nwant\n%s", gj, wj)
 	}
-	// A snapshot read back from JSON has no histograms: merging it fails.
-	var back ConnectSnapshot
-	if err := json.Unmarshal(wj, &back); err != nil {
-		t.Fatal(err)
+	if !bytes.Contains(wj, []byte(`"histogram":"HISTF`)) {
+		t.Errorf("JSON snapshot without histograms: %s", wj)
 	}
-	if bj, _ := json.Marshal(&back); !bytes.Equal(bj, wj) {
+	// A snapshot read back from JSON keeps its histograms: merging the
+	// shards read back gives the same as merging them in memory.
+	unmarshal := func(b []byte) *ConnectSnapshot {
+		var s ConnectSnapshot
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return &s
+	}
+	back := unmarshal(wj)
+	if bj, _ := json.Marshal(back); !bytes.Equal(bj, wj) {
 		t.Errorf("JSON round trip changed the snapshot:\n%s\n%s", bj, wj)
 	}
-	if _, err := MergeConnect(&back, got); err == nil {
+	aj, _ := json.Marshal(a.Snapshot())
+	cj, _ := json.Marshal(c.Snapshot())
+	fromJSON, err := MergeConnect(unmarshal(aj), unmarshal(cj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fj, _ := json.Marshal(fromJSON); !bytes.Equal(fj, wj) {
+		t.Errorf("merge of shards read from JSON\n%s\nwant\n%s", fj, wj)
+	}
+	// An older report stored no histograms: merging it fails.
+	var oldPart PartStats
+	if err := json.Unmarshal([]byte(`{"count":1,"p50_us":5,"p95_us":5,"max_us":5}`), &oldPart); err != nil || oldPart.Histogram != nil || oldPart.P95US != 5 {
+		t.Errorf("older part read as %+v, %v", oldPart, err)
+	}
+	var stripped ConnectSnapshot
+	if err := json.Unmarshal(wj, &stripped); err != nil {
+		t.Fatal(err)
+	}
+	for i := range stripped.Functions {
+		f := &stripped.Functions[i]
+		for _, p := range []*PartStats{&f.TCP, &f.TLS, &f.Greeting, &f.Auth} {
+			p.Histogram = nil
+		}
+	}
+	if _, err := MergeConnect(&stripped, got); err == nil {
 		t.Error("merge without histograms succeeded")
+	}
+	for _, bad := range []string{
+		`{"count":1,"p50_us":0,"p95_us":0,"max_us":0,"extra":1}`,
+		`{"count":-1,"p50_us":0,"p95_us":0,"max_us":0}`,
+		`{"count":2,"p50_us":0,"p95_us":0,"max_us":0,"histogram":"` + encodedOne(t) + `"}`,
+	} {
+		var p PartStats
+		if err := json.Unmarshal([]byte(bad), &p); err == nil {
+			t.Errorf("part %s read without error", bad)
+		}
 	}
 	if _, err := MergeConnect(&ConnectSnapshot{Functions: []FunctionBreakdown{{Function: "IMAP LIST"}}}); err == nil {
 		t.Error("merge of an unknown function succeeded")
@@ -176,4 +218,14 @@ func TestFormatMS(t *testing.T) {
 			t.Errorf("FormatMS(%v) = %q, want %q", tt.d, got, tt.want)
 		}
 	}
+}
+
+func encodedOne(t *testing.T) string {
+	h := NewHistogram()
+	RecordDuration(h, time.Millisecond)
+	s, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -41,35 +42,62 @@ type TimelineOptions struct {
 // TimeseriesHeader is the first line of the --timeseries CSV. Each further
 // line is one closed interval and one function: the interval's start
 // (RFC 3339, UTC), the phase it lies in, the function (AllFunctionsLabel for
-// every function together; that line is written for every interval of the
-// measurement window, even one without operations), the operations that
-// STARTED in the interval, how many of them failed, and the 50th, 95th and
-// 99th percentile and the maximum of their durations in milliseconds.
+// the protocol operations together; that line is written for every interval
+// of the measurement window, even one without operations; DeliveryLabel for
+// the delivery times together), the operations that STARTED in the interval,
+// how many of them failed, and the 50th, 95th and 99th percentile and the
+// maximum of their durations in milliseconds.
 const TimeseriesHeader = "interval_start,phase,function,operations,errors,p50_ms,p95_ms,p99_ms,max_ms"
 
-// AllFunctionsLabel is the function column of a CSV line that sums every
-// function of an interval.
+// AllFunctionsLabel is the function column of a CSV line that sums the
+// protocol operations (every function but the delivery times) of an
+// interval.
 const AllFunctionsLabel = "ALL"
 
-// FunctionPoint is one function's figures over one timeline point.
-type FunctionPoint struct {
-	Function           measure.Function
+// DeliveryLabel is the function column of a CSV line that sums the delivery
+// times (measure.DeliveryLocal and DeliveryRemote) of an interval; it is
+// written only for intervals with deliveries.
+const DeliveryLabel = "DELIVERY"
+
+// IsDelivery reports whether f is a delivery time rather than a protocol
+// operation: the timeline's totals keep the two apart.
+func IsDelivery(f measure.Function) bool {
+	return f == measure.DeliveryLocal || f == measure.DeliveryRemote
+}
+
+// Totals are a number of operations, how many failed, and the percentiles
+// and maximum of their durations (zero without operations).
+type Totals struct {
 	Operations, Errors int64
 	P50, P95, P99, Max time.Duration
 }
 
+// FunctionPoint is one function's figures over one timeline point.
+type FunctionPoint struct {
+	Function measure.Function
+	Totals
+	// Histogram holds the durations of the function's operations in the
+	// point that are in its percentiles (late ones are not), encoded
+	// (EncodeHistogram), so that points merge exactly (MergePoints). It is
+	// "" in points read from a report written before it was stored.
+	Histogram string
+}
+
 // Point is one point of the measurement window's timeline: one interval,
-// or several adjacent ones merged (see MaxPoints).
+// or several adjacent ones merged (see MaxPoints). The report holds these
+// as they are (report.Run.Timeline).
 type Point struct {
 	Start    time.Time
 	Length   time.Duration
 	Sessions int64 // sessions started (see Recorder.SessionsStarted)
-	// Operations, Errors and the percentiles are over all functions.
-	Operations, Errors int64
-	P50, P95, P99, Max time.Duration
+	// Totals (Operations, Errors and the percentiles) are over the protocol
+	// operations: every function but the delivery times.
+	Totals
+	// Delivery is over the delivery times (IsDelivery) together.
+	Delivery Totals
 	// Late counts operations observed after their point had closed: they
-	// are in Operations and Errors (and in Functions' counts) but not in
-	// the percentiles.
+	// are in the counts (of Totals or Delivery, and of their function) but
+	// not in the percentiles nor the histograms.
 	Late      int64
 	Functions []FunctionPoint // functions with operations, in measure.AllFunctions order, then others by name
 }
@@ -111,7 +139,8 @@ type timeline struct {
 	free         []*hdrhistogram.Histogram
 	csv          *bufio.Writer
 	csvErr       error
-	scratch      *hdrhistogram.Histogram
+	scratch      *hdrhistogram.Histogram // summarize's protocol operations
+	scratchDlv   *hdrhistogram.Histogram // summarize's delivery times
 	knownOrder   map[measure.Function]int
 	observedLate int64 // operations observed after their slot closed (all phases)
 	sessionsSeen int64
@@ -268,24 +297,24 @@ func (t *timeline) late(s int64, o measure.Observation) {
 	}
 	p := &t.points[j]
 	p.Late++
-	p.Operations++
+	failed := int64(0)
 	if o.Class != measure.OK {
-		p.Errors++
+		failed = 1
 	}
+	tot := &p.Totals
+	if IsDelivery(o.Function) {
+		tot = &p.Delivery
+	}
+	tot.Operations++
+	tot.Errors += failed
 	for i := range p.Functions {
 		if fp := &p.Functions[i]; fp.Function == o.Function {
 			fp.Operations++
-			if o.Class != measure.OK {
-				fp.Errors++
-			}
+			fp.Errors += failed
 			return
 		}
 	}
-	fp := FunctionPoint{Function: o.Function, Operations: 1}
-	if o.Class != measure.OK {
-		fp.Errors = 1
-	}
-	p.Functions = append(p.Functions, fp)
+	p.Functions = append(p.Functions, FunctionPoint{Function: o.Function, Totals: Totals{Operations: 1, Errors: failed}, Histogram: emptyHistogram()})
 }
 
 func (t *timeline) openSpan(s int64) *span {
@@ -389,41 +418,54 @@ func (t *timeline) finishPoint() {
 	}
 	p := Point{Start: start, Length: end.Sub(start), Sessions: t.sessions[j]}
 	delete(t.sessions, j)
-	p.Functions, p.Operations, p.Errors, p.P50, p.P95, p.P99, p.Max = t.summarize(t.point)
+	p.Functions, p.Totals, p.Delivery = t.summarize(t.point, true)
 	t.points = append(t.points, p)
 	t.release(t.point)
 	t.point = nil
 }
 
-// summarize returns the per-function figures of sp and the figures over
-// all its functions.
-func (t *timeline) summarize(sp *span) (fps []FunctionPoint, ops, errs int64, p50, p95, p99, mx time.Duration) {
+// summarize returns the per-function figures of sp (with their encoded
+// histograms when encode is set) and the totals over its protocol
+// operations and over its delivery times.
+func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto, dlv Totals) {
 	if t.scratch == nil {
-		t.scratch = NewHistogram()
+		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
 	}
-	all := t.scratch
+	all, dh := t.scratch, t.scratchDlv
 	all.Reset()
+	dh.Reset()
 	for _, f := range sortedFunctions(sp.fns, t.knownOrder) {
 		a := sp.fns[f]
 		if a.ops == 0 {
 			continue
 		}
-		fp := FunctionPoint{Function: f, Operations: a.ops, Errors: a.errs}
-		fp.P50, fp.P95, fp.P99, fp.Max = quantiles(a.h)
+		fp := FunctionPoint{Function: f, Totals: totalsOf(a.ops, a.errs, a.h)}
+		if encode {
+			fp.Histogram, _ = EncodeHistogram(a.h) // cannot fail for mailbench's geometry
+		}
 		fps = append(fps, fp)
-		ops += a.ops
-		errs += a.errs
-		all.Merge(a.h)
+		tot, h := &proto, all
+		if IsDelivery(f) {
+			tot, h = &dlv, dh
+		}
+		tot.Operations += a.ops
+		tot.Errors += a.errs
+		h.Merge(a.h)
 	}
-	if ops > 0 {
-		p50, p95, p99, mx = quantiles(all)
-	}
+	proto = totalsOf(proto.Operations, proto.Errors, all)
+	dlv = totalsOf(dlv.Operations, dlv.Errors, dh)
 	return
 }
 
-func quantiles(h *hdrhistogram.Histogram) (p50, p95, p99, mx time.Duration) {
-	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	return us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(95)), us(h.ValueAtQuantile(99)), us(h.Max())
+// totalsOf returns ops and errs with the percentiles of h (zero when h is
+// empty).
+func totalsOf(ops, errs int64, h *hdrhistogram.Histogram) Totals {
+	t := Totals{Operations: ops, Errors: errs}
+	if h.TotalCount() > 0 {
+		us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+		t.P50, t.P95, t.P99, t.Max = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(95)), us(h.ValueAtQuantile(99)), us(h.Max())
+	}
+	return t
 }
 
 func sortedFunctions(m map[measure.Function]*acc, order map[measure.Function]int) []measure.Function {
@@ -459,16 +501,24 @@ func (t *timeline) writeCSV(sp *span) {
 		return
 	}
 	phase := t.phaseOf(sp.slot)
-	fps, ops, errs, p50, p95, p99, mx := t.summarize(sp)
-	if ops == 0 && phase != workload.Measurement {
+	fps, proto, dlv := t.summarize(sp, false)
+	if proto.Operations == 0 && dlv.Operations == 0 && phase != workload.Measurement {
 		return
 	}
 	start, _ := t.slotBounds(sp.slot)
 	ts := start.UTC().Format(time.RFC3339Nano)
-	for _, fp := range fps {
-		fmt.Fprintf(t.csv, "%s,%s,%q,%d,%d,%s,%s,%s,%s\n", ts, phase, fp.Function, fp.Operations, fp.Errors, ms(fp.P50), ms(fp.P95), ms(fp.P99), ms(fp.Max))
+	line := func(label string, v Totals) {
+		fmt.Fprintf(t.csv, "%s,%s,%s,%d,%d,%s,%s,%s,%s\n", ts, phase, label, v.Operations, v.Errors, ms(v.P50), ms(v.P95), ms(v.P99), ms(v.Max))
 	}
-	fmt.Fprintf(t.csv, "%s,%s,%s,%d,%d,%s,%s,%s,%s\n", ts, phase, AllFunctionsLabel, ops, errs, ms(p50), ms(p95), ms(p99), ms(mx))
+	for _, fp := range fps {
+		line(fmt.Sprintf("%q", fp.Function), fp.Totals)
+	}
+	if proto.Operations > 0 || phase == workload.Measurement {
+		line(AllFunctionsLabel, proto)
+	}
+	if dlv.Operations > 0 {
+		line(DeliveryLabel, dlv)
+	}
 	t.csvErr = t.csv.Flush()
 }
 
@@ -587,6 +637,129 @@ func (r *Recorder) closeTimeline() error {
 	}
 	if err != nil {
 		return fmt.Errorf("timeseries: %w", err)
+	}
+	return nil
+}
+
+// emptyHistogram is an empty histogram, encoded: that of a function whose
+// operations in a point were all late.
+var emptyHistogram = sync.OnceValue(func() string {
+	s, _ := EncodeHistogram(NewHistogram())
+	return s
+})
+
+// MergePoints returns one point holding the operations of ps — the same
+// interval of several shards of one run, or adjacent points of one
+// timeline: sessions, late operations and every count added, each
+// function's histograms merged, and every percentile (of a function, of the
+// protocol operations, of the delivery times) taken from the merged
+// histograms, so that it is exact. Start is the earliest start and Length
+// the longest length of ps; callers that merge adjacent points set them.
+//
+// exact is false when a function with operations in some point has no
+// histogram (a point read from a report written before they were stored):
+// then the merged point has no histogram of that function, and its
+// percentiles, and those of the totals it is part of, are the largest of
+// the points' — an upper bound, since the percentile of a union lies between
+// the parts' smallest and largest. err is not nil when a histogram does not
+// decode (DecodeHistogram) or holds more values than its operations.
+//
+// It decodes one histogram at a time into an accumulator per function, so
+// its memory does not grow with len(ps).
+func MergePoints(ps ...Point) (p Point, exact bool, err error) {
+	type facc struct {
+		tot     Totals
+		h       *hdrhistogram.Histogram
+		inexact bool
+	}
+	fns := map[measure.Function]*facc{}
+	order := map[measure.Function]int{}
+	for i, f := range measure.AllFunctions {
+		order[f] = i
+	}
+	exact = true
+	for i, q := range ps {
+		if i == 0 || q.Start.Before(p.Start) {
+			p.Start = q.Start
+		}
+		p.Length = max(p.Length, q.Length)
+		p.Sessions += q.Sessions
+		p.Late += q.Late
+		for _, fp := range q.Functions {
+			a := fns[fp.Function]
+			if a == nil {
+				a = &facc{tot: Totals{}, h: NewHistogram()}
+				fns[fp.Function] = a
+			}
+			a.tot.Operations += fp.Operations
+			a.tot.Errors += fp.Errors
+			if fp.Histogram == "" {
+				if fp.Operations > 0 {
+					a.inexact, exact = true, false
+				}
+				a.tot.P50, a.tot.P95 = max(a.tot.P50, fp.P50), max(a.tot.P95, fp.P95)
+				a.tot.P99, a.tot.Max = max(a.tot.P99, fp.P99), max(a.tot.Max, fp.Max)
+				continue
+			}
+			h, err := DecodeHistogram(fp.Histogram)
+			if err != nil {
+				return Point{}, false, fmt.Errorf("%s: %w", fp.Function, err)
+			}
+			if h.TotalCount() > fp.Operations {
+				return Point{}, false, fmt.Errorf("%s: histogram holds %d values, more than its %d operations", fp.Function, h.TotalCount(), fp.Operations)
+			}
+			a.h.Merge(h)
+		}
+	}
+	if !exact {
+		// The totals' upper bound: the largest of the points' own.
+		for _, q := range ps {
+			for _, pair := range [][2]*Totals{{&p.Totals, &q.Totals}, {&p.Delivery, &q.Delivery}} {
+				d, s := pair[0], pair[1]
+				d.P50, d.P95, d.P99, d.Max = max(d.P50, s.P50), max(d.P95, s.P95), max(d.P99, s.P99), max(d.Max, s.Max)
+			}
+		}
+	}
+	all, dh := NewHistogram(), NewHistogram()
+	m := make(map[measure.Function]*acc, len(fns))
+	for f := range fns {
+		m[f] = nil
+	}
+	for _, f := range sortedFunctions(m, order) {
+		a := fns[f]
+		fp := FunctionPoint{Function: f, Totals: a.tot}
+		if !a.inexact {
+			fp.Totals = totalsOf(a.tot.Operations, a.tot.Errors, a.h)
+			if fp.Histogram, err = EncodeHistogram(a.h); err != nil {
+				return Point{}, false, err
+			}
+		}
+		p.Functions = append(p.Functions, fp)
+		tot, h := &p.Totals, all
+		if IsDelivery(f) {
+			tot, h = &p.Delivery, dh
+		}
+		tot.Operations += a.tot.Operations
+		tot.Errors += a.tot.Errors
+		h.Merge(a.h)
+	}
+	if exact {
+		p.Totals = totalsOf(p.Operations, p.Errors, all)
+		p.Delivery = totalsOf(p.Delivery.Operations, p.Delivery.Errors, dh)
+	}
+	return p, exact, nil
+}
+
+// CheckEncodedHistogram checks, without decoding its counts, that s is no
+// longer than MaxEncodedHistogram and holds a histogram of mailbench's
+// geometry: what a reader of untrusted reports can afford for many small
+// histograms (MergePoints decodes them fully).
+func CheckEncodedHistogram(s string) error {
+	if len(s) > MaxEncodedHistogram {
+		return fmt.Errorf("histogram: %d bytes, more than %d", len(s), MaxEncodedHistogram)
+	}
+	if err := checkEncodedGeometry(s); err != nil {
+		return fmt.Errorf("histogram: %w", err)
 	}
 	return nil
 }

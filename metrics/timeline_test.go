@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -211,5 +212,119 @@ func TestTimelineBoundedMemory(t *testing.T) {
 	// sample per observation would be 8 MB.
 	if growth := int64(after.HeapAlloc) - int64(before.HeapAlloc); growth > 4<<20 {
 		t.Errorf("heap grew by %d bytes over %d observations", growth, n)
+	}
+}
+
+// TestTimelineKeepsDeliveriesApart: the totals count protocol operations
+// only; delivery times are in Delivery, in their functions and on the CSV's
+// DELIVERY line, not on its ALL line.
+func TestTimelineKeepsDeliveriesApart(t *testing.T) {
+	var csv bytes.Buffer
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(10*time.Second)), nil)
+	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: time.Second, CSV: &csv})
+	r.Observe(obsAt(measure.IMAPConnect, time.Second, 10*time.Millisecond, false))
+	r.Observe(obsAt(measure.DeliveryLocal, 2*time.Second, 3*time.Second, false))
+	r.Observe(obsAt(measure.DeliveryRemote, 3*time.Second, 5*time.Second, true))
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Timeline()[0]
+	if p.Operations != 1 || p.Errors != 0 || p.Max > 11*time.Millisecond {
+		t.Errorf("protocol totals %+v include delivery times", p.Totals)
+	}
+	if d := p.Delivery; d.Operations != 2 || d.Errors != 1 || d.Max < 4900*time.Millisecond || d.P50 < 2900*time.Millisecond {
+		t.Errorf("delivery totals %+v", d)
+	}
+	if len(p.Functions) != 3 || p.Functions[2].Function != measure.DeliveryRemote || p.Functions[2].Histogram == "" {
+		t.Errorf("functions %+v", p.Functions)
+	}
+	got := csv.String()
+	for _, line := range []string{"2026-03-01T12:00:00Z,measurement,ALL,1,0,", "2026-03-01T12:00:00Z,measurement,DELIVERY,2,1,"} {
+		if !strings.Contains(got, "\n"+line) {
+			t.Errorf("CSV lacks a line starting %q:\n%s", line, got)
+		}
+	}
+}
+
+// TestMergePointsExact: merging the points of two shards gives the figures
+// of one recorder that saw every operation.
+func TestMergePointsExact(t *testing.T) {
+	w := window(tl0, tl0.Add(10*time.Second))
+	rec := func() *Recorder {
+		r := NewRecorder(defaultLimits(), w, nil)
+		r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: time.Second})
+		return r
+	}
+	a, b, all := rec(), rec(), rec()
+	for i := range 1000 {
+		f := measure.AllFunctions[i%5]
+		if i%7 == 0 {
+			f = measure.DeliveryLocal
+		}
+		o := obsAt(f, time.Duration(i)*time.Millisecond, time.Duration(1+i*i%5000)*time.Millisecond, i%13 == 0)
+		if i < 300 {
+			a.Observe(o)
+		} else {
+			b.Observe(o)
+		}
+		all.Observe(o)
+	}
+	a.SessionsStarted(3, tl0)
+	b.SessionsStarted(4, tl0)
+	all.SessionsStarted(7, tl0)
+	for _, r := range []*Recorder{a, b, all} {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, exact, err := MergePoints(a.Timeline()[0], b.Timeline()[0])
+	if err != nil || !exact {
+		t.Fatalf("MergePoints: exact %v, %v", exact, err)
+	}
+	want := all.Timeline()[0]
+	strip := func(p Point) Point {
+		p.Functions = append([]FunctionPoint(nil), p.Functions...)
+		for i := range p.Functions {
+			h, err := DecodeHistogram(p.Functions[i].Histogram)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.TotalCount() != p.Functions[i].Operations {
+				t.Errorf("%s: histogram of %d values, %d operations", p.Functions[i].Function, h.TotalCount(), p.Functions[i].Operations)
+			}
+			p.Functions[i].Histogram = ""
+		}
+		return p
+	}
+	if g, w := strip(got), strip(want); !reflect.DeepEqual(g, w) {
+		t.Errorf("merged point\n got %+v\nwant %+v", g, w)
+	}
+
+	// Without histograms (an older report): counts exact, percentiles the
+	// largest of the points'.
+	pa, pb := strip(a.Timeline()[0]), strip(b.Timeline()[0])
+	got, exact, err = MergePoints(pa, pb)
+	if err != nil || exact {
+		t.Fatalf("MergePoints without histograms: exact %v, %v", exact, err)
+	}
+	if got.Operations != want.Operations || got.Delivery.Errors != want.Delivery.Errors || got.P95 != max(pa.P95, pb.P95) {
+		t.Errorf("inexact merge %+v", got)
+	}
+}
+
+// TestPointHistogramSize notes what the encoded histograms weigh: a
+// function with 1000 operations of spread-out durations in a point.
+func TestPointHistogramSize(t *testing.T) {
+	h := NewHistogram()
+	for i := range 1000 {
+		RecordDuration(h, time.Duration(1+i*i%5000)*time.Millisecond)
+	}
+	s, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1000 values: %d bytes encoded; empty: %d bytes", len(s), len(emptyHistogram()))
+	if len(s) > 4096 {
+		t.Errorf("encoded histogram of 1000 values is %d bytes", len(s))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/session"
@@ -76,16 +75,7 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		}
 		run.Warnings = append(run.Warnings, plural(c.Dropped, "session", "sessions")+" could not start, so the load offered was below the target: "+strings.Join(why, "; "))
 	}
-	for _, p := range rec.Timeline() {
-		iv := report.Interval{Start: p.Start, Length: p.Length, Sessions: p.Sessions, Operations: p.Operations, Errors: p.Errors, P95: p.P95}
-		for _, fp := range p.Functions {
-			if iv.FunctionP95 == nil {
-				iv.FunctionP95 = map[measure.Function]time.Duration{}
-			}
-			iv.FunctionP95[fp.Function] = fp.P95
-		}
-		run.Timeline = append(run.Timeline, iv)
-	}
+	run.Timeline = rec.Timeline()
 	for _, s := range rec.ErrorSamples() {
 		run.Warnings = append(run.Warnings, "error sample: "+s)
 	}

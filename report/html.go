@@ -16,6 +16,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // ChartLibrary names the charting library embedded in every HTML report
@@ -415,10 +416,10 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	}
 	if s, ok := timelineP95Chart(r.Timeline); ok {
 		add(s, "Response time over time (p95 per function)",
-			"Each function's 95th percentile per interval, and that of all operations (dashed), by the time the operations started; logarithmic scale. Click a legend entry to hide a line.", 400)
+			"Each function's 95th percentile per interval (the delivery times among them), and that of all protocol operations (dashed; delivery times not included), by the time the operations started; logarithmic scale. Click a legend entry to hide a line.", 400)
 	}
 	if s, ok := timelineLoadChart(r.Timeline); ok {
-		add(s, "Load over time", "Sessions started per interval (bars, left axis); operations and errors per second (lines, right axis).", 300)
+		add(s, "Load over time", "Sessions started per interval (bars, left axis); protocol operations and their errors per second, and deliveries per second when timed (lines, right axis).", 300)
 	}
 	if s, n, ok := percentileChart(r); ok {
 		add(s, "Latency distribution per function", fmt.Sprintf("Percentiles of every operation's duration (failures included) from the HDR histograms of %d functions; logarithmic scales.", n), 400)
@@ -442,13 +443,12 @@ func partText(count int64, p50, p95 time.Duration) string {
 	return fmtMS(p50) + " / " + fmtMS(p95)
 }
 
-// timelineFunctions are the functions with a p95 in any interval, in
-// table order.
-func timelineFunctions(tl []Interval) []measure.Function {
+// timelineFunctions are the functions of any point, in table order.
+func timelineFunctions(tl []metrics.Point) []measure.Function {
 	set := map[measure.Function]bool{}
-	for _, iv := range tl {
-		for f := range iv.FunctionP95 {
-			set[f] = true
+	for _, p := range tl {
+		for _, fp := range p.Functions {
+			set[fp.Function] = true
 		}
 	}
 	fs := slices.Collect(maps.Keys(set))
@@ -456,7 +456,7 @@ func timelineFunctions(tl []Interval) []measure.Function {
 	return fs
 }
 
-func timelineLabels(tl []Interval) []string {
+func timelineLabels(tl []metrics.Point) []string {
 	labels := make([]string, len(tl))
 	for i, iv := range tl {
 		labels[i] = fmtOffset(iv.Start.Sub(tl[0].Start))
@@ -464,16 +464,16 @@ func timelineLabels(tl []Interval) []string {
 	return labels
 }
 
-// timelineP95Chart has a line per function and, dashed, the p95 of all
-// operations.
-func timelineP95Chart(tl []Interval) (chartSpec, bool) {
+// timelineP95Chart has a line per function (the delivery times among
+// them) and, dashed, the p95 of all protocol operations.
+func timelineP95Chart(tl []metrics.Point) (chartSpec, bool) {
 	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
 	fs := timelineFunctions(tl)
 	s := chartSpec{ID: "timeline-p95", Type: "line", Labels: timelineLabels(tl),
 		XTitle: "time into the measurement window (m:ss)", YTitle: "p95 (ms)", ValueLog: true, Unit: " ms"}
-	all := chartDataset{Label: "all operations", Color: "#1d2430", Dash: true, Data: make([]*float64, len(tl))}
+	all := chartDataset{Label: "all protocol operations", Color: "#1d2430", Dash: true, Data: make([]*float64, len(tl))}
 	for k, iv := range tl {
 		if iv.Operations > 0 {
 			all.Data[k] = logMS(iv.P95)
@@ -482,9 +482,9 @@ func timelineP95Chart(tl []Interval) (chartSpec, bool) {
 	s.Datasets = append(s.Datasets, all)
 	for i, f := range fs {
 		ds := chartDataset{Label: string(f), Color: functionColor(f, i), Data: make([]*float64, len(tl))}
-		for k, iv := range tl {
-			if d, ok := iv.FunctionP95[f]; ok {
-				ds.Data[k] = logMS(d)
+		for k, p := range tl {
+			if i := slices.IndexFunc(p.Functions, func(fp metrics.FunctionPoint) bool { return fp.Function == f }); i >= 0 {
+				ds.Data[k] = logMS(p.Functions[i].P95)
 			}
 		}
 		s.Datasets = append(s.Datasets, ds)
@@ -492,7 +492,10 @@ func timelineP95Chart(tl []Interval) (chartSpec, bool) {
 	return s, true
 }
 
-func timelineLoadChart(tl []Interval) (chartSpec, bool) {
+// timelineLoadChart has sessions started as bars and, as lines, the rates
+// of protocol operations, of their errors and, when there are any, of
+// delivery times.
+func timelineLoadChart(tl []metrics.Point) (chartSpec, bool) {
 	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
@@ -501,13 +504,20 @@ func timelineLoadChart(tl []Interval) (chartSpec, bool) {
 	sessions := chartDataset{Label: "sessions started", Color: palette[0], Data: make([]*float64, len(tl))}
 	ops := chartDataset{Label: "operations/s", Type: "line", Axis: "y2", Color: palette[1], Data: make([]*float64, len(tl))}
 	errs := chartDataset{Label: "errors/s", Type: "line", Axis: "y2", Color: colorBad, Data: make([]*float64, len(tl))}
-	for i, iv := range tl {
-		sessions.Data[i] = num(float64(iv.Sessions))
-		sec := iv.Length.Seconds()
-		ops.Data[i] = num(math.Round(float64(iv.Operations)/sec*1000) / 1000)
-		errs.Data[i] = num(math.Round(float64(iv.Errors)/sec*1000) / 1000)
+	dlv := chartDataset{Label: "deliveries/s", Type: "line", Axis: "y2", Color: palette[2], Data: make([]*float64, len(tl))}
+	anyDlv := false
+	for i, p := range tl {
+		sessions.Data[i] = num(float64(p.Sessions))
+		sec := p.Length.Seconds()
+		ops.Data[i] = num(math.Round(float64(p.Operations)/sec*1000) / 1000)
+		errs.Data[i] = num(math.Round(float64(p.Errors)/sec*1000) / 1000)
+		dlv.Data[i] = num(math.Round(float64(p.Delivery.Operations)/sec*1000) / 1000)
+		anyDlv = anyDlv || p.Delivery.Operations > 0
 	}
 	s.Datasets = []chartDataset{sessions, ops, errs}
+	if anyDlv {
+		s.Datasets = append(s.Datasets, dlv)
+	}
 	return s, true
 }
 

@@ -30,22 +30,24 @@ func htmlFixtureRun() *Run {
 	for i := range 60 {
 		x := float64(i)
 		wave := 1 + 0.35*math.Sin(x/6) + 0.1*math.Sin(x*1.7)
-		iv := Interval{
-			Start: t0.Add(time.Minute + time.Duration(i)*10*time.Second), Length: 10 * time.Second,
-			Sessions:   int64(30 + 5*math.Sin(x/4)),
-			Operations: int64(170 * wave),
-			Errors:     int64(i%17) / 8,
-			P95:        time.Duration(200*wave*1000) * time.Microsecond,
-		}
-		iv.FunctionP95 = map[measure.Function]time.Duration{}
+		var fps []metrics.FunctionPoint
 		for k, f := range measure.AllFunctions {
 			base := float64(5 + 13*k)
 			if i > 35 && i < 42 { // a slow patch
 				base *= 3
 			}
-			iv.FunctionP95[f] = time.Duration(base*wave*1000) * time.Microsecond
+			top := time.Duration(base*wave*1000/0.95) * time.Microsecond
+			if metrics.IsDelivery(f) { // seconds, not milliseconds
+				top = time.Duration(float64(k-13)*wave*1e6) * time.Microsecond
+			}
+			errs := int64(0)
+			if k == 0 {
+				errs = int64(i%17) / 8
+			}
+			fps = append(fps, fnPoint(f, int64(170*wave)/int64(len(measure.AllFunctions))+1, errs, top))
 		}
-		r.Timeline = append(r.Timeline, iv)
+		r.Timeline = append(r.Timeline, mkPoint(t0.Add(time.Minute+time.Duration(i)*10*time.Second), 10*time.Second,
+			int64(30+5*math.Sin(x/4)), fps...))
 	}
 	r.Delivery = &ledger.Reconciliation{Sent: 401, Accepted: 400, Rejected: 1, AcceptedBytes: 3355443,
 		LocalDeliveries: 420, RemoteDeliveries: 60, DeliveredLocal: 420, RelayedRemote: 60}
@@ -273,12 +275,12 @@ func TestWriteHTMLEmptyRun(t *testing.T) {
 // operations.
 func TestWriteHTMLTimelineWithoutFunctions(t *testing.T) {
 	r := compliantRun()
-	r.Timeline = sampleTimeline(3)
+	r.Timeline = sampleTimeline(t, 3)
 	for i := range r.Timeline {
-		r.Timeline[i].FunctionP95 = nil
+		r.Timeline[i].Functions = nil
 	}
 	page := string(renderHTML(t, []*Run{r}, HTMLOptions{}))
-	if !strings.Contains(page, `<canvas id="run-timeline-p95"`) || !strings.Contains(page, `{"label":"all operations","data":[10,20,30]`) {
+	if !strings.Contains(page, `<canvas id="run-timeline-p95"`) || !strings.Contains(page, `{"label":"all protocol operations","data":[`) {
 		t.Error("no p95 over time for a timeline without functions")
 	}
 }

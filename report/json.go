@@ -47,7 +47,7 @@ type jsonRun struct {
 	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
 	Compliance     jsonTable                `json:"compliance"`
 	Functions      []jsonFunction           `json:"functions"`
-	Timeline       []jsonInterval           `json:"timeline,omitempty"`
+	Timeline       []jsonPoint              `json:"timeline,omitempty"`
 }
 
 type jsonTarget struct {

@@ -85,9 +85,9 @@ type Run struct {
 	Connect   *metrics.ConnectSnapshot
 	Table     compliance.Table
 	Functions map[measure.Function]*metrics.FunctionStats // exact counts + histograms
-	// Timeline is the measurement window over time (see Interval); nil
-	// when not measured.
-	Timeline []Interval
+	// Timeline is the measurement window over time, as the recorder made
+	// it (metrics.Recorder.Timeline); nil when not measured.
+	Timeline []metrics.Point
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -332,11 +332,9 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		}
 	}
 
-	if tl, w := mergeTimelines(runs); w != "" {
-		warn = append(warn, w)
-	} else {
-		m.Timeline = tl
-	}
+	tl, tw := mergeTimelines(runs)
+	m.Timeline = tl
+	warn = append(warn, tw...)
 
 	if w := mergeRelayDelay(&m.Sink, runs); w != "" {
 		warn = append(warn, w)

@@ -70,31 +70,6 @@ type Config struct {
 	Observer measure.Observer // receives SMTP Connect and SMTP Data; nil discards
 }
 
-// ConnectBreakdown is where the time of Connect went. Parts not reached
-// are zero. The parts add up to the whole except for scheduling slack.
-type ConnectBreakdown struct {
-	TCP time.Duration // dial, up to the established TCP connection
-	// StartTLS is the clear-text EHLO and STARTTLS command before the
-	// handshake; 0 unless the mode is STARTTLS.
-	StartTLS time.Duration
-	TLS      time.Duration // the TLS handshake alone (implicit or after STARTTLS); 0 without TLS
-	Banner   time.Duration // from connection ready (TCP, or TLS for implicit) to the complete 220 banner
-	EHLO     time.Duration // the EHLO that go-smtp sends (after TLS, for STARTTLS)
-	Auth     time.Duration // the AUTH exchange; 0 without authentication
-	TLSUsed  bool          // a TLS handshake completed
-	Resumed  bool          // the TLS session was resumed (needs TLSConfig.ClientSessionCache)
-}
-
-// Phases converts b to the measure vocabulary: TLS is the STARTTLS
-// exchange plus the handshake, Greeting is the banner plus the EHLO.
-// It doesn't perform I/O.
-func (b ConnectBreakdown) Phases() measure.ConnectPhases {
-	return measure.ConnectPhases{
-		TCP: b.TCP, TLS: b.StartTLS + b.TLS, Greeting: b.Banner + b.EHLO, Auth: b.Auth,
-		TLSUsed: b.TLSUsed, Resumed: b.Resumed,
-	}
-}
-
 // SendResult is what Send achieved.
 type SendResult struct {
 	Accepted []string // recipients the server accepted, in the order given
@@ -113,7 +88,7 @@ type Client struct {
 	conn      *limitConn
 	sc        *smtp.Client
 	tlsConn   *tls.Conn // nil without TLS
-	breakdown ConnectBreakdown
+	breakdown measure.ConnectPhases
 	broken    error // set when the connection can no longer be trusted
 	closed    bool
 }
@@ -393,7 +368,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		Class: measure.Classify(err), Err: err,
 	}
 	if c.raw != nil {
-		p := c.breakdown.Phases()
+		p := c.breakdown
 		obs.Connect = &p
 	}
 	c.observer.Observe(obs)
@@ -443,7 +418,7 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return c.wrap(o, "banner", err)
 	}
-	c.breakdown.Banner = time.Since(t)
+	c.breakdown.Greeting = time.Since(t) // the banner; EHLO adds to it
 	firstLine, _, _ := strings.Cut(banner, "\n")
 	replay := []byte("220 " + firstLine + "\r\n")
 
@@ -451,6 +426,7 @@ func (c *Client) connect(ctx context.Context) error {
 		t = time.Now()
 		err := c.startTLS(o, netConn, tr)
 		c.breakdown.StartTLS = time.Since(t)
+		c.breakdown.TLS = c.breakdown.StartTLS // the handshake adds to it
 		if err != nil {
 			return err
 		}
@@ -477,6 +453,7 @@ func (c *Client) connect(ctx context.Context) error {
 		return c.wrap(o, "EHLO", err)
 	}
 	c.breakdown.EHLO = time.Since(t)
+	c.breakdown.Greeting += c.breakdown.EHLO
 
 	if cfg.Auth != AuthNone {
 		t = time.Now()
@@ -540,15 +517,16 @@ func (c *Client) handshake(o *op) (*tls.Conn, error) {
 	if err := tc.HandshakeContext(o.ctx); err != nil {
 		return nil, c.wrap(o, "TLS handshake", &measure.TLSError{Err: err})
 	}
-	c.breakdown.TLS = time.Since(t)
+	c.breakdown.TLS += time.Since(t) // after StartTLS, if any
 	c.breakdown.TLSUsed = true
 	c.breakdown.Resumed = tc.ConnectionState().DidResume
 	c.tlsConn = tc
 	return tc, nil
 }
 
-// Breakdown returns where the time of Connect went.
-func (c *Client) Breakdown() ConnectBreakdown { return c.breakdown }
+// Breakdown returns where the time of Connect went: StartTLS and EHLO
+// are filled, as parts of TLS and Greeting. It doesn't perform I/O.
+func (c *Client) Breakdown() measure.ConnectPhases { return c.breakdown }
 
 // TLSConnectionState returns the TLS state, ok false without TLS.
 func (c *Client) TLSConnectionState() (tls.ConnectionState, bool) {

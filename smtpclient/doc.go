@@ -16,7 +16,7 @@
 //     measure.ErrTimeout (or the context's error when it was cancelled).
 //   - The banner and, for STARTTLS, the first EHLO and the STARTTLS exchange
 //     are read by this package, so Connect can report where its time went
-//     (ConnectBreakdown). go-smtp then sees the banner replayed and performs
+//     (Client.Breakdown). go-smtp then sees the banner replayed and performs
 //     the EHLO that follows TLS itself.
 //   - Server replies that refuse a command (*smtp.SMTPError, 4xx/5xx) become
 //     *measure.ProtocolError with the reply's code and text, so
