@@ -59,6 +59,14 @@ type Faults struct {
 	DropEvery      int // accept but silently discard delivery n
 	DuplicateEvery int // deliver n twice
 	CorruptEvery   int // flip one byte of n's body (after the header)
+	// DeliveryDelay, when positive, delays every local delivery: the
+	// message is answered 250 at once and appended to the INBOX D later
+	// (with its INTERNALDATE then), as a server with a slow local
+	// delivery agent would. DelayEvery, when positive, applies the delay
+	// to every Nth local delivery only. Deliveries still waiting at Close
+	// are discarded.
+	DeliveryDelay time.Duration
+	DelayEvery    int
 }
 
 // Options configures Start. Only Users is required.
@@ -131,6 +139,7 @@ type Stats struct {
 	Dropped     int64 // local deliveries discarded by Faults.DropEvery
 	Duplicated  int64 // extra copies delivered by Faults.DuplicateEvery
 	Corrupted   int64 // local deliveries altered by Faults.CorruptEvery
+	Delayed     int64 // local deliveries held back by Faults.DeliveryDelay
 	Queue       int   // messages accepted for relay and not yet finished
 }
 
@@ -151,9 +160,11 @@ type Target struct {
 	serveWG sync.WaitGroup
 
 	localSeq atomic.Int64
+	delayed  sync.WaitGroup // delayed local deliveries in flight
+	closing  chan struct{}  // closed by Close: delayed deliveries are discarded
 	counters struct {
 		delivered, relayed, relayFailed, rejected, deferred,
-		dropped, duplicated, corrupted atomic.Int64
+		dropped, duplicated, corrupted, delayed atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -177,6 +188,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		opts:      opts,
 		byLogin:   make(map[string]*account, len(opts.Users)),
 		byAddress: make(map[string]*account, len(opts.Users)),
+		closing:   make(chan struct{}),
 	}
 	if err := t.createAccounts(ctx); err != nil {
 		return nil, err
@@ -213,7 +225,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return &imapSession{t: t}, nil, nil
 		},
-		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}},
+		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}, imap.CapIdle: {}},
 		Logger:       logger,
 		TLSConfig:    imapSTARTTLS,
 		InsecureAuth: true,
@@ -292,7 +304,8 @@ func normalize(o *Options) error {
 	default:
 		return fmt.Errorf("target: unknown RelayTLS mode %d", o.RelayTLS)
 	}
-	if o.Faults.DropEvery < 0 || o.Faults.DuplicateEvery < 0 || o.Faults.CorruptEvery < 0 {
+	if o.Faults.DropEvery < 0 || o.Faults.DuplicateEvery < 0 || o.Faults.CorruptEvery < 0 ||
+		o.Faults.DelayEvery < 0 || o.Faults.DeliveryDelay < 0 {
 		return errors.New("target: negative fault period")
 	}
 
@@ -418,6 +431,7 @@ func (t *Target) Stats() Stats {
 		Dropped:     c.dropped.Load(),
 		Duplicated:  c.duplicated.Load(),
 		Corrupted:   c.corrupted.Load(),
+		Delayed:     c.delayed.Load(),
 	}
 	if t.relay != nil {
 		s.Queue = int(t.relay.pending.Load())
@@ -431,6 +445,7 @@ func (t *Target) Stats() Stats {
 // once; later calls return the first call's result.
 func (t *Target) Close() error {
 	t.closeOnce.Do(func() {
+		close(t.closing)
 		t.gate.set(false)
 		var errs []error
 		// Close the listeners ourselves too: a server whose Serve has not
@@ -444,6 +459,7 @@ func (t *Target) Close() error {
 		t.imapSrv.Close()
 		t.smtpSrv.Close()
 		t.serveWG.Wait()
+		t.delayed.Wait()
 		if t.relay != nil {
 			if err := t.relay.stop(closeWait); err != nil {
 				errs = append(errs, err)
