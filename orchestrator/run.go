@@ -173,8 +173,10 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		addrs[i] = u.Address
 	}
 	led := ledger.New(runID, addrs, rec)
+	limits := rules.Limits()
+	led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
 	ledgerPtr.Store(led)
-	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users})
+	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
 	runner := &session.Runner{
 		Config: cfg, Window: win, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
@@ -187,6 +189,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		},
 		OnSeen:     led.SeenLocal,
 		OnBodyRead: led.BodyRead,
+		OnDeleted:  led.Deleted,
 		OnRejected: func() { led.Rejected(1) },
 	}
 	checkCtx, stopChecker := context.WithCancel(kill)
@@ -205,12 +208,15 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 
 	// Settle: let accepted mail reach mailboxes and the sink, checking the
-	// recipients that no session visited, until nothing is pending or the
-	// settle time is over. A stopped run settles too: its report is
-	// partial, but what it sent is still accounted for.
+	// recipients that no session visited, until every delivery is found or
+	// its delivery limit has passed, plus the settle margin: mail found
+	// after its limit is late, mail still missing then is lost. A stopped
+	// run settles too: its report is partial, but what it sent is still
+	// accounted for.
 	if settle := cfg.Phases.Settle.Duration; settle > 0 && kill.Err() == nil {
-		logf("settling: up to %v for deliveries", settle)
-		checker.Settle(kill, time.Now().Add(settle))
+		limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+		logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
+		checker.Settle(kill, time.Now().Add(limit+settle))
 	}
 	led.Finish()
 	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
