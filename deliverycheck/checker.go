@@ -181,12 +181,14 @@ func (c *Checker) pick(now time.Time) (int, bool) {
 // until every accepted delivery is found (local: seen, or deleted by the
 // workload; remote: arrived at the sink) and timed, or until the delivery
 // limit of every delivery still missing has passed (ledger.Outstanding)
-// and SettleMargin more, or until the time until, or ctx is done. What is
+// and SettleMargin more (a whole pass begun after that finds nothing
+// more), or until the time until, or ctx is done. What is
 // missing then is lost; what was found after its limit is late. It returns
 // the unseen local deliveries left.
 func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
+	var passStart time.Time // when the last completed pass began
 	for {
 		var due []int
 		for i := range c.creds {
@@ -198,13 +200,15 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		if ctx.Err() != nil || len(due) == 0 && missing == 0 {
 			break
 		}
-		if missing > 0 && time.Now().After(last.Add(c.cfg.SettleMargin)) {
-			break // every missing delivery is past its limit: lost
+		if missing > 0 && passStart.After(last.Add(c.cfg.SettleMargin)) {
+			break // a whole pass after every missing delivery's limit (+ margin) found nothing more: lost
 		}
+		start := time.Now()
 		if len(due) == 0 { // only relayed mail is still on its way
 			if !sleep(ctx, c.cfg.SettlePause) {
 				break
 			}
+			passStart = start
 			continue
 		}
 		work := make(chan int)
@@ -228,6 +232,7 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		}
 		close(work)
 		wg.Wait()
+		passStart = start
 		if n, _ := c.l.Outstanding(); !c.anyDue() && n == 0 || !sleep(ctx, c.cfg.SettlePause) {
 			break
 		}
