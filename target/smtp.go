@@ -181,6 +181,9 @@ func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
 func (t *Target) deliverLocal(acc *account, msg []byte) error {
 	n := t.localSeq.Add(1)
 	f := t.opts.Faults
+	if d := t.delay.Load(); d > 0 {
+		f.DeliveryDelay = time.Duration(d)
+	}
 	if f.DeliveryDelay > 0 && (f.DelayEvery <= 0 || every(f.DelayEvery, n)) {
 		t.counters.delayed.Add(1)
 		t.delayed.Add(1)

@@ -161,6 +161,7 @@ type Target struct {
 
 	localSeq atomic.Int64
 	delayed  sync.WaitGroup // delayed local deliveries in flight
+	delay    atomic.Int64   // SetDeliveryDelay's delay (ns); 0: Faults.DeliveryDelay
 	closing  chan struct{}  // closed by Close: delayed deliveries are discarded
 	counters struct {
 		delivered, relayed, relayFailed, rejected, deferred,
@@ -418,6 +419,11 @@ func (t *Target) LocalDomain() string { return t.opts.LocalDomain }
 // is closed, or its deadline passes. Connections are still accepted.
 // SMTP is not affected.
 func (t *Target) StallIMAP(stalled bool) { t.gate.set(stalled) }
+
+// SetDeliveryDelay changes, while the target runs, the delay of every
+// local delivery (as Faults.DeliveryDelay, DelayEvery still applies); 0
+// goes back to Faults.DeliveryDelay.
+func (t *Target) SetDeliveryDelay(d time.Duration) { t.delay.Store(int64(max(d, 0))) }
 
 // Stats returns a snapshot of the counters. It doesn't perform I/O.
 func (t *Target) Stats() Stats {

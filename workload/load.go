@@ -583,6 +583,7 @@ func DefaultConfig() *Config {
 			MaxDroppedPercent: 1,
 			Functions:         map[string]FunctionLimit{},
 		},
+		Delivery: DeliveryConfig{WatchUsers: 16, WatchPoll: Duration{500 * time.Millisecond}},
 	}
 }
 
@@ -846,6 +847,12 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	v.duration(pathOf("phases", "measurement"), c.Phases.Measurement, true)
 	v.duration(pathOf("phases", "rampdown"), c.Phases.Rampdown, false)
 	v.duration(pathOf("phases", "settle"), c.Phases.Settle, false)
+
+	// delivery
+	if n := c.Delivery.WatchUsers; n < 0 || n > MaxWatchUsers {
+		v.add(pathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
+	}
+	v.duration(pathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
 
 	// sessions
 	var total float64
