@@ -229,8 +229,7 @@ func (w *Watcher) session(ctx context.Context, u workload.User, selected func())
 	if err != nil {
 		return err
 	}
-	selected()
-	b.take(nil, time.Time{}, time.Now()) // the SELECT's own EXISTS is no announcement
+	selected() // the SELECT's own EXISTS went to the SELECT, not to b
 	lastUID := uint32(0)
 	if mb.UIDNext > 0 {
 		lastUID = mb.UIDNext - 1
@@ -273,7 +272,7 @@ func (w *Watcher) session(ctx context.Context, u workload.User, selected func())
 			t := time.NewTimer(w.cfg.Refresh)
 			select {
 			case <-b.signal:
-			case <-t.C:
+			case <-t.C: // a refresh: DONE's deadline checks the server, the fetch below costs one command
 			case <-ctx.Done():
 			}
 			t.Stop()
@@ -282,6 +281,10 @@ func (w *Watcher) session(ctx context.Context, u workload.User, selected func())
 			}
 			if err := id.Done(ctx); err != nil {
 				return err
+			}
+			select {
+			case <-b.signal: // consumed: the fetch below covers it
+			default:
 			}
 		} else {
 			t := time.NewTimer(w.cfg.Poll)
@@ -296,15 +299,10 @@ func (w *Watcher) session(ctx context.Context, u workload.User, selected func())
 			if err := cl.Noop(ctx); err != nil {
 				return err
 			}
-		}
-		select {
-		case <-b.signal:
-		default:
-			b.mu.Lock()
-			n := len(b.events)
-			b.mu.Unlock()
-			if n == 0 {
-				continue
+			select {
+			case <-b.signal:
+			default:
+				continue // nothing announced since the last poll
 			}
 		}
 		if err := fetch(); err != nil {

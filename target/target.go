@@ -503,3 +503,15 @@ func (s *imapSession) Close() error {
 	}
 	return s.UserSession.Close()
 }
+
+// Idle sends the updates already pending before it waits for new ones:
+// imapmemserver's Idle only reports updates queued after it began, so a
+// message delivered between a client's last command and its IDLE would
+// go unannounced until the next update. A window of a few instructions
+// between the Poll and the wait remains.
+func (s *imapSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
+	if err := s.UserSession.Poll(w, true); err != nil {
+		return err
+	}
+	return s.UserSession.Idle(w, stop)
+}
