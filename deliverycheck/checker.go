@@ -42,6 +42,10 @@ type Config struct {
 	Concurrency int
 	// SettlePause is the pause between two passes of Settle (default 1 s).
 	SettlePause time.Duration
+	// SettleMargin is how long Settle keeps looking after the delivery
+	// limit of the last delivery still missing has passed (default 5 s):
+	// see Settle.
+	SettleMargin time.Duration
 }
 
 // Stats counts what a Checker did.
@@ -109,6 +113,9 @@ func New(l *ledger.Ledger, cfg Config) *Checker {
 	if cfg.SettlePause <= 0 {
 		cfg.SettlePause = time.Second
 	}
+	if cfg.SettleMargin <= 0 {
+		cfg.SettleMargin = 5 * time.Second
+	}
 	cfg.IMAP.Observer = nil
 	c := &Checker{l: l, cfg: cfg, creds: make([]*workload.User, l.Users()), state: make([]checkState, l.Users())}
 	for i := range cfg.Users {
@@ -171,12 +178,17 @@ func (c *Checker) pick(now time.Time) (int, bool) {
 }
 
 // Settle checks, in passes, every user with unseen or untimed deliveries,
-// until there are none left (among users it has credentials for) and every
-// remote delivery has arrived at the sink, or the time until, or ctx is
-// done. It returns the unseen local deliveries left.
+// until every accepted delivery is found (local: seen, or deleted by the
+// workload; remote: arrived at the sink) and timed, or until the delivery
+// limit of every delivery still missing has passed (ledger.Outstanding)
+// and SettleMargin more (a whole pass begun after that finds nothing
+// more), or until the time until, or ctx is done. What is
+// missing then is lost; what was found after its limit is late. It returns
+// the unseen local deliveries left.
 func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
+	var passStart time.Time // when the last completed pass began
 	for {
 		var due []int
 		for i := range c.creds {
@@ -184,13 +196,19 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 				due = append(due, i)
 			}
 		}
-		if ctx.Err() != nil || len(due) == 0 && c.l.RemoteLeft() == 0 {
+		missing, last := c.l.Outstanding()
+		if ctx.Err() != nil || len(due) == 0 && missing == 0 {
 			break
 		}
+		if missing > 0 && passStart.After(last.Add(c.cfg.SettleMargin)) {
+			break // a whole pass after every missing delivery's limit (+ margin) found nothing more: lost
+		}
+		start := time.Now()
 		if len(due) == 0 { // only relayed mail is still on its way
 			if !sleep(ctx, c.cfg.SettlePause) {
 				break
 			}
+			passStart = start
 			continue
 		}
 		work := make(chan int)
@@ -214,7 +232,8 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		}
 		close(work)
 		wg.Wait()
-		if !c.anyDue() && c.l.RemoteLeft() == 0 || !sleep(ctx, c.cfg.SettlePause) {
+		passStart = start
+		if n, _ := c.l.Outstanding(); !c.anyDue() && n == 0 || !sleep(ctx, c.cfg.SettlePause) {
 			break
 		}
 	}

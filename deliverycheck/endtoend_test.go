@@ -205,6 +205,7 @@ func TestEndToEndFaults(t *testing.T) {
 		LocalDeliveries: nMsgs, RemoteDeliveries: nMsgs / remoteEvery,
 		DeliveredLocal: nMsgs - 4, RelayedRemote: nMsgs/remoteEvery - 2,
 		Lost: 6, LostLocal: 4, LostRemote: 2, Duplicated: 2 + 1, Corrupted: 2,
+		TimedByInternalDate: nMsgs - 4,
 	}
 	if got != want {
 		t.Errorf("Reconcile() =\n%+v\nwant\n%+v", got, want)

@@ -59,6 +59,18 @@ type Config struct {
 
 	// DialContext, if set, replaces net.Dialer.DialContext (custom transports, tests).
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
+
+	// Unilateral, when set, is told of the mailbox updates the server
+	// sends on its own (during IDLE, NOOP or any command). Its functions
+	// run on the connection's reader goroutine: they must be quick and
+	// must not call the Client.
+	Unilateral *Unilateral
+}
+
+// Unilateral receives a selected mailbox's unsolicited updates.
+type Unilateral struct {
+	Exists  func(n uint32)   // * n EXISTS: the mailbox now holds n messages
+	Expunge func(seq uint32) // * seq EXPUNGE: message seq is gone, later ones move down
 }
 
 // ErrClosed is returned (wrapped) by operations on a client whose
@@ -224,8 +236,21 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 
 	tr := newTransport(conn, prefix)
+	var libOpts *goimap.Options
+	if u := cfg.Unilateral; u != nil {
+		h := &goimap.UnilateralDataHandler{}
+		if u.Exists != nil {
+			h.Mailbox = func(d *goimap.UnilateralDataMailbox) {
+				if d.NumMessages != nil {
+					u.Exists(*d.NumMessages)
+				}
+			}
+		}
+		h.Expunge = u.Expunge
+		libOpts = &goimap.Options{UnilateralDataHandler: h}
+	}
 	c := &Client{
-		lib:      goimap.New(tr, nil),
+		lib:      goimap.New(tr, libOpts),
 		tr:       tr,
 		timeout:  timeout,
 		observer: cfg.Observer,

@@ -16,18 +16,28 @@
 // Delivery Time (local) is from the server's acceptance of the message
 // (the final 250 to DATA) until it is visible to IMAP in the recipient's
 // INBOX. Sessions visit an INBOX only every few minutes, so the time of the
-// first sighting would measure how often users look, not the server.
-// Instead the ledger uses the message's INTERNALDATE, the server's own
-// arrival stamp, bounded by the sighting:
+// first sighting would measure how often users look, not the server. The
+// ledger times a local delivery, best source first, by:
 //
-//	delivery = clamp(INTERNALDATE − acceptance, 0, observedAt − acceptance)
+//   - its announcement (Announced): a watched INBOX (deliverywatch, IMAP
+//     IDLE or a fast poll) reported the EXISTS that made it visible;
+//     delivery = max(announcedAt − acceptance, 0), to the millisecond
+//     (Reconciliation.TimedByAnnouncement);
 //
-// INTERNALDATE has a resolution of one second in IMAP, so local delivery
-// times are exact to about ±1 s; a server that stamps the message before
-// it answers 250 (the embedded target does) yields 0 s. A delivery seen
-// only without an INTERNALDATE (UID FETCH does not ask for it) is timed
-// by a later sighting that has one, or at Finish by its first sighting,
-// an upper bound counted in Reconciliation.TimedByObservation.
+//   - its INTERNALDATE, the server's own arrival stamp, which IMAP gives
+//     in whole seconds, truncated: the ledger takes the middle of that
+//     second, so the error is ±0.5 s rather than 0 to 1 s low, bounded by
+//     the sighting (TimedByInternalDate):
+//
+//     delivery = clamp(INTERNALDATE + 0.5 s − acceptance, 0, observedAt − acceptance)
+//
+//   - its first sighting, at Finish, when it was only ever seen without an
+//     INTERNALDATE (UID FETCH does not ask for it): an upper bound
+//     (TimedByObservation).
+//
+// A delivery already timed keeps its time. A delivery whose time exceeds
+// the delivery limit (SetLimits) is late (Reconciliation.LateLocal,
+// LateRemote): it was found, and it is not lost.
 //
 // Delivery Time (remote) is from acceptance until the sink received the
 // relayed message (Arrival.Received), per remote recipient.
@@ -52,18 +62,19 @@
 // per message. A million messages with 1.6 recipients each take 40 MiB
 // (TestMemoryPerMillion).
 //
-// # Messages expunged before anyone saw them
+// # Lost, late, and deleted by the workload
 //
-// Cleanup sessions delete the two oldest INBOX messages. Run messages
-// arrive at the end of an INBOX, so they reach its head only after every
-// older message is gone: with the default profile a user's cleanups remove
-// about one message an hour against 50 population messages, and even in
-// the quick profile a run's mail is seen by check sessions (newest 20) or
-// the Checker long before it becomes the oldest. A delivery expunged
-// unseen would be counted lost; this is only plausible with an empty
-// population, and the fix then is for the cleanup session to report what
-// it deletes (a FETCH of the two messages' X-Mailbench-Id, given to
-// SeenLocal) before its STORE.
+// A delivery is lost when it is not found: the orchestrator settles (the
+// deliverycheck Checker looks for what is Outstanding) until every
+// delivery is found or its delivery limit has passed, plus a margin, so a
+// slow server's mail is found late rather than counted lost.
+//
+// Cleanup sessions delete the two oldest INBOX messages; with a small
+// population or many sessions per user they can expunge run mail before
+// anything else saw it. They report what they are about to delete
+// (Deleted, from an untimed FETCH of the messages' X-Mailbench-Id before
+// the STORE): such a delivery counts as deleted by the workload
+// (Reconciliation.DeletedByWorkload), not lost, and has no delivery time.
 //
 // Nothing in this package performs I/O except the Checker.
 package ledger

@@ -49,6 +49,7 @@ const (
 	fTimed        // local: its delivery observation has been emitted
 	fDup
 	fCorrupt
+	fDeleted // local: expunged by the workload's cleanup before anything saw it
 )
 
 type userState struct {
@@ -73,6 +74,8 @@ const (
 	earlyLocal uint8 = iota
 	earlyBody
 	earlyRemote
+	earlyAnnounced // local: announced by a watched INBOX (t: the announcement)
+	earlyDeleted   // local: about to be deleted by a cleanup session
 )
 
 // Ledger accounts for every message of one run: it is told what the server
@@ -94,6 +97,20 @@ type Ledger struct {
 	early    []early
 	finished bool
 	c        Reconciliation
+	// limitLocal and limitRemote are the delivery limits (ns; 0: none):
+	// a delivery timed above its limit is late.
+	limitLocal, limitRemote int64
+}
+
+// SetLimits sets the delivery limits (compliance.delivery_limit, or the
+// Delivery Time rows' own limits): a delivery whose delivery time exceeds
+// its limit is counted late (Reconciliation.LateLocal, LateRemote), and
+// Outstanding reports when the last unfound delivery's limit passes. Zero
+// means no limit. Call it before the first Accepted.
+func (l *Ledger) SetLimits(local, remote time.Duration) {
+	l.mu.Lock()
+	l.limitLocal, l.limitRemote = int64(local), int64(remote)
+	l.mu.Unlock()
 }
 
 // New returns the ledger of run runID. userAddrs are the addresses of all
@@ -251,6 +268,10 @@ func (l *Ledger) Accepted(m measure.Submission) {
 			l.bodyRead(rec, e.key, e.corrupt, e.obs)
 		case earlyRemote:
 			out = l.arrived(rec, e.key, e.t, e.corrupt, out)
+		case earlyAnnounced:
+			out = l.announced(rec, e.key, e.uid, e.t, out)
+		case earlyDeleted:
+			l.deleted(rec, e.key)
 		}
 	}
 	clear(l.early[len(kept):])
@@ -349,17 +370,15 @@ func (l *Ledger) seenLocal(m *msgRec, u, uid uint32, idate, obsNs int64, out []m
 		return out
 	}
 	if r.flags&fSeen == 0 {
-		r.flags |= fSeen
-		r.uid = uid
-		l.users[u].pending--
-		l.c.DeliveredLocal++
+		l.markSeen(r, u, uid)
 		if idate == 0 {
 			r.aux = sinceMs(m.accepted, obsNs)
 			l.users[u].untimed++
 			return out
 		}
 		r.flags |= fTimed
-		return append(out, localObservation(m.accepted, idate, obsNs))
+		l.c.TimedByInternalDate++
+		return append(out, l.localObservation(m.accepted, internalDateDelay(m.accepted, idate, obsNs)))
 	}
 	switch {
 	case uid == 0:
@@ -372,9 +391,26 @@ func (l *Ledger) seenLocal(m *msgRec, u, uid uint32, idate, obsNs int64, out []m
 	if r.flags&fTimed == 0 && idate != 0 {
 		r.flags |= fTimed
 		l.users[u].untimed--
-		out = append(out, localObservation(m.accepted, idate, obsNs))
+		l.c.TimedByInternalDate++
+		out = append(out, l.localObservation(m.accepted, internalDateDelay(m.accepted, idate, obsNs)))
 	}
 	return out
+}
+
+// markSeen makes r, a local delivery to user u not seen before, seen
+// under uid: it is no longer pending, or no longer counted as deleted by
+// the workload (a cleanup that reported it did not delete it after all).
+// Callers hold mu.
+func (l *Ledger) markSeen(r *rcptRec, u, uid uint32) {
+	r.flags |= fSeen
+	r.uid = uid
+	if r.flags&fDeleted != 0 {
+		r.flags &^= fDeleted
+		l.c.DeletedByWorkload--
+	} else {
+		l.users[u].pending--
+	}
+	l.c.DeliveredLocal++
 }
 
 func sinceMs(from, to int64) uint32 {
@@ -382,9 +418,133 @@ func sinceMs(from, to int64) uint32 {
 	return uint32(min(max(d, 0), 1<<32-1))
 }
 
-func localObservation(accepted, idate, obsNs int64) measure.Observation {
-	d := min(max(idate-accepted, 0), max(obsNs-accepted, 0))
+// internalDateDelay is the delivery time that an INTERNALDATE gives:
+//
+//	clamp(INTERNALDATE + 0.5 s − acceptance, 0, observedAt − acceptance)
+//
+// IMAP dates are whole seconds, truncated: the server's arrival moment is
+// somewhere in [INTERNALDATE, INTERNALDATE + 1 s), so the middle of that
+// second makes the error ±0.5 s instead of 0 to 1 s low. A date that has a
+// fraction (not from the wire) is taken as it is.
+func internalDateDelay(accepted, idate, obsNs int64) int64 {
+	if idate%int64(time.Second) == 0 {
+		idate += int64(time.Second) / 2
+	}
+	return min(max(idate-accepted, 0), max(obsNs-accepted, 0))
+}
+
+// localObservation is the Delivery Time (local) observation of a delivery
+// accepted at accepted (UnixNano) and delivered d ns later; a d above the
+// local limit counts the delivery late. Callers hold mu.
+func (l *Ledger) localObservation(accepted, d int64) measure.Observation {
+	if l.limitLocal > 0 && d > l.limitLocal {
+		l.c.LateLocal++
+	}
 	return measure.Observation{Function: measure.DeliveryLocal, Start: time.Unix(0, accepted), Duration: time.Duration(d)}
+}
+
+// Announced records that a watched INBOX of user announced new messages
+// (an IMAP EXISTS, RFC 2177 IDLE) at the moments ats (one per info, same
+// order), and what the watcher then fetched of them. It is the exact
+// delivery time: the first announcement of a (message, user) delivery not
+// yet timed emits its Delivery Time (local) observation with
+//
+//	Duration = max(announcedAt − acceptance, 0)
+//
+// (counted in Reconciliation.TimedByAnnouncement), and counts the
+// delivery as seen. A delivery already timed by an INTERNALDATE keeps
+// that time. Infos without a mailbench id of this run are ignored.
+func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []time.Time) {
+	u, ok := l.UserIndex(user)
+	if !ok || len(ats) != len(infos) {
+		return
+	}
+	var out []measure.Observation
+	l.mu.Lock()
+	for i := range infos {
+		seq, ok := l.ours(infos[i].ID)
+		if !ok {
+			continue
+		}
+		atNs := ats[i].UnixNano()
+		m := l.msg(seq)
+		if m == nil {
+			l.addEarly(early{seq: seq, at: time.Now().UnixNano(), kind: earlyAnnounced, key: u, uid: infos[i].UID, t: atNs})
+			continue
+		}
+		out = l.announced(m, u, infos[i].UID, atNs, out)
+	}
+	l.mu.Unlock()
+	l.emit(out)
+}
+
+// announced applies one announcement. Callers hold mu.
+func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, out []measure.Observation) []measure.Observation {
+	r := l.findRcpt(m, false, u)
+	if r == nil {
+		l.c.Unexpected++
+		return out
+	}
+	if r.flags&fSeen == 0 {
+		l.markSeen(r, u, uid)
+	} else {
+		switch {
+		case uid == 0:
+		case r.uid == 0:
+			r.uid = uid
+		case uid != r.uid && r.flags&fDup == 0:
+			r.flags |= fDup
+			l.c.Duplicated++
+		}
+		if r.flags&fTimed != 0 {
+			return out
+		}
+		l.users[u].untimed--
+	}
+	r.flags |= fTimed
+	l.c.TimedByAnnouncement++
+	return append(out, l.localObservation(m.accepted, max(atNs-m.accepted, 0)))
+}
+
+// Deleted records that a cleanup session of user is about to delete (STORE
+// \Deleted, then EXPUNGE) the INBOX messages infos. A delivery of this
+// run among them that nothing has seen yet is counted as deleted by the
+// workload (Reconciliation.DeletedByWorkload): it was delivered (the
+// cleanup found it), it is not lost, and it has no delivery time. If it
+// is seen after all (the deletion failed), it counts as seen instead.
+func (l *Ledger) Deleted(user string, infos []imapclient.MessageInfo) {
+	u, ok := l.UserIndex(user)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	for i := range infos {
+		seq, ok := l.ours(infos[i].ID)
+		if !ok {
+			continue
+		}
+		if m := l.msg(seq); m != nil {
+			l.deleted(m, u)
+		} else {
+			l.addEarly(early{seq: seq, at: time.Now().UnixNano(), kind: earlyDeleted, key: u, uid: infos[i].UID})
+		}
+	}
+	l.mu.Unlock()
+}
+
+// deleted applies one deletion by the workload. Callers hold mu.
+func (l *Ledger) deleted(m *msgRec, u uint32) {
+	r := l.findRcpt(m, false, u)
+	if r == nil {
+		l.c.Unexpected++
+		return
+	}
+	if r.flags&(fSeen|fDeleted) != 0 {
+		return
+	}
+	r.flags |= fDeleted
+	l.users[u].pending--
+	l.c.DeletedByWorkload++
 }
 
 // BodyRead checks a message body fetched from user's INBOX (FETCH
@@ -493,8 +653,12 @@ func (l *Ledger) arrived(m *msgRec, key uint32, recv int64, corrupt bool, out []
 	}
 	r.flags |= fSeen
 	l.c.RelayedRemote++
+	d := max(recv-m.accepted, 0)
+	if l.limitRemote > 0 && d > l.limitRemote {
+		l.c.LateRemote++
+	}
 	return append(out, measure.Observation{Function: measure.DeliveryRemote, Start: time.Unix(0, m.accepted),
-		Duration: time.Duration(max(recv-m.accepted, 0))})
+		Duration: time.Duration(d)})
 }
 
 // Pending returns how many accepted local deliveries to user have not been
@@ -567,13 +731,51 @@ func (l *Ledger) Finish() {
 				r.flags |= fTimed
 				l.users[r.key].untimed--
 				l.c.TimedByObservation++
-				out = append(out, measure.Observation{Function: measure.DeliveryLocal, Start: time.Unix(0, m.accepted),
-					Duration: time.Duration(r.aux) * time.Millisecond})
+				out = append(out, l.localObservation(m.accepted, int64(r.aux)*int64(time.Millisecond)))
 			}
 		}
 	}
 	l.mu.Unlock()
 	l.emit(out)
+}
+
+// Outstanding returns how many accepted deliveries, local and remote, have
+// not been found yet (local: neither seen nor deleted by the workload;
+// remote: not arrived at the sink), and the moment the last of their
+// delivery limits passes (the latest acceptance among them plus its
+// limit; zero when n is 0). Settling can stop at that moment: what is
+// still missing then is lost, and what turns up later would be late.
+func (l *Ledger) Outstanding() (n int64, due time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var last int64
+	for _, ch := range l.msgs {
+		if ch == nil {
+			continue
+		}
+		for i := range ch {
+			m := &ch[i]
+			if m.accepted == 0 {
+				continue
+			}
+			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
+				r := l.rcpt(j)
+				if r.flags&(fSeen|fDeleted) != 0 {
+					continue
+				}
+				n++
+				limit := l.limitLocal
+				if r.flags&fRemote != 0 {
+					limit = l.limitRemote
+				}
+				last = max(last, m.accepted+limit)
+			}
+		}
+	}
+	if n == 0 {
+		return 0, time.Time{}
+	}
+	return n, time.Unix(0, last)
 }
 
 // Reconcile returns the counts so far. Lost is what is still unseen: call it
@@ -583,7 +785,8 @@ func (l *Ledger) Reconcile() Reconciliation {
 	defer l.mu.Unlock()
 	r := l.c
 	r.Sent = r.Accepted + r.Rejected
-	r.LostLocal = r.LocalDeliveries - r.DeliveredLocal
+	r.LostLocal = r.LocalDeliveries - r.DeliveredLocal - r.DeletedByWorkload
+	r.Late = r.LateLocal + r.LateRemote
 	r.LostRemote = r.RemoteDeliveries - r.RelayedRemote
 	r.Lost = r.LostLocal + r.LostRemote
 	r.Unexpected += int64(len(l.early))

@@ -75,16 +75,16 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(12))}, at(100))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}},
 		},
 		{
-			name: "INTERNALDATE before acceptance (1 s resolution) clamps to 0",
+			name: "INTERNALDATE taken at mid-second, before acceptance, clamps to 0",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10.7), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(10))}, at(11))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10.7), 0}},
 		},
 		{
@@ -93,7 +93,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(99))}, at(13))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(3)}},
 		},
 		{
@@ -104,8 +104,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11))}, at(30))
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 3, at(14))}, at(30))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1)}, {measure.DeliveryLocal, at(10), sec(4)}},
+			want: Reconciliation{TimedByInternalDate: 2, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}, {measure.DeliveryLocal, at(10), sec(4.5)}},
 		},
 		{
 			name: "another UID for the same delivery is one duplicate",
@@ -114,8 +114,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(20))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(30))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
 			name: "never seen is lost; rejected messages are sent but not expected",
@@ -124,9 +124,9 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Rejected(2)
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 1, at(10))}, at(20))
 			},
-			want: Reconciliation{Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
 				DeliveredLocal: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
-			obs: []obsWant{{measure.DeliveryLocal, at(10), 0}},
+			obs: []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
 		{
 			name: "other runs, population mail and unknown users are ignored",
@@ -143,8 +143,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal("stranger@example.test", []imapclient.MessageInfo{info(1, 4, at(10))}, at(20))
 				l.ArrivedRemote(smtpsink.Arrival{ID: message.NewID(run+1, 1), Received: at(3), Recipients: []string{"x@remote.test"}})
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), 0}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
 		{
 			name: "addresses match case-insensitively; a recipient listed twice counts once",
@@ -153,8 +153,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u3, []imapclient.MessageInfo{info(1, 1, at(12))}, at(20))
 				l.ArrivedRemote(arrival(1, at(15), "x@REMOTE.test"))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2)}, {measure.DeliveryRemote, at(10), sec(5)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}, {measure.DeliveryRemote, at(10), sec(5)}},
 		},
 		{
 			name: "in the INBOX of a user it was not sent to: unexpected",
@@ -172,8 +172,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(13))}, at(50))
 			},
 			finish: true,
-			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
-			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(3)}},
+			want:   Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(3.5)}},
 		},
 		{
 			name: "seen only without INTERNALDATE: Finish times it by the first sighting",
@@ -194,8 +194,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.ArrivedRemote(arrival(1, at(10.2), "x@remote.test"))
 				l.Accepted(sent(1, at(10.1), []string{u1}, "x@remote.test"))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10.1), 0}, {measure.DeliveryRemote, at(10.1), sec(0.1)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10.1), sec(0.4)}, {measure.DeliveryRemote, at(10.1), sec(0.1)}},
 		},
 		{
 			name: "seen but never accepted: unexpected",
@@ -235,8 +235,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(50), []string{u2}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 1, at(11))}, at(60))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
 			name: "sequence numbers far apart use separate chunks",
@@ -245,8 +245,8 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(3*chunkSize+5, at(20), []string{u2}))
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(3*chunkSize+5, 1, at(22)), info(3*chunkSize+6, 2, at(22))}, at(30))
 			},
-			want: Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
-			obs:  []obsWant{{measure.DeliveryLocal, at(20), sec(2)}},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
+			obs:  []obsWant{{measure.DeliveryLocal, at(20), sec(2.5)}},
 		},
 	}
 	for _, tt := range tests {
@@ -330,7 +330,10 @@ func TestLinesGolden(t *testing.T) {
 		Lost: 12, LostLocal: 10, LostRemote: 2, Duplicated: 4, Corrupted: 1,
 		TimedByObservation: 7, Unexpected: 2, UnknownRecipients: 5}
 	var b strings.Builder
-	for _, clean := range []Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r} {
+	settled := Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
+		RelayedRemote: 10, DeletedByWorkload: 3, TimedByAnnouncement: 20, TimedByInternalDate: 95, TimedByObservation: 2,
+		Late: 4, LateLocal: 3, LateRemote: 1}
+	for _, clean := range []Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r, settled} {
 		b.WriteString(strings.Join(clean.Lines(), "\n") + "\n")
 		for _, f := range clean.Failing() {
 			b.WriteString("FAIL: " + f + "\n")

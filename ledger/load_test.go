@@ -56,7 +56,7 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := Reconciliation{Sent: n, Accepted: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
+	want := Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
 	if got := l.Reconcile(); got != want {
 		t.Fatalf("Reconcile() = %+v, want %+v", got, want)
 	}
@@ -65,8 +65,8 @@ func TestConcurrent(t *testing.T) {
 		switch o.f {
 		case measure.DeliveryLocal:
 			nl++
-			if o.d != time.Second {
-				t.Fatalf("local delivery %v, want 1s", o.d)
+			if o.d != 1500*time.Millisecond { // INTERNALDATE 1 s after acceptance, taken at mid-second
+				t.Fatalf("local delivery %v, want 1.5s", o.d)
 			}
 		case measure.DeliveryRemote:
 			nr++

@@ -26,6 +26,23 @@ type Reconciliation struct {
 	// an INTERNALDATE: their Delivery Time is the time of the first
 	// sighting, an upper bound.
 	TimedByObservation int64 `json:"timed_by_observation"`
+	// TimedByAnnouncement counts local deliveries timed by the moment a
+	// watched INBOX announced them (IMAP IDLE or a fast poll: EXISTS),
+	// to the millisecond (poll: to the poll interval).
+	TimedByAnnouncement int64 `json:"timed_by_announcement,omitempty"`
+	// TimedByInternalDate counts local deliveries timed by their
+	// INTERNALDATE (whole seconds, taken at mid-second: ±0.5 s).
+	TimedByInternalDate int64 `json:"timed_by_internaldate,omitempty"`
+
+	// Late counts deliveries found, but whose delivery time exceeded the
+	// delivery limit: LateLocal + LateRemote. They are not lost.
+	Late       int64 `json:"late,omitempty"`
+	LateLocal  int64 `json:"late_local,omitempty"`
+	LateRemote int64 `json:"late_remote,omitempty"`
+	// DeletedByWorkload counts local deliveries that the workload's own
+	// cleanup sessions deleted before anything else saw them: delivered
+	// (the cleanup found them), neither lost nor timed.
+	DeletedByWorkload int64 `json:"deleted_by_workload,omitempty"`
 	// Unexpected counts sightings of this run's messages that match no
 	// accepted delivery: a message whose submission failed but that was
 	// delivered anyway, or a message in the INBOX of (or relayed to) an
@@ -41,13 +58,19 @@ type Reconciliation struct {
 func (r Reconciliation) Lines() []string {
 	lines := []string{
 		fmt.Sprintf("Messages sent          %d (accepted %d, rejected %d)", r.Sent, r.Accepted, r.Rejected),
-		fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, lost %d", r.LocalDeliveries, r.DeliveredLocal, r.LostLocal),
+		localLine(r),
 		fmt.Sprintf("Remote deliveries      %d, arrived at the sink %d, lost %d", r.RemoteDeliveries, r.RelayedRemote, r.LostRemote),
 		fmt.Sprintf("Lost                   %d", r.Lost),
 		fmt.Sprintf("Duplicated             %d", r.Duplicated),
 		fmt.Sprintf("Corrupted              %d", r.Corrupted),
 	}
-	if r.TimedByObservation > 0 {
+	if r.Late > 0 {
+		lines = append(lines, fmt.Sprintf("Late                   %d (%d local, %d remote: found, after the delivery limit)", r.Late, r.LateLocal, r.LateRemote))
+	}
+	if r.TimedByAnnouncement > 0 || r.TimedByInternalDate > 0 {
+		lines = append(lines, fmt.Sprintf("Local delivery timing  %d by announcement (IDLE/poll EXISTS, ms), %d by INTERNALDATE (±0.5 s), %d by observation (upper bound)",
+			r.TimedByAnnouncement, r.TimedByInternalDate, r.TimedByObservation))
+	} else if r.TimedByObservation > 0 {
 		lines = append(lines, fmt.Sprintf("Timed by observation   %d (no INTERNALDATE seen: upper bound)", r.TimedByObservation))
 	}
 	if r.Unexpected > 0 {
@@ -76,6 +99,16 @@ func (r Reconciliation) Failing() []string {
 	return out
 }
 
+// localLine is the "Local deliveries" line; the deletions by the workload
+// appear only when there are some.
+func localLine(r Reconciliation) string {
+	if r.DeletedByWorkload > 0 {
+		return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, deleted unseen by the workload %d, lost %d",
+			r.LocalDeliveries, r.DeliveredLocal, r.DeletedByWorkload, r.LostLocal)
+	}
+	return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, lost %d", r.LocalDeliveries, r.DeliveredLocal, r.LostLocal)
+}
+
 func deliveries(n int64) string {
 	if n == 1 {
 		return "delivery"
@@ -95,8 +128,12 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		RelayedRemote:    r.RelayedRemote + o.RelayedRemote,
 		Lost:             r.Lost + o.Lost, LostLocal: r.LostLocal + o.LostLocal, LostRemote: r.LostRemote + o.LostRemote,
 		Duplicated: r.Duplicated + o.Duplicated, Corrupted: r.Corrupted + o.Corrupted,
-		TimedByObservation: r.TimedByObservation + o.TimedByObservation,
-		Unexpected:         r.Unexpected + o.Unexpected,
-		UnknownRecipients:  r.UnknownRecipients + o.UnknownRecipients,
+		TimedByObservation:  r.TimedByObservation + o.TimedByObservation,
+		TimedByAnnouncement: r.TimedByAnnouncement + o.TimedByAnnouncement,
+		TimedByInternalDate: r.TimedByInternalDate + o.TimedByInternalDate,
+		Late:                r.Late + o.Late, LateLocal: r.LateLocal + o.LateLocal, LateRemote: r.LateRemote + o.LateRemote,
+		DeletedByWorkload: r.DeletedByWorkload + o.DeletedByWorkload,
+		Unexpected:        r.Unexpected + o.Unexpected,
+		UnknownRecipients: r.UnknownRecipients + o.UnknownRecipients,
 	}
 }

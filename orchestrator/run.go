@@ -17,6 +17,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/deliverycheck"
+	"github.com/mailbench/mailbench/deliverywatch"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/ledger"
@@ -228,8 +229,10 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		deliveries = measure.ObserverFunc(func(o measure.Observation) { rec.Observe(o); opts.Observer.Observe(o) })
 	}
 	led := ledger.New(runID, addrs, deliveries)
+	limits := rules.Limits()
+	led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
 	ledgerPtr.Store(led)
-	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users})
+	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
 	runner := &session.Runner{
 		Config: cfg, Window: win, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
@@ -242,7 +245,27 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		},
 		OnSeen:     led.SeenLocal,
 		OnBodyRead: led.BodyRead,
+		OnDeleted:  led.Deleted,
 		OnRejected: func() { led.Rejected(1) },
+	}
+	// The server's clock, and a few INBOXes watched for the whole run so
+	// that their deliveries are timed to the moment the server announced
+	// them (see docs/config.md, [delivery]).
+	var clock *deliverywatch.ClockCheck
+	if len(users) > 0 {
+		if c, err := deliverywatch.ProbeClock(kill, imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
+			warnings = append(warnings, fmt.Sprintf("server clock check failed: %v", err))
+		} else {
+			clock = &c
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(kill)
+	defer stopWatch()
+	var watcher *deliverywatch.Watcher
+	waitWatch := func() {}
+	if n := cfg.Delivery.WatchUsers; n > 0 {
+		watcher = deliverywatch.New(led, deliverywatch.Config{IMAP: imapCfg, Users: deliverywatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
+		waitWatch = watcher.Start(watchCtx)
 	}
 	checkCtx, stopChecker := context.WithCancel(kill)
 	checkerDone := make(chan struct{})
@@ -260,13 +283,18 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 
 	// Settle: let accepted mail reach mailboxes and the sink, checking the
-	// recipients that no session visited, until nothing is pending or the
-	// settle time is over. A stopped run settles too: its report is
-	// partial, but what it sent is still accounted for.
+	// recipients that no session visited, until every delivery is found or
+	// its delivery limit has passed, plus the settle margin: mail found
+	// after its limit is late, mail still missing then is lost. A stopped
+	// run settles too: its report is partial, but what it sent is still
+	// accounted for.
 	if settle := cfg.Phases.Settle.Duration; settle > 0 && kill.Err() == nil {
-		logf("settling: up to %v for deliveries", settle)
-		checker.Settle(kill, time.Now().Add(settle))
+		limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+		logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
+		checker.Settle(kill, time.Now().Add(limit+settle))
 	}
+	stopWatch()
+	waitWatch()
 	led.Finish()
 	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
 	if err := rec.Close(); err != nil {
@@ -277,6 +305,8 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	run := buildReport(cfg, res, rec, sink)
 	run.Delivery = &rec2
 	run.Connect = connect.Snapshot()
+	run.ServerClock = clock
+	run.DeliveryTiming = deliveryTiming(watcher)
 	if cs := checker.Stats(); cs.Checks > 0 {
 		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors}
 	}
@@ -287,6 +317,22 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		run.PartialReason = "stopped by the user before the end of the measurement window"
 	}
 	return run, nil
+}
+
+// deliveryTiming states how local deliveries were timed, for the report.
+func deliveryTiming(w *deliverywatch.Watcher) string {
+	const others = "INTERNALDATE, ±0.5 s"
+	if w == nil {
+		return "local: " + others
+	}
+	st := w.Stats()
+	switch st.Mode {
+	case "IDLE":
+		return fmt.Sprintf("local: %d watched INBOXes, IDLE (EXISTS), 1 ms; the others by %s", st.Users, others)
+	case "poll":
+		return fmt.Sprintf("local: %d watched INBOXes, polled every %v; the others by %s", st.Users, st.Resolution, others)
+	}
+	return fmt.Sprintf("local: %s (the %d watched INBOXes could not be watched: %s)", others, st.Users, st.LastError)
 }
 
 func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }

@@ -77,6 +77,9 @@ func TestRunServerStopsAnswering(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := shortQuick(t, 6*time.Second)
 		cfg.Load.OpTimeout.Duration = 500 * time.Millisecond
+		// The settle looks for the unseen mail until its delivery limit has
+		// passed: a short limit keeps the test short.
+		cfg.Compliance.DeliveryLimit.Duration = 2 * time.Second
 		ctx := context.Background()
 		opts := Options{Network: memnet.New(), EmbeddedStarted: func(tg *target.Target) {
 			// Stall IMAP from 3 s into the run (2 s into measurement) to the end.
@@ -88,7 +91,8 @@ func TestRunServerStopsAnswering(t *testing.T) {
 			t.Fatal(err)
 		}
 		took := time.Since(start)
-		phases := cfg.Phases.Warmup.Duration + cfg.Phases.Measurement.Duration + cfg.Phases.Rampdown.Duration + cfg.Phases.Settle.Duration
+		phases := cfg.Phases.Warmup.Duration + cfg.Phases.Measurement.Duration + cfg.Phases.Rampdown.Duration +
+			cfg.Compliance.DeliveryLimit.Duration + cfg.Phases.Settle.Duration
 		if took > phases+3*time.Second {
 			t.Errorf("run took %v, phases add up to %v: a silent server delayed the end", took, phases)
 		}
@@ -171,6 +175,7 @@ func TestRunTLSWrongServerName(t *testing.T) {
 		cfg := shortQuick(t, 2*time.Second)
 		cfg.Target.IMAP.TLS = "starttls"
 		cfg.Target.IMAP.ServerName = "wrong.mailbench.test"
+		cfg.Compliance.DeliveryLimit.Duration = 2 * time.Second // nothing can be seen: the settle lasts the limit
 		ctx := context.Background()
 		run, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/deliverywatch"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
@@ -25,29 +26,31 @@ const MaxJSONSize = 64 << 20
 // The JSON form; see docs/report-schema.md. Durations are integer
 // microseconds (fields ending in _us), times RFC 3339 in UTC.
 type jsonRun struct {
-	SchemaVersion  int                      `json:"schema_version"`
-	Tool           string                   `json:"tool"`
-	Version        string                   `json:"version"`
-	Config         string                   `json:"config"`
-	Name           string                   `json:"name"`
-	Seed           int64                    `json:"seed"`
-	Started        string                   `json:"started"`
-	Ended          string                   `json:"ended"`
-	WarmupUS       int64                    `json:"warmup_us"`
-	MeasurementUS  int64                    `json:"measurement_us"`
-	RampdownUS     int64                    `json:"rampdown_us"`
-	Partial        bool                     `json:"partial"`
-	PartialReason  string                   `json:"partial_reason"`
-	Target         jsonTarget               `json:"target"`
-	Sessions       jsonSessions             `json:"sessions"`
-	Sink           jsonSink                 `json:"sink"`
-	Warnings       []string                 `json:"warnings"`
-	Delivery       *ledger.Reconciliation   `json:"delivery,omitempty"`
-	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
-	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
-	Compliance     jsonTable                `json:"compliance"`
-	Functions      []jsonFunction           `json:"functions"`
-	Timeline       []jsonPoint              `json:"timeline,omitempty"`
+	SchemaVersion  int                       `json:"schema_version"`
+	Tool           string                    `json:"tool"`
+	Version        string                    `json:"version"`
+	Config         string                    `json:"config"`
+	Name           string                    `json:"name"`
+	Seed           int64                     `json:"seed"`
+	Started        string                    `json:"started"`
+	Ended          string                    `json:"ended"`
+	WarmupUS       int64                     `json:"warmup_us"`
+	MeasurementUS  int64                     `json:"measurement_us"`
+	RampdownUS     int64                     `json:"rampdown_us"`
+	Partial        bool                      `json:"partial"`
+	PartialReason  string                    `json:"partial_reason"`
+	Target         jsonTarget                `json:"target"`
+	Sessions       jsonSessions              `json:"sessions"`
+	Sink           jsonSink                  `json:"sink"`
+	Warnings       []string                  `json:"warnings"`
+	Delivery       *ledger.Reconciliation    `json:"delivery,omitempty"`
+	DeliveryChecks *CheckerSummary           `json:"delivery_checks,omitempty"`
+	ServerClock    *deliverywatch.ClockCheck `json:"server_clock,omitempty"`
+	DeliveryTiming string                    `json:"delivery_timing,omitempty"`
+	Connect        *metrics.ConnectSnapshot  `json:"connect,omitempty"`
+	Compliance     jsonTable                 `json:"compliance"`
+	Functions      []jsonFunction            `json:"functions"`
+	Timeline       []jsonPoint               `json:"timeline,omitempty"`
 }
 
 type jsonTarget struct {
@@ -180,6 +183,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
 		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
+		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
 		Timeline: timelineToJSON(r.Timeline),
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
@@ -329,6 +333,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		r.Warnings = j.Warnings
 	}
 	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
+	r.ServerClock, r.DeliveryTiming = j.ServerClock, j.DeliveryTiming
 	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}

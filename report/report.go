@@ -20,6 +20,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/deliverywatch"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
@@ -79,6 +80,12 @@ type Run struct {
 	// DeliveryChecks is what the delivery checker cost the server (its
 	// commands are not in the function timings).
 	DeliveryChecks *CheckerSummary
+	// ServerClock is the server's clock against mailbench's (nil when not
+	// checked), which INTERNALDATE-based delivery times depend on.
+	ServerClock *deliverywatch.ClockCheck
+	// DeliveryTiming states how local deliveries were timed and to what
+	// resolution ("" when not measured).
+	DeliveryTiming string
 	// Connect breaks IMAP and SMTP Connect down into TCP, TLS, greeting
 	// and authentication, and counts resumed TLS handshakes (measurement
 	// window; nil when not measured).

@@ -40,6 +40,12 @@ func WriteText(w io.Writer, r *Run) error {
 	kp("Sink", "%s", orValue(r.Target.Sink, "none"))
 	kp("Window", "%s → %s", fmtTime(r.Started), fmtTime(r.Ended))
 	kp("Phases", "warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)
+	if r.ServerClock != nil {
+		kp("Server clock", "%s", r.ServerClock)
+	}
+	if r.DeliveryTiming != "" {
+		kp("Delivery timing", "%s", r.DeliveryTiming)
+	}
 	if err := kv.Flush(); err != nil {
 		return err
 	}

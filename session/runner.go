@@ -40,6 +40,9 @@ type Runner struct {
 	OnBodyRead func(user string, b imapclient.BodyInfo) error
 	// OnRejected is told of every message the server refused at submission.
 	OnRejected func()
+	// OnDeleted is told of the INBOX messages a cleanup session is about
+	// to delete (learned by an untimed FETCH before each STORE).
+	OnDeleted func(user string, infos []imapclient.MessageInfo)
 	// Window is the run's timeline, computed once by the caller and shared
 	// with the recorder; its Start is the arrivals' clock origin. Zero:
 	// the configured phases from the moment Run is called.
@@ -93,7 +96,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	env := &sessionEnv{
 		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, inboundTo: r.Inbound, gen: r.Gen,
 		runID: r.RunID, sizes: sizes, rcpts: rcpts,
-		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected,
+		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected, onDeleted: r.OnDeleted,
 	}
 	if env.runID == 0 {
 		env.runID = NewRunID()

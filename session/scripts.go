@@ -33,6 +33,7 @@ type sessionEnv struct {
 	onSent     func(measure.Submission)
 	onSeen     func(user string, infos []imapclient.MessageInfo, at time.Time)
 	onBodyRead func(user string, b imapclient.BodyInfo) error
+	onDeleted  func(user string, infos []imapclient.MessageInfo)
 	onRejected func()
 	obs        measure.Observer
 }
@@ -157,6 +158,7 @@ func (s *script) do(ctx context.Context, f measure.Function) error {
 	case measure.IMAPStore:
 		// The oldest messages go: a mailbox cleaned from the bottom keeps
 		// the newest mail for check and read sessions.
+		s.noteDeleting(ctx, func() ([]imapclient.MessageInfo, error) { return s.imap.FetchIDs(ctx, 1, 1) })
 		return s.imap.Store(ctx, 1)
 	case measure.IMAPUIDStore:
 		// The UID of the second oldest message is not known without an
@@ -167,6 +169,7 @@ func (s *script) do(ctx context.Context, f measure.Function) error {
 		if s.mb.UIDNext > s.mb.Messages {
 			uid = s.mb.UIDNext - s.mb.Messages + 1
 		}
+		s.noteDeleting(ctx, func() ([]imapclient.MessageInfo, error) { return s.imap.UIDFetchIDs(ctx, uid, uid) })
 		return s.imap.UIDStore(ctx, uid)
 	case measure.IMAPExpunge:
 		return s.imap.Expunge(ctx)
@@ -205,6 +208,21 @@ func (s *script) drawRepeats() {
 	s.repeats = typ.BodiesMin
 	if typ.BodiesMax > s.repeats {
 		s.repeats += s.rng.IntN(typ.BodiesMax - s.repeats + 1)
+	}
+}
+
+// noteDeleting tells the ledger which messages the next STORE \Deleted
+// will flag, so that a delivery the workload deletes before anything saw
+// it is accounted as deleted, not lost. fetch is an untimed FETCH of
+// their ids (one command, not part of any timed function); when it fails,
+// the session goes on, and the STORE that follows meets and records
+// whatever broke.
+func (s *script) noteDeleting(ctx context.Context, fetch func() ([]imapclient.MessageInfo, error)) {
+	if s.env.onDeleted == nil {
+		return
+	}
+	if infos, err := fetch(); err == nil && len(infos) > 0 {
+		s.env.onDeleted(s.user.Address, infos)
 	}
 }
 

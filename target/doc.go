@@ -9,7 +9,8 @@
 //
 // Every user has INBOX, Sent, Drafts and Trash plus Options.Folders
 // (hierarchy delimiter "/"), all subscribed, optionally pre-filled by
-// Options.Populate. The server advertises IMAP4rev1 and UIDPLUS and allows
+// Options.Populate. The server advertises IMAP4rev1, UIDPLUS and IDLE
+// (RFC 2177: a client in IDLE is told of new mail by EXISTS) and allows
 // LOGIN and AUTHENTICATE PLAIN without TLS. It does not advertise MOVE:
 // imapmemserver's MOVE sends a spurious EXPUNGE. Mailboxes carry no
 // special-use attributes (imapmemserver has no way to set them).
@@ -30,7 +31,8 @@
 // # Faults and stalls
 //
 // Options.Faults drops, duplicates or corrupts every Nth local delivery,
-// and Target.StallIMAP makes the IMAP server stop answering without
+// or delays local deliveries (Faults.DeliveryDelay: answered 250 at once,
+// appended to the INBOX D later), and Target.StallIMAP makes the IMAP server stop answering without
 // closing connections, so that the benchmark's delivery accounting and
 // timeout handling can be tested against a misbehaving server.
 //

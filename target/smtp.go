@@ -181,6 +181,31 @@ func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
 func (t *Target) deliverLocal(acc *account, msg []byte) error {
 	n := t.localSeq.Add(1)
 	f := t.opts.Faults
+	if d := t.delay.Load(); d > 0 {
+		f.DeliveryDelay = time.Duration(d)
+	}
+	if f.DeliveryDelay > 0 && (f.DelayEvery <= 0 || every(f.DelayEvery, n)) {
+		t.counters.delayed.Add(1)
+		t.delayed.Add(1)
+		go func() {
+			defer t.delayed.Done()
+			timer := time.NewTimer(f.DeliveryDelay)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+				_ = t.appendLocal(acc, msg, n)
+			case <-t.closing:
+			}
+		}()
+		return nil
+	}
+	return t.appendLocal(acc, msg, n)
+}
+
+// appendLocal is local delivery n of msg to acc's INBOX, now, with the
+// drop, corrupt and duplicate faults applied.
+func (t *Target) appendLocal(acc *account, msg []byte, n int64) error {
+	f := t.opts.Faults
 	if every(f.DropEvery, n) {
 		t.counters.dropped.Add(1)
 		return nil

@@ -59,6 +59,14 @@ type Faults struct {
 	DropEvery      int // accept but silently discard delivery n
 	DuplicateEvery int // deliver n twice
 	CorruptEvery   int // flip one byte of n's body (after the header)
+	// DeliveryDelay, when positive, delays every local delivery: the
+	// message is answered 250 at once and appended to the INBOX D later
+	// (with its INTERNALDATE then), as a server with a slow local
+	// delivery agent would. DelayEvery, when positive, applies the delay
+	// to every Nth local delivery only. Deliveries still waiting at Close
+	// are discarded.
+	DeliveryDelay time.Duration
+	DelayEvery    int
 }
 
 // Options configures Start. Only Users is required.
@@ -137,6 +145,7 @@ type Stats struct {
 	Dropped     int64 // local deliveries discarded by Faults.DropEvery
 	Duplicated  int64 // extra copies delivered by Faults.DuplicateEvery
 	Corrupted   int64 // local deliveries altered by Faults.CorruptEvery
+	Delayed     int64 // local deliveries held back by Faults.DeliveryDelay
 	Queue       int   // messages accepted for relay and not yet finished
 }
 
@@ -157,9 +166,12 @@ type Target struct {
 	serveWG sync.WaitGroup
 
 	localSeq atomic.Int64
+	delayed  sync.WaitGroup // delayed local deliveries in flight
+	delay    atomic.Int64   // SetDeliveryDelay's delay (ns); 0: Faults.DeliveryDelay
+	closing  chan struct{}  // closed by Close: delayed deliveries are discarded
 	counters struct {
 		delivered, relayed, relayFailed, rejected, deferred,
-		dropped, duplicated, corrupted atomic.Int64
+		dropped, duplicated, corrupted, delayed atomic.Int64
 	}
 
 	closeOnce sync.Once
@@ -183,6 +195,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		opts:      opts,
 		byLogin:   make(map[string]*account, len(opts.Users)),
 		byAddress: make(map[string]*account, len(opts.Users)),
+		closing:   make(chan struct{}),
 	}
 	if err := t.createAccounts(ctx); err != nil {
 		return nil, err
@@ -223,7 +236,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return &imapSession{t: t}, nil, nil
 		},
-		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}},
+		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}, imap.CapIdle: {}},
 		Logger:       logger,
 		TLSConfig:    imapSTARTTLS,
 		InsecureAuth: true,
@@ -302,7 +315,8 @@ func normalize(o *Options) error {
 	default:
 		return fmt.Errorf("target: unknown RelayTLS mode %d", o.RelayTLS)
 	}
-	if o.Faults.DropEvery < 0 || o.Faults.DuplicateEvery < 0 || o.Faults.CorruptEvery < 0 {
+	if o.Faults.DropEvery < 0 || o.Faults.DuplicateEvery < 0 || o.Faults.CorruptEvery < 0 ||
+		o.Faults.DelayEvery < 0 || o.Faults.DeliveryDelay < 0 {
 		return errors.New("target: negative fault period")
 	}
 
@@ -416,6 +430,11 @@ func (t *Target) LocalDomain() string { return t.opts.LocalDomain }
 // SMTP is not affected.
 func (t *Target) StallIMAP(stalled bool) { t.gate.set(stalled) }
 
+// SetDeliveryDelay changes, while the target runs, the delay of every
+// local delivery (as Faults.DeliveryDelay, DelayEvery still applies); 0
+// goes back to Faults.DeliveryDelay.
+func (t *Target) SetDeliveryDelay(d time.Duration) { t.delay.Store(int64(max(d, 0))) }
+
 // Stats returns a snapshot of the counters. It doesn't perform I/O.
 func (t *Target) Stats() Stats {
 	c := &t.counters
@@ -428,6 +447,7 @@ func (t *Target) Stats() Stats {
 		Dropped:     c.dropped.Load(),
 		Duplicated:  c.duplicated.Load(),
 		Corrupted:   c.corrupted.Load(),
+		Delayed:     c.delayed.Load(),
 	}
 	if t.relay != nil {
 		s.Queue = int(t.relay.pending.Load())
@@ -441,6 +461,7 @@ func (t *Target) Stats() Stats {
 // once; later calls return the first call's result.
 func (t *Target) Close() error {
 	t.closeOnce.Do(func() {
+		close(t.closing)
 		t.gate.set(false)
 		var errs []error
 		// Close the listeners ourselves too: a server whose Serve has not
@@ -454,6 +475,7 @@ func (t *Target) Close() error {
 		t.imapSrv.Close()
 		t.smtpSrv.Close()
 		t.serveWG.Wait()
+		t.delayed.Wait()
 		if t.relay != nil {
 			if err := t.relay.stop(closeWait); err != nil {
 				errs = append(errs, err)
@@ -490,4 +512,16 @@ func (s *imapSession) Close() error {
 		return nil
 	}
 	return s.UserSession.Close()
+}
+
+// Idle sends the updates already pending before it waits for new ones:
+// imapmemserver's Idle only reports updates queued after it began, so a
+// message delivered between a client's last command and its IDLE would
+// go unannounced until the next update. A window of a few instructions
+// between the Poll and the wait remains.
+func (s *imapSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
+	if err := s.UserSession.Poll(w, true); err != nil {
+		return err
+	}
+	return s.UserSession.Idle(w, stop)
 }

@@ -622,3 +622,48 @@ func BenchmarkStartPopulate(b *testing.B) {
 		tg.Close()
 	}
 }
+
+// TestDeliveryDelay checks the delayed local delivery fault: the 250 comes
+// at once, the message reaches the INBOX only D later (with its
+// INTERNALDATE then), only every DelayEvery-th delivery is held back, and
+// Close discards what is still waiting.
+func TestDeliveryDelay(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	tg := startTarget(t, Options{Faults: Faults{DeliveryDelay: delay, DelayEvery: 2}})
+	u := testUsers[0]
+	start := time.Now()
+	for i := range 2 { // delivery 1 at once, delivery 2 delayed
+		if err := sendMail(tg.SMTPAddr(), "", []string{address(u)}, testMessage(fmt.Sprintf("d%d", i)), nil); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if sent := time.Since(start); sent >= delay {
+		t.Fatalf("the sends took %v: the 250 waited for the delayed delivery", sent)
+	}
+	if n := len(inbox(t, tg, u)); n != 1 && time.Since(start) < delay {
+		t.Fatalf("INBOX holds %d messages before the delay passed, want 1", n)
+	}
+	waitFor(t, "the delayed delivery", func() bool { return len(inbox(t, tg, u)) == 2 })
+	if since := time.Since(start); since < delay {
+		t.Errorf("the delayed message arrived after %v, before its delay %v", since, delay)
+	}
+	if s := tg.Stats(); s.Delayed != 1 || s.Delivered != 2 {
+		t.Errorf("Stats() = %+v, want Delayed 1, Delivered 2", s)
+	}
+
+	// A delivery still waiting at Close is discarded, and Close does not wait for it.
+	tg2 := startTarget(t, Options{Faults: Faults{DeliveryDelay: time.Hour}})
+	if err := sendMail(tg2.SMTPAddr(), "", []string{address(u)}, testMessage("late"), nil); err != nil {
+		t.Fatal(err)
+	}
+	closed := time.Now()
+	if err := tg2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(closed); d > testTimeout {
+		t.Errorf("Close took %v with a delayed delivery pending", d)
+	}
+	if s := tg2.Stats(); s.Delivered != 0 || s.Delayed != 1 {
+		t.Errorf("Stats() after Close = %+v, want Delivered 0, Delayed 1", s)
+	}
+}

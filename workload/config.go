@@ -20,6 +20,7 @@ type Config struct {
 	Messages   MessagesConfig   `toml:"messages"`
 	Mailboxes  MailboxesConfig  `toml:"mailboxes"`
 	Compliance ComplianceConfig `toml:"compliance"`
+	Delivery   DeliveryConfig   `toml:"delivery"`
 
 	// File is the path the config was read from ("" for built-in defaults).
 	File string `toml:"-"`
@@ -212,6 +213,24 @@ type FunctionLimit struct {
 	Limit           Duration `toml:"limit"`
 	RequiredPercent float64  `toml:"required_percent"`
 }
+
+// DeliveryConfig says how local deliveries are timed.
+type DeliveryConfig struct {
+	// WatchUsers is how many users' INBOXes are watched for the whole run,
+	// each on one dedicated IMAP connection in IDLE (or polled every
+	// WatchPoll when the server lacks IDLE), so that their deliveries are
+	// timed to the moment the server announced them. Default 16; 0
+	// watches none (INTERNALDATE only); at most MaxWatchUsers.
+	WatchUsers int `toml:"watch_users"`
+	// WatchPoll is the poll interval of a watched INBOX on a server
+	// without IDLE, and so the resolution of its delivery times.
+	// Default 500ms.
+	WatchPoll Duration `toml:"watch_poll"`
+}
+
+// MaxWatchUsers bounds delivery.watch_users: each is an IMAP connection
+// held open for the whole run.
+const MaxWatchUsers = 256
 
 // Duration is a time.Duration written as a string ("30s", "1m30s") in TOML.
 // A bare integer is rejected: BurntSushi/toml would take it as nanoseconds.

@@ -602,6 +602,7 @@ func DefaultConfig() *Config {
 			MaxDroppedPercent: 1,
 			Functions:         map[string]FunctionLimit{},
 		},
+		Delivery: DeliveryConfig{WatchUsers: 16, WatchPoll: Duration{500 * time.Millisecond}},
 	}
 }
 
@@ -918,6 +919,12 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		v.duration(pathOf("phases", ph.key), ph.d, ph.positive)
 		v.atMostDuration(pathOf("phases", ph.key), ph.d, MaxPhase)
 	}
+
+	// delivery
+	if n := c.Delivery.WatchUsers; n < 0 || n > MaxWatchUsers {
+		v.add(pathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
+	}
+	v.duration(pathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
 
 	// sessions
 	var total float64

@@ -34,7 +34,7 @@ var stage = map[string]int{
 	// 4: sessions, and init's mailbox filling that uses the same clients.
 	"session": 4, "populate": 4,
 	// 5: observations: metrics, delivery accounting and its IMAP checker.
-	"metrics": 5, "ledger": 5, "deliverycheck": 5, "promexport": 5,
+	"metrics": 5, "ledger": 5, "deliverycheck": 5, "deliverywatch": 5, "promexport": 5,
 	// 6: the verdict.
 	"compliance": 6,
 	// 7: the report.
