@@ -88,6 +88,7 @@ func main() {
 	inbox := flag.Int("inbox", 50, "top INBOX up to at least this many messages before measuring")
 	types := flag.String("types", strings.Join(allTypes, ","), "comma-separated command types")
 	out := flag.String("out", "", "directory for one CPU profile per type (an extra round, not counted)")
+	reset := flag.Bool("reset", false, "empty every client's INBOX first (then it is filled with this build's messages)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("imapcost: ")
@@ -111,6 +112,11 @@ func main() {
 	}
 	if slices.Contains(want, "logout") && !slices.Contains(want, "connect") {
 		want = append([]string{"connect"}, want...)
+	}
+	if *reset {
+		if err := b.reset(); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if err := b.topUp(); err != nil {
 		log.Fatal(err)
@@ -186,6 +192,24 @@ func (b *bench) message(i int) []byte {
 		Subject: fmt.Sprintf("imapcost %d", seq), Sent: time.Now(),
 	}
 	return b.gen.Message(env, b.size, seq)
+}
+
+// reset empties every client's INBOX.
+func (b *bench) reset() error {
+	ctx := context.Background()
+	for i := range b.clients {
+		c, err := b.connect(ctx, i)
+		if err != nil {
+			return err
+		}
+		if _, err := c.EmptyMailbox(ctx, "INBOX"); err != nil {
+			return err
+		}
+		if err := c.Logout(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // topUp appends messages to every client's INBOX until it holds b.inbox.
