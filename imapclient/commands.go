@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/textproto"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -211,10 +212,9 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 					if err := c.readLiteral(&kept, item.Literal); err != nil {
 						return err
 					}
-					h := parseHeader(kept.b)
-					mi.ID = h.Get(HeaderID)
+					mi.ID = headerField(kept.b, HeaderID)
 					mi.Sent = time.Time{}
-					if s := h.Get(HeaderSent); s != "" {
+					if s := headerField(kept.b, HeaderSent); s != "" {
 						if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 							mi.Sent = t
 						}
@@ -243,9 +243,10 @@ func (c *Client) readLiteral(w io.Writer, lit imap.LiteralReader) error {
 	if lit == nil {
 		return nil
 	}
-	// A buffer no larger than the literal: header-field literals are a few
-	// hundred bytes, and a range fetch reads one per message.
-	buf := make([]byte, min(max(lit.Size(), 512), 32<<10))
+	// A pooled buffer: a range fetch reads one literal per message.
+	bp := literalBufs.Get().(*[]byte)
+	defer literalBufs.Put(bp)
+	buf := (*bp)[:min(max(lit.Size(), 512), literalBufSize)]
 	var n int64
 	var err error
 	for {
@@ -280,6 +281,75 @@ func (c *Client) readLiteral(w io.Writer, lit imap.LiteralReader) error {
 		return err
 	}
 	return nil
+}
+
+// literalBufSize is the size of the pooled buffers readLiteral copies through.
+const literalBufSize = 32 << 10
+
+var literalBufs = sync.Pool{New: func() any { b := make([]byte, literalBufSize); return &b }}
+
+// headerField returns the value of the first field called name (ASCII
+// case-insensitive) in the message header b, or in a prefix of it, as
+// parseHeader(b).Get(name) would, without building the whole header:
+// surrounding blanks trimmed, folded lines joined with one space. It
+// stops at the blank line that ends the header. It doesn't perform I/O.
+func headerField(b []byte, name string) string {
+	for len(b) > 0 {
+		line, rest := nextLine(b)
+		b = rest
+		if len(line) == 0 {
+			return "" // end of the header
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon != len(name) || !asciiEqualFold(line[:colon], name) {
+			continue
+		}
+		value := bytes.Trim(line[colon+1:], " \t")
+		if len(b) == 0 || (b[0] != ' ' && b[0] != '\t') {
+			return string(value)
+		}
+		out := append([]byte(nil), value...)
+		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+			line, b = nextLine(b)
+			if cont := bytes.Trim(line, " \t"); len(cont) > 0 {
+				if len(out) > 0 {
+					out = append(out, ' ')
+				}
+				out = append(out, cont...)
+			}
+		}
+		return string(out)
+	}
+	return ""
+}
+
+// nextLine splits b after its first line; line has no CRLF or LF.
+func nextLine(b []byte) (line, rest []byte) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil
+	}
+	line, rest = b[:i], b[i+1:]
+	return bytes.TrimSuffix(line, []byte("\r")), rest
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // keptPrefix is a writer that keeps the first maxKeptHeader bytes written
@@ -337,8 +407,7 @@ func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
 				if err := c.readLiteral(bs, sec.Literal); err != nil {
 					return fmt.Errorf("BODY[] literal: %w", err)
 				}
-				h := parseHeader(bs.header)
-				bi = BodyInfo{Size: sec.Literal.Size(), ID: h.Get(HeaderID), Sum: h.Get(HeaderSum), BodySum: sum()}
+				bi = BodyInfo{Size: sec.Literal.Size(), ID: headerField(bs.header, HeaderID), Sum: headerField(bs.header, HeaderSum), BodySum: sum()}
 			}
 		}
 		if err := cmd.Close(); err != nil {

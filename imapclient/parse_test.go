@@ -386,3 +386,26 @@ func FuzzTransportTap(f *testing.F) {
 		}
 	})
 }
+
+// TestHeaderFieldMatchesTextproto checks headerField against parseHeader
+// (net/textproto) on well-formed, folded, truncated and odd headers.
+func TestHeaderFieldMatchesTextproto(t *testing.T) {
+	headers := []string{
+		"From: a@b\r\nX-Mailbench-Id: abc-1\r\nX-Mailbench-Sent: 2026-03-01T12:00:00Z\r\n\r\n",
+		"x-mailbench-id:   spaced  \r\nX-MAILBENCH-SENT: t\r\n\r\nX-Mailbench-Id: body\r\n",
+		"Subject: folded\r\n line\r\nX-Mailbench-Id: first\r\n\tsecond\r\n  third\r\nX-Mailbench-Id: dup\r\n\r\n",
+		"X-Mailbench-Id: lf only\nX-Mailbench-Sum: s1\n\n",
+		"X-Mailbench-Id: cut off without end",
+		"X-Mailbench-Id:\r\nX-Mailbench-Sum: \r\n\r\n",
+		"X-Mailbench-Idx: no\r\nX-Mailbench-I: no\r\n\r\n",
+		"",
+	}
+	for _, h := range headers {
+		want := parseHeader([]byte(h))
+		for _, name := range []string{HeaderID, HeaderSent, HeaderSum, "Subject", "From"} {
+			if got := headerField([]byte(h), name); got != want.Get(name) {
+				t.Errorf("headerField(%q, %s) = %q, textproto says %q", h, name, got, want.Get(name))
+			}
+		}
+	}
+}

@@ -194,7 +194,11 @@ func NewID(runID uint32, seq uint64) string {
 // that ends it. It allocates nothing when dst has room.
 func appendHeader(dst []byte, env Envelope, b *body) []byte {
 	dst = append(dst, "Date: "...)
-	dst = env.Sent.UTC().AppendFormat(dst, "Mon, 02 Jan 2006 15:04:05 -0700")
+	// No day-of-week (optional in RFC 5322 3.3): net/mail.ParseDate, which
+	// go-imap runs on the Date of every ENVELOPE the generator fetches,
+	// tries its 24 layouts without one first, and each failed time.Parse
+	// allocates an error (3 allocations); "2 Jan 2006 …" is its first layout.
+	dst = env.Sent.UTC().AppendFormat(dst, "2 Jan 2006 15:04:05 -0700")
 	dst = append(dst, "\r\nFrom: "...)
 	dst = appendClean(dst, env.From)
 	dst = append(dst, "\r\nTo: "...)

@@ -1,0 +1,424 @@
+// Command imapcost measures the generator's CPU time per IMAP command, by
+// command type, against a running IMAP server (Dovecot from scripts/sut/up,
+// or bench/target), and compares it with imaptest's recorded 66 µs per
+// command (docs/performance.md, "IMAP generator cost"). bench/imap-cost
+// builds and runs it.
+//
+//	go run ./bench/imapcost -addr 127.0.0.1:1143 -clients 10 -ops 3000 -out bench/out/imap-cost
+//
+// For every command type, -clients sessions (users user1..userN, one each)
+// run -ops commands in all, concurrently, with mailbench's imapclient (the
+// code a run uses, observations to measure.Discard). The CPU time is this
+// process's utime+stime (getrusage) over the phase, divided by the number
+// of commands: the server's CPU is not in it. Rounds alternate the types
+// (-rounds, medians printed). With -out, one more round runs under the CPU
+// profiler and saves <type>.pprof per type (not counted in the figures).
+//
+// The types (one command each unless noted):
+//
+//	connect      TCP connect, greeting, LOGIN (+ CAPABILITY when the OK has none), close without LOGOUT
+//	logout       LOGOUT; measured as connect+LOGOUT minus connect
+//	select       SELECT INBOX
+//	fetch_range  FETCH n-19:n (ENVELOPE BODY.PEEK[HEADER.FIELDS (…)] FLAGS INTERNALDATE RFC822.SIZE UID), 20 messages
+//	uid_fetch    UID FETCH of the newest 20 UIDs (UID BODY.PEEK[HEADER.FIELDS (…)] FLAGS RFC822.SIZE)
+//	fetch_body   FETCH seq BODY[] of one -size message, header parsed, body hashed
+//	list         LIST "" "*"
+//	lsub         LSUB "" "*"
+//	append       APPEND INBOX of one generated -size message
+//	store        STORE seq +FLAGS.SILENT (\Deleted) (on the messages append added)
+//	expunge      EXPUNGE (the first one of the phase removes what store marked)
+//	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
+//	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/message"
+)
+
+// imaptestMicros is imaptest's CPU per command, measured on this project's
+// machine (10 clients, 30 s, 46,655 commands for 3.07 s of CPU): the
+// reference of issue 11.
+const imaptestMicros = 66.0
+
+// imaptestSessionMicros is imaptest's CPU per session of about 9 commands.
+const imaptestSessionMicros = 590.0
+
+// sessionCommands is the number of commands of the session type.
+const sessionCommands = 9
+
+var allTypes = []string{"connect", "logout", "select", "fetch_range", "uid_fetch", "fetch_body", "list", "lsub", "append", "store", "expunge", "session"}
+
+type bench struct {
+	cfg      imapclient.Config
+	user     string
+	password string
+	clients  int
+	ops      int
+	size     int
+	inbox    int
+	gen      *message.Generator
+	seq      uint64
+	mu       sync.Mutex
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:1143", "IMAP server `host:port`")
+	user := flag.String("user", "user%d", "login pattern, %d is 1..clients")
+	clients := flag.Int("clients", 10, "concurrent sessions (imaptest's figure used 10)")
+	ops := flag.Int("ops", 3000, "commands per type and round (sessions for the session type: ops/9)")
+	rounds := flag.Int("rounds", 3, "rounds over the types; medians are printed")
+	size := flag.Int("size", 4096, "message size for APPEND and the top-up of INBOX")
+	inbox := flag.Int("inbox", 50, "top INBOX up to at least this many messages before measuring")
+	types := flag.String("types", strings.Join(allTypes, ","), "comma-separated command types")
+	out := flag.String("out", "", "directory for one CPU profile per type (an extra round, not counted)")
+	reset := flag.Bool("reset", false, "empty every client's INBOX first (then it is filled with this build's messages)")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("imapcost: ")
+	password := os.Getenv("MAILBENCH_PASSWORD")
+	if password == "" {
+		password = "mailbench"
+	}
+	gen, err := message.NewGenerator(7, []int{*size})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := &bench{
+		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
+		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
+	}
+	want := strings.Split(*types, ",")
+	for _, t := range want {
+		if !slices.Contains(allTypes, t) {
+			log.Fatalf("-types: unknown type %q (known: %s)", t, strings.Join(allTypes, ","))
+		}
+	}
+	if slices.Contains(want, "logout") && !slices.Contains(want, "connect") {
+		want = append([]string{"connect"}, want...)
+	}
+	if *reset {
+		if err := b.reset(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := b.topUp(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("imapcost: %s, %d clients, %d commands per type and round, %d rounds, %d-byte messages, GOMAXPROCS %d, %s\n",
+		*addr, *clients, *ops, *rounds, *size, runtime.GOMAXPROCS(0), runtime.Version())
+
+	perOp := map[string][]float64{}
+	for r := range *rounds {
+		for _, t := range want {
+			cpu, n, _, err := b.phase(t, "")
+			if err != nil {
+				log.Fatalf("round %d, %s: %v", r+1, t, err)
+			}
+			perOp[t] = append(perOp[t], float64(cpu.Microseconds())/float64(n))
+		}
+		if err := b.topUp(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		for _, t := range want {
+			if _, _, _, err := b.phase(t, filepath.Join(*out, t+".pprof")); err != nil {
+				log.Fatalf("profile %s: %v", t, err)
+			}
+		}
+	}
+
+	fmt.Printf("\n%-12s %10s %10s %10s %12s\n", "type", "µs/cmd", "min", "max", "÷ imaptest")
+	med := map[string]float64{}
+	for _, t := range want {
+		v := slices.Clone(perOp[t])
+		if t == "logout" {
+			for i := range v {
+				v[i] -= perOp["connect"][i]
+			}
+		}
+		slices.Sort(v)
+		m := v[len(v)/2]
+		med[t] = m
+		if t == "session" {
+			continue
+		}
+		fmt.Printf("%-12s %10.1f %10.1f %10.1f %11.2f×\n", t, m, v[0], v[len(v)-1], m/imaptestMicros)
+	}
+	if s, ok := med["session"]; ok {
+		v := perOp["session"]
+		slices.Sort(v)
+		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
+			s, v[0], v[len(v)-1], s/imaptestSessionMicros, imaptestSessionMicros, s/sessionCommands, s/sessionCommands/imaptestMicros, imaptestMicros)
+	}
+	if *out != "" {
+		fmt.Printf("profiles: %s/<type>.pprof (go tool pprof -top %s/session.pprof)\n", *out, *out)
+	}
+}
+
+func (b *bench) login(i int) string { return fmt.Sprintf(b.user, i+1) }
+
+func (b *bench) connect(ctx context.Context, i int) (*imapclient.Client, error) {
+	return imapclient.Connect(ctx, b.cfg, b.login(i), b.password)
+}
+
+func (b *bench) message(i int) []byte {
+	b.mu.Lock()
+	b.seq++
+	seq := b.seq
+	b.mu.Unlock()
+	env := message.Envelope{
+		ID: message.NewID(0xc057, seq), From: "imapcost@example.test", To: []string{b.login(i) + "@example.test"},
+		Subject: fmt.Sprintf("imapcost %d", seq), Sent: time.Now(),
+	}
+	return b.gen.Message(env, b.size, seq)
+}
+
+// reset empties every client's INBOX.
+func (b *bench) reset() error {
+	ctx := context.Background()
+	for i := range b.clients {
+		c, err := b.connect(ctx, i)
+		if err != nil {
+			return err
+		}
+		if _, err := c.EmptyMailbox(ctx, "INBOX"); err != nil {
+			return err
+		}
+		if err := c.Logout(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// topUp appends messages to every client's INBOX until it holds b.inbox.
+func (b *bench) topUp() error {
+	ctx := context.Background()
+	for i := range b.clients {
+		c, err := b.connect(ctx, i)
+		if err != nil {
+			return err
+		}
+		mb, err := c.SelectInbox(ctx)
+		if err != nil {
+			return err
+		}
+		for n := int(mb.Messages); n < b.inbox; n++ {
+			if _, err := c.Append(ctx, "INBOX", b.message(i), nil, time.Time{}); err != nil {
+				return err
+			}
+		}
+		if err := c.Logout(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// phase runs one type: b.ops commands over b.clients sessions. It returns
+// the CPU time of the process over the measured part, the number of units
+// (commands, or sessions for "session") and the wall time.
+func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, error) {
+	ctx := context.Background()
+	units := b.ops
+	if typ == "session" {
+		units = max(b.ops/sessionCommands, b.clients)
+	}
+	per := max(units/b.clients, 1)
+	units = per * b.clients
+
+	// Untimed set-up: one logged-in session per client with INBOX selected.
+	conns := make([]*imapclient.Client, b.clients)
+	mbs := make([]imapclient.Mailbox, b.clients)
+	needConn := typ != "connect" && typ != "logout" && typ != "session"
+	if needConn {
+		for i := range conns {
+			c, err := b.connect(ctx, i)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if mbs[i], err = c.SelectInbox(ctx); err != nil {
+				return 0, 0, 0, err
+			}
+			conns[i] = c
+		}
+	}
+	msgs := make([][][]byte, b.clients) // pre-rendered: the generator's message cost is not IMAP's
+	if typ == "append" || typ == "session" {
+		for i := range msgs {
+			for range per {
+				msgs[i] = append(msgs[i], b.message(i))
+			}
+		}
+	}
+	runtime.GC()
+
+	var pf *os.File
+	if profile != "" {
+		var err error
+		if pf, err = os.Create(profile); err != nil {
+			return 0, 0, 0, err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	errs := make([]error, b.clients)
+	var wg sync.WaitGroup
+	for i := range b.clients {
+		wg.Go(func() { errs[i] = b.work(ctx, typ, i, per, conns[i], mbs[i], msgs[i]) })
+	}
+	wg.Wait()
+	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
+	if pf != nil {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}
+	for _, c := range conns {
+		if c != nil {
+			c.Logout(ctx)
+		}
+	}
+	if err := errorsJoin(errs); err != nil {
+		return 0, 0, 0, err
+	}
+	return cpu, units, wall, nil
+}
+
+func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Client, mb imapclient.Mailbox, msgs [][]byte) error {
+	rng := rand.New(rand.NewPCG(uint64(i), 11))
+	top := mb.Messages
+	for k := range n {
+		var err error
+		switch typ {
+		case "connect":
+			var c *imapclient.Client
+			if c, err = b.connect(ctx, i); err == nil {
+				c.Close()
+			}
+		case "logout":
+			var c *imapclient.Client
+			if c, err = b.connect(ctx, i); err == nil {
+				err = c.Logout(ctx)
+			}
+		case "select":
+			_, err = c.SelectInbox(ctx)
+		case "fetch_range":
+			var infos []imapclient.MessageInfo
+			if infos, err = c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err == nil && len(infos) != 20 {
+				err = fmt.Errorf("FETCH returned %d messages, want 20", len(infos))
+			}
+		case "uid_fetch":
+			var infos []imapclient.MessageInfo
+			if infos, err = c.UIDFetchRange(ctx, mb.UIDNext-20, 0); err == nil && len(infos) == 0 {
+				err = fmt.Errorf("UID FETCH returned no message")
+			}
+		case "fetch_body":
+			var bi imapclient.BodyInfo
+			if bi, err = c.FetchBody(ctx, 1+rng.Uint32N(mb.Messages)); err == nil && bi.Size == 0 {
+				err = fmt.Errorf("empty BODY[]")
+			}
+		case "list":
+			_, err = c.List(ctx)
+		case "lsub":
+			_, err = c.Lsub(ctx)
+		case "append":
+			_, err = c.Append(ctx, "INBOX", msgs[k], nil, time.Time{})
+		case "store":
+			// Marks the newest messages (those the append phase added)
+			// from the top down; the expunge phase removes them.
+			if top > uint32(b.inbox) {
+				err = c.Store(ctx, top)
+				top--
+			} else {
+				// Nothing added is left to mark: mark the newest message
+				// again (the expunge phase removes it, topUp restores the count).
+				err = c.Store(ctx, mb.Messages)
+			}
+		case "expunge":
+			err = c.Expunge(ctx)
+		case "session":
+			err = b.session(ctx, i, msgs[k])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// session is imaptest's default mix as one mailbench session: LOGIN, LIST,
+// SELECT, FETCH (20 envelopes), FETCH BODY[], STORE \Deleted, EXPUNGE,
+// APPEND, LOGOUT. It removes one message and appends one.
+func (b *bench) session(ctx context.Context, i int, msg []byte) error {
+	c, err := b.connect(ctx, i)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.List(ctx); err != nil {
+		return err
+	}
+	mb, err := c.SelectInbox(ctx)
+	if err != nil {
+		return err
+	}
+	if mb.Messages < 20 {
+		return fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
+	}
+	if _, err := c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err != nil {
+		return err
+	}
+	if _, err := c.FetchBody(ctx, mb.Messages); err != nil {
+		return err
+	}
+	if err := c.Store(ctx, 1); err != nil {
+		return err
+	}
+	if err := c.Expunge(ctx); err != nil {
+		return err
+	}
+	if _, err := c.Append(ctx, "INBOX", msg, nil, time.Time{}); err != nil {
+		return err
+	}
+	return c.Logout(ctx)
+}
+
+func errorsJoin(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

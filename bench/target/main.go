@@ -1,0 +1,140 @@
+// Command target serves mailbench's embedded target (package target) in a
+// process of its own, populated exactly as `mailbench run` populates it for
+// a workload file, so that the generator's CPU and the target's CPU can be
+// measured apart (bench/imap-cost, bench/rate, docs/performance.md). It
+// serves until SIGINT or SIGTERM (or -max), then prints one line with its
+// own CPU time (utime+stime) on stdout.
+//
+//	go run ./bench/target -config configs/quick.toml -imap 127.0.0.1:1144 -smtp 127.0.0.1:2527
+//
+// A workload that runs against it sets target.embedded = false and points
+// target.imap.address / target.smtp.address at the two listeners. Plaintext
+// only. Mail for other domains is relayed to the config's sink.listen when
+// the sink is enabled, else refused.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
+)
+
+func main() {
+	config := flag.String("config", "quick", "workload `FILE`, or a shipped config's name: users, password, mailboxes and sizes")
+	users := flag.Int("users", 0, "override users.count (0: the config's)")
+	imapAddr := flag.String("imap", "127.0.0.1:1144", "loopback IMAP listen address")
+	smtpAddr := flag.String("smtp", "127.0.0.1:2527", "loopback SMTP listen address")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serving time to `FILE`")
+	maxRun := flag.Duration("max", 30*time.Minute, "stop after this long whatever happens")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("bench/target: ")
+
+	for _, a := range []string{*imapAddr, *smtpAddr} {
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			log.Fatalf("%s: loopback addresses only", a)
+		}
+	}
+	cfg, err := loadConfig(*config)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *users > 0 {
+		cfg.Users.Count = *users
+	}
+	us, err := cfg.LoadUsers()
+	if err != nil {
+		log.Fatal(err)
+	}
+	var sizes []int
+	for _, s := range cfg.Messages.Sizes {
+		sizes = append(sizes, int(s.Size))
+	}
+	gen, err := message.NewGenerator(cfg.Seed, sizes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	relay := ""
+	if cfg.Sink.Enabled {
+		relay = cfg.Sink.Listen
+	}
+	t0 := time.Now()
+	tg, err := target.Start(context.Background(), target.Options{
+		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders(cfg),
+		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		IMAPAddr: *imapAddr, SMTPAddr: *smtpAddr,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("imap %s smtp %s users %d populated in %v\n", tg.IMAPAddr(), tg.SMTPAddr(), len(us), time.Since(t0).Round(time.Millisecond))
+	startCPU := cpuTime()
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+	case <-time.After(*maxRun):
+	}
+	st := tg.Stats()
+	tg.Close()
+	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d\n",
+		(cpuTime() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected)
+}
+
+func loadConfig(arg string) (*workload.Config, error) {
+	if _, err := os.Stat(arg); err == nil {
+		return workload.Load(arg)
+	}
+	if data, ok := configs.Lookup(arg); ok {
+		return workload.ParseConfig("configs/"+arg+".toml", data)
+	}
+	return nil, fmt.Errorf("%s: no such file, and not a shipped config", arg)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// folders is what orchestrator gives the embedded target: the extra folders,
+// and the configured standard mailboxes that are not Sent, Drafts or Trash.
+func folders(cfg *workload.Config) []string {
+	out := append([]string(nil), cfg.Mailboxes.Folders...)
+	for _, name := range cfg.Mailboxes.Standard() {
+		if name != "Sent" && name != "Drafts" && name != "Trash" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
