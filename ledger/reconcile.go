@@ -19,8 +19,12 @@ type Reconciliation struct {
 	Lost       int64 `json:"lost"`        // LostLocal + LostRemote
 	LostLocal  int64 `json:"lost_local"`  // accepted local deliveries never seen
 	LostRemote int64 `json:"lost_remote"` // accepted remote deliveries that never arrived
-	Duplicated int64 `json:"duplicated"`  // deliveries found more than once (another UID, or a second arrival)
-	Corrupted  int64 `json:"corrupted"`   // deliveries whose body checksum differed from the stamped one
+	// PendingRemote counts remote deliveries of a shard whose sink is
+	// external: they are reconciled later against the sink's record
+	// (mailbench report --sink), not counted lost.
+	PendingRemote int64 `json:"pending_remote,omitempty"`
+	Duplicated    int64 `json:"duplicated"` // deliveries found more than once (another UID, or a second arrival)
+	Corrupted     int64 `json:"corrupted"`  // deliveries whose body checksum differed from the stamped one
 
 	// TimedByObservation counts local deliveries that were never seen with
 	// an INTERNALDATE: their Delivery Time is the time of the first
@@ -46,6 +50,9 @@ func (r Reconciliation) Lines() []string {
 		fmt.Sprintf("Lost                   %d", r.Lost),
 		fmt.Sprintf("Duplicated             %d", r.Duplicated),
 		fmt.Sprintf("Corrupted              %d", r.Corrupted),
+	}
+	if r.PendingRemote > 0 {
+		lines = append(lines, fmt.Sprintf("Pending remote         %d (to reconcile against the external sink's record)", r.PendingRemote))
 	}
 	if r.TimedByObservation > 0 {
 		lines = append(lines, fmt.Sprintf("Timed by observation   %d (no INTERNALDATE seen: upper bound)", r.TimedByObservation))
@@ -94,7 +101,8 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		DeliveredLocal:   r.DeliveredLocal + o.DeliveredLocal,
 		RelayedRemote:    r.RelayedRemote + o.RelayedRemote,
 		Lost:             r.Lost + o.Lost, LostLocal: r.LostLocal + o.LostLocal, LostRemote: r.LostRemote + o.LostRemote,
-		Duplicated: r.Duplicated + o.Duplicated, Corrupted: r.Corrupted + o.Corrupted,
+		PendingRemote: r.PendingRemote + o.PendingRemote,
+		Duplicated:    r.Duplicated + o.Duplicated, Corrupted: r.Corrupted + o.Corrupted,
 		TimedByObservation: r.TimedByObservation + o.TimedByObservation,
 		Unexpected:         r.Unexpected + o.Unexpected,
 		UnknownRecipients:  r.UnknownRecipients + o.UnknownRecipients,
