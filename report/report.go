@@ -88,6 +88,11 @@ type Run struct {
 	// Timeline is the measurement window over time (see Interval); nil
 	// when not measured.
 	Timeline []Interval
+	// Shard identifies one shard of a sharded run (nil: a whole run, or
+	// the merge of all shards); RemotePending holds its remote deliveries
+	// to reconcile against an external sink (see shard.go).
+	Shard         *ShardInfo
+	RemotePending *ledger.Pending
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -122,7 +127,7 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DroppedRow)
 	}
-	if r.Delivery != nil && len(r.Delivery.Failing()) > 0 {
+	if r.Delivery != nil && (len(r.Delivery.Failing()) > 0 || r.Delivery.PendingRemote > 0 && r.Shard == nil) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DeliveryRow)
 	}
@@ -147,6 +152,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		if r == nil {
 			return nil, fmt.Errorf("merge: run %d is nil", i)
 		}
+	}
+	if err := checkShards(runs); err != nil {
+		return nil, err
 	}
 	rules := runs[0].Table.Rules()
 	for _, r := range runs[1:] {
