@@ -20,6 +20,7 @@ type runCmd struct {
 	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
 	Duration           time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length."`
 	Rate               float64       `name:"rate" placeholder:"N" help:"Override the target sessions per hour."`
+	shardFlags `embed:""`
 }
 
 func (runCmd) Help() string {
@@ -67,6 +68,9 @@ func (c *runCmd) Run(e *env) error {
 	opts := runProgress(e, c.Quiet)
 	opts.ResultsFile = c.Results
 	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
+	if opts.ShardOptions, err = c.shardFlags.options(); err != nil {
+		return err
+	}
 	run, err := orchestrator.Run(stop, context.Background(), cfg, opts)
 	if err != nil {
 		return err
