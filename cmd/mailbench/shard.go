@@ -15,9 +15,10 @@ import (
 // shardFlags are run's flags for one shard of a sharded run
 // (docs/distributed.md); embedded in runCmd.
 type shardFlags struct {
-	Shard        string `name:"shard" placeholder:"i/N" help:"Run shard i of N (0-based): every N-th arrival of the one schedule the seed gives, and users u with u mod N = i (docs/distributed.md)."`
-	StartAt      string `name:"start-at" placeholder:"RFC3339" help:"Begin the warm-up at this instant (common to all shards), e.g. 2026-03-01T10:00:00Z."`
-	ExternalSink bool   `name:"external-sink" help:"Remote mail goes to a 'mailbench sink --json' elsewhere: start no sink, record remote deliveries as pending (reconciled by 'mailbench report --sink')."`
+	Shard         string `name:"shard" placeholder:"i/N" help:"Run shard i of N (0-based): every N-th arrival of the one schedule the seed gives, and users u with u mod N = i (docs/distributed.md)."`
+	StartAt       string `name:"start-at" placeholder:"RFC3339" help:"Begin the warm-up at this instant (common to all shards), e.g. 2026-03-01T10:00:00Z."`
+	NoVerdictExit bool   `name:"no-verdict-exit" help:"Exit 0 for a run carried out to its end even when not compliant: a shard's verdict is provisional, the merge decides (Kubernetes Jobs would retry exit 1)."`
+	ExternalSink  bool   `name:"external-sink" help:"Remote mail goes to a 'mailbench sink --json' elsewhere: start no sink, record remote deliveries as pending (reconciled by 'mailbench report --sink')."`
 }
 
 // options turns the flags into orchestrator.ShardOptions.
