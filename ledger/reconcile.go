@@ -19,8 +19,12 @@ type Reconciliation struct {
 	Lost       int64 `json:"lost"`        // LostLocal + LostRemote
 	LostLocal  int64 `json:"lost_local"`  // accepted local deliveries never seen
 	LostRemote int64 `json:"lost_remote"` // accepted remote deliveries that never arrived
-	Duplicated int64 `json:"duplicated"`  // deliveries found more than once (another UID, or a second arrival)
-	Corrupted  int64 `json:"corrupted"`   // deliveries whose body checksum differed from the stamped one
+	// PendingRemote counts remote deliveries of a shard whose sink is
+	// external: they are reconciled later against the sink's record
+	// (mailbench report --sink), not counted lost.
+	PendingRemote int64 `json:"pending_remote,omitempty"`
+	Duplicated    int64 `json:"duplicated"` // deliveries found more than once (another UID, or a second arrival)
+	Corrupted     int64 `json:"corrupted"`  // deliveries whose body checksum differed from the stamped one
 
 	// TimedByObservation counts local deliveries that were never seen with
 	// an INTERNALDATE: their Delivery Time is the time of the first
@@ -63,6 +67,9 @@ func (r Reconciliation) Lines() []string {
 		fmt.Sprintf("Lost                   %d", r.Lost),
 		fmt.Sprintf("Duplicated             %d", r.Duplicated),
 		fmt.Sprintf("Corrupted              %d", r.Corrupted),
+	}
+	if r.PendingRemote > 0 {
+		lines = append(lines, fmt.Sprintf("Pending remote         %d (to reconcile against the external sink's record)", r.PendingRemote))
 	}
 	if r.Late > 0 {
 		lines = append(lines, fmt.Sprintf("Late                   %d (%d local, %d remote: found, after the delivery limit)", r.Late, r.LateLocal, r.LateRemote))
@@ -135,5 +142,6 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		DeletedByWorkload: r.DeletedByWorkload + o.DeletedByWorkload,
 		Unexpected:        r.Unexpected + o.Unexpected,
 		UnknownRecipients: r.UnknownRecipients + o.UnknownRecipients,
+		PendingRemote:     r.PendingRemote + o.PendingRemote,
 	}
 }

@@ -67,6 +67,8 @@ type Options struct {
 	// sockets: tests pass an in-memory network (internal/memnet) so that a
 	// whole run executes inside testing/synctest. Ignored for real servers.
 	Network Network
+	// Sharding (docs/distributed.md): see ShardOptions.
+	ShardOptions
 }
 
 // Network is a way to listen and dial other than TCP sockets.
@@ -134,7 +136,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if cfg.Target.Embedded {
 		nw = opts.Network
 	}
-	sink, sinkTLS, err := startSink(cfg, nw, func(a smtpsink.Arrival) {
+	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, func(a smtpsink.Arrival) {
 		if l := ledgerPtr.Load(); l != nil {
 			l.ArrivedRemote(a)
 		}
@@ -156,7 +158,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
 		}
 	}
-	if cfg.Target.Embedded {
+	if opts.Target != nil {
+		imapCfg.Address, smtpCfg.Address = opts.Target.IMAPAddr(), opts.Target.SMTPAddr()
+	} else if cfg.Target.Embedded {
 		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
 		if err != nil {
 			return nil, err
@@ -182,7 +186,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// starts its clock right after, so the skew is microseconds.
 	// The run's timeline, computed once: the runner's arrivals, the
 	// recorder's phases and the checker's end all come from it.
-	win := cfg.Phases.Window(time.Now())
+	win := cfg.Phases.Window(opts.start())
 	rec := metrics.NewRecorder(rules.Limits(), win, stream)
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
 	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
@@ -217,7 +221,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		}
 	})
 
-	runID := session.NewRunID()
+	runID := opts.runID(cfg, win)
 	addrs := make([]string, len(users))
 	for i, u := range users {
 		addrs[i] = u.Address
@@ -234,11 +238,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	ledgerPtr.Store(led)
 	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
 	runner := &session.Runner{
-		Config: cfg, Window: win, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
+		Config: cfg, Window: win, Shard: opts.Shard, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
 		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
 		Observer: observer, Progress: progress,
 		OnSent: func(m measure.Submission) {
-			if sink == nil {
+			if sink == nil && !opts.externalSink() {
 				m.Remote = nil // nobody can see it arrive: not counted as lost
 			}
 			led.Accepted(m)
@@ -300,10 +304,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
 	}
-	rec2 := led.Reconcile()
+	rec2, pending := opts.reconcile(led)
 
 	run := buildReport(cfg, res, rec, sink)
 	run.Delivery = &rec2
+	opts.shardReport(cfg, run, runID, win, pending)
 	run.Connect = connect.Snapshot()
 	run.ServerClock = clock
 	run.DeliveryTiming = deliveryTiming(watcher)

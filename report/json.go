@@ -51,6 +51,8 @@ type jsonRun struct {
 	Compliance     jsonTable                 `json:"compliance"`
 	Functions      []jsonFunction            `json:"functions"`
 	Timeline       []jsonPoint               `json:"timeline,omitempty"`
+	Shard          *jsonShard                `json:"shard,omitempty"`
+	RemotePending  *ledger.Pending           `json:"remote_pending,omitempty"`
 }
 
 type jsonTarget struct {
@@ -184,7 +186,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		},
 		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
 		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
-		Timeline: timelineToJSON(r.Timeline),
+		Timeline: timelineToJSON(r.Timeline), Shard: shardToJSON(r.Shard), RemotePending: r.RemotePending,
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
 			ErrorRate: jsonErrorRow{
@@ -334,6 +336,10 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	}
 	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
 	r.ServerClock, r.DeliveryTiming = j.ServerClock, j.DeliveryTiming
+	r.RemotePending = j.RemotePending
+	if r.Shard, err = shardFromJSON(j.Shard); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
 	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}

@@ -95,6 +95,11 @@ type Run struct {
 	// Timeline is the measurement window over time, as the recorder made
 	// it (metrics.Recorder.Timeline); nil when not measured.
 	Timeline []metrics.Point
+	// Shard identifies one shard of a sharded run (nil: a whole run, or
+	// the merge of all shards); RemotePending holds its remote deliveries
+	// to reconcile against an external sink (see shard.go).
+	Shard         *ShardInfo
+	RemotePending *ledger.Pending
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -129,7 +134,7 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DroppedRow)
 	}
-	if r.Delivery != nil && len(r.Delivery.Failing()) > 0 {
+	if r.Delivery != nil && (len(r.Delivery.Failing()) > 0 || r.Delivery.PendingRemote > 0 && r.Shard == nil) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DeliveryRow)
 	}
@@ -190,6 +195,9 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		if r == nil {
 			return nil, fmt.Errorf("merge: run %d is nil", i)
 		}
+	}
+	if err := checkShardSet(runs); err != nil {
+		return nil, err
 	}
 	if err := checkShards(opts, runs); err != nil {
 		return nil, err
@@ -357,6 +365,15 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 	return m, nil
 }
 
+// shardIndex is r's shard index, -1 for a whole run: shards of one run
+// share its start, seed and config, and are still not the same run.
+func shardIndex(r *Run) int {
+	if r.Shard == nil {
+		return -1
+	}
+	return r.Shard.Index
+}
+
 // checkShards returns why runs are not the shards of one run, or nil.
 func checkShards(opts MergeOptions, runs []*Run) error {
 	label := func(i int) string {
@@ -369,7 +386,7 @@ func checkShards(opts MergeOptions, runs []*Run) error {
 		for j := i + 1; j < len(runs); j++ {
 			b := runs[j]
 			if a.Started.Truncate(time.Microsecond).Equal(b.Started.Truncate(time.Microsecond)) &&
-				a.Seed == b.Seed && a.Config == b.Config && a.Name == b.Name {
+				a.Seed == b.Seed && a.Config == b.Config && a.Name == b.Name && shardIndex(a) == shardIndex(b) {
 				return fmt.Errorf("merge: %s and %s are the same run (%q, started %s, seed %d): merged, its operations would count twice",
 					label(i), label(j), a.Name, a.Started.UTC().Format(time.RFC3339Nano), a.Seed)
 			}

@@ -18,6 +18,7 @@ type ArrivalSchedule struct {
 	rng     *rand.Rand
 	next    float64 // seconds from the run's start
 	n       int64
+	shard   Shard // see Partition
 }
 
 // NewArrivalSchedule returns the schedule of perHour arrivals per hour,
@@ -34,8 +35,16 @@ func NewArrivalSchedule(perHour float64, seed int64, stream uint64) *ArrivalSche
 }
 
 // Next returns the index and the intended start offset of the next arrival.
-// Offsets never decrease.
+// Offsets never decrease. A partitioned schedule skips other shards' arrivals.
 func (s *ArrivalSchedule) Next() (int64, time.Duration) {
+	for {
+		if i, off := s.next1(); s.shard.Owns(i) || off == time.Duration(math.MaxInt64) {
+			return i, off
+		}
+	}
+}
+
+func (s *ArrivalSchedule) next1() (int64, time.Duration) {
 	s.next += s.rng.ExpFloat64() * s.meanGap
 	i := s.n
 	s.n++

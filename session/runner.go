@@ -49,6 +49,10 @@ type Runner struct {
 	Window workload.Window
 	// RunID tags this run's message ids; 0 picks one from the clock.
 	RunID uint32
+	// Shard, when sharded, keeps this generator's share of the arrivals
+	// (both streams) and of the users (see schedule.Shard); recipients
+	// stay all of Users.
+	Shard schedule.Shard
 	// Progress, when set, is called about once a second with the counts so far.
 	Progress func(RunProgress)
 }
@@ -85,6 +89,9 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
 	}
+	if r.Shard.Users(len(r.Users)) == 0 {
+		return nil, fmt.Errorf("shard %v: fewer users (%d) than shards", r.Shard, len(r.Users))
+	}
 	sizes, err := workload.SizeDistribution(cfg.Messages.Sizes)
 	if err != nil {
 		return nil, err
@@ -110,7 +117,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	start := win.Start
 	warm, end := win.Offset(win.MeasureStart), win.Offset(win.MeasureEnd)
 	ramp := win.RampdownEnd.Sub(win.MeasureEnd)
-	res := &RunResult{Users: len(r.Users), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
+	res := &RunResult{Users: r.Shard.Users(len(r.Users)), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
 	// sessionCtx is cut at the end of ramp-down, or at once by kill.
@@ -124,19 +131,19 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := newUserPool(len(r.Users))
+	pool := newUserPool(r.Shard.Users(len(r.Users)))
 	var mu sync.Mutex
 	var failed atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0),
+		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0).Partition(r.Shard),
 		MaxConcurrent: cfg.Load.MaxConcurrent,
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.Seed, 0, a.Index)
 			kind := mix.Pick(rng)
-			ui, ok := pool.acquire(rng.IntN(len(r.Users)))
+			ui, ok := pool.acquire(r.Shard.Local(rng.IntN(len(r.Users)), len(r.Users)))
 			if !ok {
 				return nil, false
 			}
@@ -148,14 +155,14 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 			}
 			return func(ctx context.Context) {
 				defer pool.release(ui)
-				if err := env.run(ctx, kind, r.Users[ui], rng); err != nil && counted && ctx.Err() == nil {
+				if err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng); err != nil && counted && ctx.Err() == nil {
 					failed.Add(1)
 				}
 			}, true
 		},
 	}
 	inbound := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1),
+		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1).Partition(r.Shard),
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ type sinkCmd struct {
 	Delay           time.Duration `help:"Fault: wait this long before answering the end of DATA."`
 	RejectEvery     int           `name:"reject-every" placeholder:"N" help:"Fault: answer every Nth message with 451 (554 with --reject-permanent)."`
 	RejectPermanent bool          `name:"reject-permanent" help:"Fault: reject with 554 instead of 451."`
+	sinkJSONFlags `embed:""`
 }
 
 func (sinkCmd) Help() string {
@@ -39,7 +41,18 @@ Examples:
 }
 
 func (c *sinkCmd) Run(e *env) error {
-	s, err := smtpsink.New(smtpsink.Options{
+	jsonOut, err := createOutput("json", c.JSON)
+	if err != nil {
+		return err
+	}
+	defer jsonOut.abandon()
+	var rec *smtpsink.Record
+	var onMessage func(smtpsink.Arrival)
+	if c.JSON != "" {
+		rec = smtpsink.NewRecord()
+		onMessage = rec.Add
+	}
+	s, err := smtpsink.New(smtpsink.Options{OnMessage: onMessage,
 		Addr: c.Listen, SaveDir: c.SaveDir, MaxMessageBytes: c.MaxMessageBytes,
 		MaxRecipients: c.MaxRecipients, MaxConnections: c.MaxConnections,
 		ReadTimeout: c.Timeout, WriteTimeout: c.Timeout,
@@ -68,7 +81,10 @@ func (c *sinkCmd) Run(e *env) error {
 			usDur(h.ValueAtQuantile(50)), usDur(h.ValueAtQuantile(95)), usDur(h.Max()))
 	}
 	fmt.Fprintln(e.stdout)
-	return nil
+	if rec == nil {
+		return nil
+	}
+	return jsonOut.write(func(w io.Writer) error { return rec.WriteJSON(w, s) })
 }
 
 func usDur(us int64) time.Duration {
@@ -82,6 +98,7 @@ type reportCmd struct {
 	// SideBySide prints the runs as columns instead of merging them.
 	SideBySide bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
 	Force      bool `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
+	reportSinkFlags `embed:""`
 }
 
 func (reportCmd) Help() string {
@@ -132,8 +149,14 @@ func (c *reportCmd) Run(e *env) error {
 	if c.SideBySide {
 		return c.sideBySide(e, runs, htmlOut)
 	}
-	run := runs[0]
-	if len(runs) > 1 {
+	run, withSink, err := c.mergeWithSink(runs)
+	if err != nil {
+		return err
+	}
+	if !withSink {
+		run = runs[0]
+	}
+	if !withSink && len(runs) > 1 {
 		var err error
 		if run, err = report.MergeWith(report.MergeOptions{Labels: c.Files, Force: c.Force}, runs...); err != nil {
 			if errors.Is(err, report.ErrNotShards) {
