@@ -174,14 +174,20 @@ func TestRunExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name, targets string
 		stdin         bool
+		onlyRun       bool
 		want          int
 	}{
-		{"all pass", "compliance\\.BenchmarkObserve$ ns/op 500\nBenchmarkSub/small ns/op 1000\n", false, 0},
-		{"all pass from stdin", "compliance\\.BenchmarkObserve$ B/op 0\n", true, 0},
-		{"one fails", "compliance\\.BenchmarkObserve$ ns/op 500\ncompliance\\.BenchmarkObserve$ ns/op 200\n", false, 1},
-		{"missing benchmark fails", "BenchmarkNope ns/op 1e9\n", false, 1},
-		{"malformed targets", "BenchmarkX ns/op\n", false, 2},
-		{"no targets", "# only a comment\n\n", false, 2},
+		{"all pass", "compliance\\.BenchmarkObserve$ ns/op 500\nBenchmarkSub/small ns/op 1000\n", false, false, 0},
+		{"all pass from stdin", "compliance\\.BenchmarkObserve$ B/op 0\n", true, false, 0},
+		{"one fails", "compliance\\.BenchmarkObserve$ ns/op 500\ncompliance\\.BenchmarkObserve$ ns/op 200\n", false, false, 1},
+		{"missing benchmark fails", "BenchmarkNope ns/op 1e9\n", false, false, 1},
+		{"malformed targets", "BenchmarkX ns/op\n", false, false, 2},
+		{"no targets", "# only a comment\n\n", false, false, 2},
+		// -only-run: a subset run checks the targets of what ran only.
+		{"only-run skips a benchmark that did not run", "compliance\\.BenchmarkObserve$ ns/op 500\nBenchmarkNope ns/op 1e9\n", false, true, 0},
+		{"only-run still fails what ran", "compliance\\.BenchmarkObserve$ ns/op 200\nBenchmarkNope ns/op 1e9\n", false, true, 1},
+		{"only-run still fails a missing metric", "compliance\\.BenchmarkObserve$ frobs/op 1\n", false, true, 1},
+		{"only-run with nothing that ran", "BenchmarkNope ns/op 1e9\n", false, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := write("targets.txt", tc.targets)
@@ -194,13 +200,13 @@ func TestRunExitCodes(t *testing.T) {
 				inputs = []string{outPath}
 				stdin = bytes.NewReader(nil)
 			}
-			if got := run(tp, inputs, stdin, &stdout, &stderr); got != tc.want {
+			if got := run(tp, tc.onlyRun, inputs, stdin, &stdout, &stderr); got != tc.want {
 				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tc.want, stdout.String(), stderr.String())
 			}
 		})
 	}
 	var stdout, stderr bytes.Buffer
-	if got := run(filepath.Join(dir, "absent.txt"), nil, strings.NewReader(""), &stdout, &stderr); got != 2 {
+	if got := run(filepath.Join(dir, "absent.txt"), false, nil, strings.NewReader(""), &stdout, &stderr); got != 2 {
 		t.Errorf("missing targets file: exit %d, want 2", got)
 	}
 }
