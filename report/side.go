@@ -82,13 +82,17 @@ func (t *SideBySide) Write(w io.Writer) error {
 	if len(t.Title) > 0 {
 		b.WriteString("\n")
 	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\t"+strings.Join(t.Head, "\t"))
 	for _, r := range t.Rows {
 		fmt.Fprintln(tw, r.Label+"\t"+strings.Join(r.Cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+		b.WriteString(strings.TrimRight(l, " ") + "\n") // rows with empty cells end in padding
 	}
 	for _, sec := range t.Sections {
 		b.WriteString("\n")
@@ -147,6 +151,11 @@ func CeilPercent(p float64) string { return fmt.Sprintf("%.2f", max(0, math.Ceil
 // run has no row for shows "-". labels name the columns; nil or an empty
 // label uses the run's name, else its position. % compliant is rounded down
 // and the error rate up, as in WriteText. It performs I/O only on w.
+// sideLabelWidth is the widest label of WriteSideBySide before a function
+// name is wrapped (as the text table wraps them): the side-by-side table
+// of two runs fits 120 columns.
+const sideLabelWidth = 40
+
 func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 	if len(runs) == 0 {
 		return errors.New("side by side: no runs")
@@ -202,7 +211,20 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		return fmtInt(r.SessionsLate) + " / " + fmtInt(r.SessionsDropped)
 	})
 	for _, f := range funcs {
-		line(string(f)+" % compliant", func(r *Run) string {
+		// The function's name on lines of its own, so that the longest
+		// SPEC names do not widen the label column past the terminal.
+		name := string(f)
+		if len(name) > sideLabelWidth {
+			parts := wrapName(name, sideLabelWidth)
+			for i, p := range parts[:len(parts)-1] {
+				if i > 0 {
+					p = "  " + p
+				}
+				line(p, func(*Run) string { return "" })
+			}
+			name = "  " + parts[len(parts)-1]
+		}
+		line(name+" % compliant", func(r *Run) string {
 			row, ok := rowOf(r, f)
 			if !ok || row.Operations == 0 {
 				return "-"

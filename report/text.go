@@ -207,6 +207,7 @@ const maxNameWidth = 24
 // after an underscore where it can (continuation lines are indented by two).
 func wrapName(name string, width int) []string {
 	var lines []string
+	cont := width - 2
 	for len(name) > width {
 		cut := strings.LastIndexByte(name[:width], '_') + 1
 		if cut <= 0 {
@@ -214,7 +215,7 @@ func wrapName(name string, width int) []string {
 		}
 		lines = append(lines, name[:cut])
 		name = name[cut:]
-		width = maxNameWidth - 2
+		width = cont
 	}
 	return append(lines, name)
 }
