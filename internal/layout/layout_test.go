@@ -42,7 +42,7 @@ var stage = map[string]int{
 	// 8: what carries out runs: one run, TLS variants, load sweeps.
 	"orchestrator": 8, "compare": 8, "sweep": 8,
 	// 9: programs and tests of the whole.
-	"cmd/mailbench": 9, "bench/check": 9, "integration": 9,
+	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "integration": 9,
 	// Test helpers (internal): only tests import them.
 	"internal/testcert": 0, "internal/testutil": 0, "internal/testconfig": 1, "internal/layout": 9,
 }
