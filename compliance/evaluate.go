@@ -19,6 +19,9 @@ type Row struct {
 	WithinLimit     int64
 	Errors          int64
 	ErrorsByClass   map[measure.ErrorClass]int64 // nil when there are no errors
+	// Cancelled operations were cut by mailbench (end of ramp-down,
+	// Ctrl-C): not in Operations, Errors or the percentiles.
+	Cancelled int64
 	// PercentCompliant is 100 × WithinLimit / Operations (0 with no
 	// operations). Pass is decided on it with a strict ">".
 	PercentCompliant float64
@@ -35,6 +38,7 @@ type Row struct {
 type ErrorRow struct {
 	Operations int64
 	Errors     int64
+	Cancelled  int64   // cut by mailbench; in neither Errors nor Operations
 	Percent    float64 // 100 × Errors / Operations (0 with no operations)
 	MaxPercent float64 // passes iff Percent < MaxPercent
 	Pass       bool
@@ -66,6 +70,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 			row.Operations = fs.Operations
 			row.WithinLimit = fs.WithinLimit
 			row.Errors = fs.ErrorCount()
+			row.Cancelled = fs.Cancelled
 			if row.Errors > 0 {
 				row.ErrorsByClass = make(map[measure.ErrorClass]int64)
 				for k, v := range fs.Errors {
@@ -110,6 +115,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 		}
 		e.Operations += fs.Operations
 		e.Errors += fs.ErrorCount()
+		e.Cancelled += fs.Cancelled
 	}
 	if e.Operations <= 0 {
 		e.Reason = noOperationsReason

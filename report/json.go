@@ -97,6 +97,7 @@ type jsonRow struct {
 	WithinLimit      int64            `json:"within_limit"`
 	Errors           int64            `json:"errors"`
 	ErrorsByClass    map[string]int64 `json:"errors_by_class,omitempty"`
+	Cancelled        int64            `json:"cancelled,omitempty"`
 	PercentCompliant float64          `json:"percent_compliant"`
 	P50US            int64            `json:"p50_us"`
 	P95US            int64            `json:"p95_us"`
@@ -109,6 +110,7 @@ type jsonRow struct {
 type jsonErrorRow struct {
 	Operations int64   `json:"operations"`
 	Errors     int64   `json:"errors"`
+	Cancelled  int64   `json:"cancelled,omitempty"`
 	Percent    float64 `json:"percent"`
 	MaxPercent float64 `json:"max_percent"`
 	Pass       bool    `json:"pass"`
@@ -121,6 +123,7 @@ type jsonFunction struct {
 	Operations  int64            `json:"operations"`
 	WithinLimit int64            `json:"within_limit"`
 	Errors      map[string]int64 `json:"errors"`
+	Cancelled   int64            `json:"cancelled,omitempty"`
 	Histogram   string           `json:"histogram"`
 }
 
@@ -184,7 +187,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		Compliance: jsonTable{
 			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
 			ErrorRate: jsonErrorRow{
-				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors,
+				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors, Cancelled: r.Table.Errors.Cancelled,
 				Percent: r.Table.Errors.Percent, MaxPercent: r.Table.Errors.MaxPercent,
 				Pass: r.Table.Errors.Pass, Reason: r.Table.Errors.Reason,
 			},
@@ -210,7 +213,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 	for _, row := range r.Table.Rows {
 		jr := jsonRow{
 			Function: string(row.Function), LimitUS: us(row.Limit), RequiredPercent: row.RequiredPercent,
-			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors,
+			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors, Cancelled: row.Cancelled,
 			PercentCompliant: row.PercentCompliant,
 			P50US:            us(row.P50), P95US: us(row.P95), P99US: us(row.P99), MaxUS: us(row.Max),
 			Pass: row.Pass, Reason: row.Reason,
@@ -244,7 +247,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		}
 		jf := jsonFunction{
 			Function: string(f), LimitUS: us(fs.Limit), Operations: fs.Operations,
-			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Histogram: enc,
+			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Cancelled: fs.Cancelled, Histogram: enc,
 		}
 		for k, v := range fs.Errors {
 			jf.Errors[string(k)] = v
@@ -344,12 +347,12 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		t.Failing = j.Compliance.Failing
 	}
 	e := j.Compliance.ErrorRate
-	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Percent: e.Percent,
+	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Cancelled: e.Cancelled, Percent: e.Percent,
 		MaxPercent: e.MaxPercent, Pass: e.Pass, Reason: e.Reason}
 	for _, jr := range j.Compliance.Rows {
 		row := compliance.Row{
 			Function: measure.Function(jr.Function), Limit: fromUS(jr.LimitUS), RequiredPercent: jr.RequiredPercent,
-			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors,
+			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors, Cancelled: jr.Cancelled,
 			PercentCompliant: jr.PercentCompliant,
 			P50:              fromUS(jr.P50US), P95: fromUS(jr.P95US), P99: fromUS(jr.P99US), Max: fromUS(jr.MaxUS),
 			Pass: jr.Pass, Reason: jr.Reason,
@@ -377,7 +380,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		}
 		fs := &metrics.FunctionStats{
 			Function: f, Limit: fromUS(jf.LimitUS), Operations: jf.Operations, WithinLimit: jf.WithinLimit,
-			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h,
+			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h, Cancelled: jf.Cancelled,
 		}
 		for k, v := range jf.Errors {
 			fs.Errors[measure.ErrorClass(k)] = v

@@ -80,6 +80,9 @@ func WriteText(w io.Writer, r *Run) error {
 	if classes := errorClasses(r.Table); classes != "" {
 		p("Errors by class: %s\n", classes)
 	}
+	if cut := cancelledByFunction(r); cut != "" {
+		p("Cancelled by mailbench (not server errors, not in the table): %s\n", cut)
+	}
 	for _, row := range r.Table.Rows {
 		if row.Function == measure.DeliveryLocal && row.Operations > 0 {
 			p("Delivery Time (local) is the message's INTERNALDATE minus its SMTP acceptance: IMAP dates have 1 s resolution, so 0.00 ms means under a second.\n")
@@ -182,6 +185,19 @@ func errorClasses(t compliance.Table) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(sum)) {
 		parts = append(parts, k+" "+fmtInt(sum[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cancelledByFunction lists the operations mailbench cut, per function in
+// table order: "IMAP Connect 3, SMTP Data 1"; "" when none.
+func cancelledByFunction(r *Run) string {
+	fs := slices.SortedFunc(maps.Keys(r.Functions), functionOrder)
+	var parts []string
+	for _, f := range fs {
+		if s := r.Functions[f]; s != nil && s.Cancelled > 0 {
+			parts = append(parts, string(f)+" "+fmtInt(s.Cancelled))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
