@@ -31,6 +31,10 @@ type Row struct {
 	P50, P95, P99, Max time.Duration
 	Pass               bool
 	Reason             string // why the row fails; "" when it passes
+	// NotMeasured: the config cannot run this function (Rule.NotMeasured).
+	// Without operations the row neither passes nor fails: it is not in
+	// Table.Failing but in Table.NotMeasured.
+	NotMeasured bool
 }
 
 // ErrorRow is the "Error Rate" line: all failed operations of every function
@@ -51,6 +55,9 @@ type Table struct {
 	Errors    ErrorRow
 	Compliant bool     // every row and the error row pass
 	Failing   []string // the failing rows' names, in table order; ErrorRateName for the error row
+	// NotMeasured names the rows the config cannot run, in table order:
+	// when there are any, the run is not a full SPEC-style run.
+	NotMeasured []string
 }
 
 // Evaluate builds the compliance table of stats against rules. Rows follow
@@ -64,7 +71,7 @@ type Table struct {
 func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Table {
 	var t Table
 	for _, rule := range rules.ordered() {
-		row := Row{Function: rule.Function, Limit: rule.Limit, RequiredPercent: rule.RequiredPercent}
+		row := Row{Function: rule.Function, Limit: rule.Limit, RequiredPercent: rule.RequiredPercent, NotMeasured: rule.NotMeasured}
 		fs := stats[rule.Function]
 		if fs != nil {
 			row.Operations = fs.Operations
@@ -88,6 +95,10 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 			}
 		}
 		switch {
+		case row.Operations <= 0 && rule.NotMeasured:
+			t.NotMeasured = append(t.NotMeasured, string(row.Function))
+			t.Rows = append(t.Rows, row)
+			continue
 		case row.Operations <= 0:
 			row.Reason = noOperationsReason
 		case fs.Limit != rule.Limit:
@@ -138,7 +149,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 func (t Table) Rules() Rules {
 	r := Rules{MaxErrorPercent: t.Errors.MaxPercent}
 	for _, row := range t.Rows {
-		r.Functions = append(r.Functions, Rule{Function: row.Function, Limit: row.Limit, RequiredPercent: row.RequiredPercent})
+		r.Functions = append(r.Functions, Rule{Function: row.Function, Limit: row.Limit, RequiredPercent: row.RequiredPercent, NotMeasured: row.NotMeasured})
 	}
 	return r
 }

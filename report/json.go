@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
@@ -39,7 +41,10 @@ type jsonRun struct {
 	Partial        bool                     `json:"partial"`
 	PartialReason  string                   `json:"partial_reason"`
 	Target         jsonTarget               `json:"target"`
+	CouldNotRun    string                   `json:"could_not_run,omitempty"`
 	Sessions       jsonSessions             `json:"sessions"`
+	Inbound        jsonInbound              `json:"inbound"`
+	Generator      *jsonGenerator           `json:"generator,omitempty"`
 	Sink           jsonSink                 `json:"sink"`
 	Warnings       []string                 `json:"warnings"`
 	Delivery       *ledger.Reconciliation   `json:"delivery,omitempty"`
@@ -62,7 +67,12 @@ type jsonSessions struct {
 	AchievedPerHour       float64          `json:"achieved_per_hour"`
 	PerUserHour           float64          `json:"per_user_hour"`
 	EquivalentUsers       float64          `json:"equivalent_users"`
+	Scheduled             int64            `json:"scheduled"`
+	Expected              float64          `json:"expected"`
+	ExpectedLow           int64            `json:"expected_low"`
+	ExpectedHigh          int64            `json:"expected_high"`
 	Started               int64            `json:"started"`
+	LoggedIn              int64            `json:"logged_in"`
 	Completed             int64            `json:"completed"`
 	Failed                int64            `json:"failed"`
 	Late                  int64            `json:"late"`
@@ -70,6 +80,93 @@ type jsonSessions struct {
 	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
 	ByType                map[string]int64 `json:"by_type"`
 	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
+}
+
+type jsonInbound struct {
+	TargetPerHour float64 `json:"target_per_hour"`
+	Scheduled     int64   `json:"scheduled"`
+	Started       int64   `json:"started"`
+	Late          int64   `json:"late"`
+	Dropped       int64   `json:"dropped"`
+}
+
+type jsonLateness struct {
+	Count     int64  `json:"count"`
+	P50US     int64  `json:"p50_us"`
+	P99US     int64  `json:"p99_us"`
+	MaxUS     int64  `json:"max_us"`
+	Histogram string `json:"histogram"`
+}
+
+type jsonGenerator struct {
+	Bound           bool          `json:"bound"`
+	Reasons         []string      `json:"reasons"`
+	LateToleranceUS int64         `json:"late_tolerance_us"`
+	SessionLateness *jsonLateness `json:"session_lateness,omitempty"`
+	InboundLateness *jsonLateness `json:"inbound_lateness,omitempty"`
+	CPUKnown        bool          `json:"cpu_known"`
+	CPUUS           int64         `json:"cpu_us"`
+	CPUWindowUS     int64         `json:"cpu_window_us"`
+	Cores           int           `json:"cores"`
+	CPUPercent      float64       `json:"cpu_percent"`
+	GCPauseUS       int64         `json:"gc_pause_us"`
+	GCCycles        int64         `json:"gc_cycles"`
+	Stalls          int64         `json:"stalls"`
+	StallLimitUS    int64         `json:"stall_limit_us"`
+	WorstStallUS    int64         `json:"worst_stall_us"`
+}
+
+func latenessToJSON(h *hdrhistogram.Histogram) (*jsonLateness, error) {
+	if h == nil {
+		return nil, nil
+	}
+	enc, err := metrics.EncodeHistogram(h)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonLateness{Count: h.TotalCount(), P50US: h.ValueAtQuantile(50), P99US: h.ValueAtQuantile(99), MaxUS: h.Max(), Histogram: enc}, nil
+}
+
+func generatorToJSON(g *GeneratorHealth) (*jsonGenerator, error) {
+	if g == nil {
+		return nil, nil
+	}
+	j := &jsonGenerator{Reasons: g.BoundReasons(), LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
+		CPUUS: us(g.CPU), CPUWindowUS: us(g.CPUWindow), Cores: g.Cores, CPUPercent: g.CPUPercent(),
+		GCPauseUS: us(g.GCPause), GCCycles: g.GCCycles, Stalls: g.Stalls, StallLimitUS: us(g.StallLimit), WorstStallUS: us(g.WorstStall)}
+	j.Bound = len(j.Reasons) > 0
+	if j.Reasons == nil {
+		j.Reasons = []string{}
+	}
+	var err error
+	if j.SessionLateness, err = latenessToJSON(g.SessionLateness); err != nil {
+		return nil, fmt.Errorf("session lateness: %w", err)
+	}
+	if j.InboundLateness, err = latenessToJSON(g.InboundLateness); err != nil {
+		return nil, fmt.Errorf("inbound lateness: %w", err)
+	}
+	return j, nil
+}
+
+func generatorFromJSON(j *jsonGenerator) (*GeneratorHealth, error) {
+	if j == nil {
+		return nil, nil
+	}
+	g := &GeneratorHealth{LateTolerance: fromUS(j.LateToleranceUS), CPUKnown: j.CPUKnown, CPU: fromUS(j.CPUUS),
+		CPUWindow: fromUS(j.CPUWindowUS), Cores: j.Cores, GCPause: fromUS(j.GCPauseUS), GCCycles: j.GCCycles,
+		Stalls: j.Stalls, StallLimit: fromUS(j.StallLimitUS), WorstStall: fromUS(j.WorstStallUS)}
+	var err error
+	if j.SessionLateness != nil {
+		if g.SessionLateness, err = metrics.DecodeHistogram(j.SessionLateness.Histogram); err != nil {
+			return nil, fmt.Errorf("session lateness: %w", err)
+		}
+	}
+	if j.InboundLateness != nil {
+		if g.InboundLateness, err = metrics.DecodeHistogram(j.InboundLateness.Histogram); err != nil {
+			return nil, fmt.Errorf("inbound lateness: %w", err)
+		}
+	}
+	return g, nil
 }
 
 type jsonSink struct {
@@ -83,10 +180,11 @@ type jsonSink struct {
 }
 
 type jsonTable struct {
-	Compliant bool         `json:"compliant"`
-	Failing   []string     `json:"failing"`
-	Rows      []jsonRow    `json:"rows"`
-	ErrorRate jsonErrorRow `json:"error_rate"`
+	Compliant   bool         `json:"compliant"`
+	Failing     []string     `json:"failing"`
+	NotMeasured []string     `json:"not_measured,omitempty"`
+	Rows        []jsonRow    `json:"rows"`
+	ErrorRate   jsonErrorRow `json:"error_rate"`
 }
 
 type jsonRow struct {
@@ -105,6 +203,7 @@ type jsonRow struct {
 	MaxUS            int64            `json:"max_us"`
 	Pass             bool             `json:"pass"`
 	Reason           string           `json:"reason,omitempty"`
+	NotMeasured      bool             `json:"not_measured,omitempty"`
 }
 
 type jsonErrorRow struct {
@@ -173,6 +272,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		Sessions: jsonSessions{
 			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
 			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
+			Scheduled: r.SessionsScheduled, LoggedIn: r.SessionsLoggedIn,
 			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
 			Late: r.SessionsLate, Dropped: r.SessionsDropped, MaxDroppedPercent: r.MaxDroppedPercent, ByType: r.SessionsByType,
 			MaxConcurrentObserved: r.MaxConcurrentObserved,
@@ -182,10 +282,13 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
+		CouldNotRun: r.CouldNotRun,
+		Inbound: jsonInbound{TargetPerHour: r.Inbound.TargetPerHour, Scheduled: r.Inbound.Scheduled, Started: r.Inbound.Started,
+			Late: r.Inbound.Late, Dropped: r.Inbound.Dropped},
 		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
 		Timeline: timelineToJSON(r.Timeline),
 		Compliance: jsonTable{
-			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
+			Compliant: r.Table.Compliant, Failing: r.Table.Failing, NotMeasured: r.Table.NotMeasured,
 			ErrorRate: jsonErrorRow{
 				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors, Cancelled: r.Table.Errors.Cancelled,
 				Percent: r.Table.Errors.Percent, MaxPercent: r.Table.Errors.MaxPercent,
@@ -193,6 +296,12 @@ func WriteJSON(w io.Writer, r *Run) error {
 			},
 		},
 	}
+	j.Sessions.Expected, j.Sessions.ExpectedLow, j.Sessions.ExpectedHigh = r.ExpectedSessions()
+	gen, err := generatorToJSON(r.Generator)
+	if err != nil {
+		return fmt.Errorf("write report: generator: %w", err)
+	}
+	j.Generator = gen
 	if j.Sessions.ByType == nil {
 		j.Sessions.ByType = map[string]int64{}
 	}
@@ -216,7 +325,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors, Cancelled: row.Cancelled,
 			PercentCompliant: row.PercentCompliant,
 			P50US:            us(row.P50), P95US: us(row.P95), P99US: us(row.P99), MaxUS: us(row.Max),
-			Pass: row.Pass, Reason: row.Reason,
+			Pass: row.Pass, Reason: row.Reason, NotMeasured: row.NotMeasured,
 		}
 		if row.ErrorsByClass != nil {
 			jr.ErrorsByClass = make(map[string]int64, len(row.ErrorsByClass))
@@ -306,13 +415,18 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		AchievedSessionsPerHour: j.Sessions.AchievedPerHour,
 		SessionsPerUserHour:     j.Sessions.PerUserHour,
 		EquivalentUsers:         j.Sessions.EquivalentUsers,
-		SessionsStarted:         j.Sessions.Started,
-		SessionsCompleted:       j.Sessions.Completed,
-		SessionsFailed:          j.Sessions.Failed,
-		SessionsLate:            j.Sessions.Late,
-		SessionsDropped:         j.Sessions.Dropped,
-		MaxDroppedPercent:       j.Sessions.MaxDroppedPercent,
-		MaxConcurrentObserved:   j.Sessions.MaxConcurrentObserved,
+		SessionsScheduled:       j.Sessions.Scheduled,
+		SessionsLoggedIn:        j.Sessions.LoggedIn,
+		CouldNotRun:             j.CouldNotRun,
+		Inbound: InboundSummary{TargetPerHour: j.Inbound.TargetPerHour, Scheduled: j.Inbound.Scheduled, Started: j.Inbound.Started,
+			Late: j.Inbound.Late, Dropped: j.Inbound.Dropped},
+		SessionsStarted:       j.Sessions.Started,
+		SessionsCompleted:     j.Sessions.Completed,
+		SessionsFailed:        j.Sessions.Failed,
+		SessionsLate:          j.Sessions.Late,
+		SessionsDropped:       j.Sessions.Dropped,
+		MaxDroppedPercent:     j.Sessions.MaxDroppedPercent,
+		MaxConcurrentObserved: j.Sessions.MaxConcurrentObserved,
 		Sink: SinkSummary{
 			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
 			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),
@@ -332,6 +446,9 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		r.Warnings = j.Warnings
 	}
 	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
+	if r.Generator, err = generatorFromJSON(j.Generator); err != nil {
+		return nil, fmt.Errorf("read report: generator: %w", err)
+	}
 	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
@@ -346,6 +463,9 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(j.Compliance.Failing) > 0 {
 		t.Failing = j.Compliance.Failing
 	}
+	if len(j.Compliance.NotMeasured) > 0 {
+		t.NotMeasured = j.Compliance.NotMeasured
+	}
 	e := j.Compliance.ErrorRate
 	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Cancelled: e.Cancelled, Percent: e.Percent,
 		MaxPercent: e.MaxPercent, Pass: e.Pass, Reason: e.Reason}
@@ -355,7 +475,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors, Cancelled: jr.Cancelled,
 			PercentCompliant: jr.PercentCompliant,
 			P50:              fromUS(jr.P50US), P95: fromUS(jr.P95US), P99: fromUS(jr.P99US), Max: fromUS(jr.MaxUS),
-			Pass: jr.Pass, Reason: jr.Reason,
+			Pass: jr.Pass, Reason: jr.Reason, NotMeasured: jr.NotMeasured,
 		}
 		if len(jr.ErrorsByClass) > 0 {
 			row.ErrorsByClass = make(map[measure.ErrorClass]int64, len(jr.ErrorsByClass))

@@ -35,6 +35,13 @@ var errNotCompliant = errors.New("not compliant")
 // is written, marked partial, and is not a valid result.
 var errPartial = errors.New("the run was stopped before the end of its measurement window: the report is partial")
 
+// noResult is returned when a run's report is no result for the server:
+// the target could not be reached (could not run) or the load generator was
+// the bottleneck (GENERATOR-BOUND). The report is written.
+type noResult struct{ why string }
+
+func (e noResult) Error() string { return "no result for the server: " + e.why }
+
 // usageError marks errors in what the user gave us.
 type usageError struct{ err error }
 
@@ -112,9 +119,12 @@ func exitCode(err error, stderr io.Writer) int {
 	var ce *workload.ConfigError
 	var ces workload.ConfigErrors
 	var me *orchestrator.ConfigError
+	var nr noResult
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &me):
 		return exitUsage
+	case errors.As(err, &nr): // could not run, or GENERATOR-BOUND
+		return exitRunFailed
 	default:
 		return exitRunFailed
 	}
