@@ -110,7 +110,7 @@ func WriteText(w io.Writer, r *Run) error {
 	} else {
 		lp("Equivalent users", "%s", fmtInt(int64(math.Floor(r.EquivalentUsers))))
 	}
-	if mean, lo, hi := r.ExpectedSessions(); mean > 0 {
+	if mean, lo, hi := r.ExpectedSessions(); mean > 0 && !r.Partial && r.CouldNotRun == "" { // the band is for the whole window
 		lp("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
 	}
 	lp("Sessions", "started %s, logged in %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsLoggedIn),

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +162,19 @@ func TestSubcommandHelp(t *testing.T) {
 				t.Errorf("help lacks examples of %q:\n%s", cmd, stdout)
 			}
 		})
+	}
+}
+
+// A run that is no result for the server (could not run, GENERATOR-BOUND)
+// exits 3, as a run that could not be carried out; not compliant stays 1.
+func TestExitCodeNoResult(t *testing.T) {
+	if got := exitCode(noResult{"GENERATOR-BOUND: sessions started late"}, io.Discard); got != exitRunFailed {
+		t.Errorf("no result: exit %d, want %d", got, exitRunFailed)
+	}
+	if got := exitCode(fmt.Errorf("run: %w", noResult{"could not run: refused"}), io.Discard); got != exitRunFailed {
+		t.Errorf("wrapped no result: exit %d, want %d", got, exitRunFailed)
+	}
+	if got := exitCode(errNotCompliant, io.Discard); got != exitNotCompliant {
+		t.Errorf("not compliant: exit %d, want %d", got, exitNotCompliant)
 	}
 }
