@@ -215,3 +215,25 @@ func TestFormat(t *testing.T) {
 
 // randomObservations returns n reproducible observations over every
 // function plus one without a rule.
+
+// A function the config cannot run (send weight 0: no IMAP APPEND) is not
+// measured: its row neither passes nor fails, and the table says the run is
+// not a full one; a function the config can run fails without operations.
+func TestNotMeasuredRows(t *testing.T) {
+	rules := Rules{MaxErrorPercent: 1, Functions: []Rule{
+		{Function: measure.IMAPConnect, Limit: time.Second, RequiredPercent: 95},
+		{Function: measure.IMAPAppend, Limit: time.Second, RequiredPercent: 95, NotMeasured: true},
+		{Function: measure.IMAPList, Limit: time.Second, RequiredPercent: 95},
+	}}
+	s := metrics.NewStats(rules.Limits())
+	for range 10 {
+		s.Observe(measure.Observation{Function: measure.IMAPConnect, Start: time.Now(), Duration: time.Millisecond})
+	}
+	tab := Evaluate(s.Snapshot(), rules)
+	if !slices.Equal(tab.NotMeasured, []string{string(measure.IMAPAppend)}) || !slices.Equal(tab.Failing, []string{string(measure.IMAPList)}) {
+		t.Errorf("not measured %v, failing %v; want [APPEND], [LIST]", tab.NotMeasured, tab.Failing)
+	}
+	if got, _ := tab.Rules().Rule(measure.IMAPAppend); !got.NotMeasured || len(tab.Rules().Functions) != 3 {
+		t.Errorf("rules recovered from the table: %+v", tab.Rules().Functions)
+	}
+}

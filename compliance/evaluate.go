@@ -19,6 +19,9 @@ type Row struct {
 	WithinLimit     int64
 	Errors          int64
 	ErrorsByClass   map[measure.ErrorClass]int64 // nil when there are no errors
+	// Cancelled operations were cut by mailbench (end of ramp-down,
+	// Ctrl-C): not in Operations, Errors or the percentiles.
+	Cancelled int64
 	// PercentCompliant is 100 × WithinLimit / Operations (0 with no
 	// operations). Pass is decided on it with a strict ">".
 	PercentCompliant float64
@@ -28,6 +31,10 @@ type Row struct {
 	P50, P95, P99, Max time.Duration
 	Pass               bool
 	Reason             string // why the row fails; "" when it passes
+	// NotMeasured: the config cannot run this function (Rule.NotMeasured).
+	// Without operations the row neither passes nor fails: it is not in
+	// Table.Failing but in Table.NotMeasured.
+	NotMeasured bool
 }
 
 // ErrorRow is the "Error Rate" line: all failed operations of every function
@@ -35,6 +42,7 @@ type Row struct {
 type ErrorRow struct {
 	Operations int64
 	Errors     int64
+	Cancelled  int64   // cut by mailbench; in neither Errors nor Operations
 	Percent    float64 // 100 × Errors / Operations (0 with no operations)
 	MaxPercent float64 // passes iff Percent < MaxPercent
 	Pass       bool
@@ -47,6 +55,9 @@ type Table struct {
 	Errors    ErrorRow
 	Compliant bool     // every row and the error row pass
 	Failing   []string // the failing rows' names, in table order; ErrorRateName for the error row
+	// NotMeasured names the rows the config cannot run, in table order:
+	// when there are any, the run is not a full SPEC-style run.
+	NotMeasured []string
 }
 
 // Evaluate builds the compliance table of stats against rules. Rows follow
@@ -60,12 +71,13 @@ type Table struct {
 func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Table {
 	var t Table
 	for _, rule := range rules.ordered() {
-		row := Row{Function: rule.Function, Limit: rule.Limit, RequiredPercent: rule.RequiredPercent}
+		row := Row{Function: rule.Function, Limit: rule.Limit, RequiredPercent: rule.RequiredPercent, NotMeasured: rule.NotMeasured}
 		fs := stats[rule.Function]
 		if fs != nil {
 			row.Operations = fs.Operations
 			row.WithinLimit = fs.WithinLimit
 			row.Errors = fs.ErrorCount()
+			row.Cancelled = fs.Cancelled
 			if row.Errors > 0 {
 				row.ErrorsByClass = make(map[measure.ErrorClass]int64)
 				for k, v := range fs.Errors {
@@ -83,6 +95,10 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 			}
 		}
 		switch {
+		case row.Operations <= 0 && rule.NotMeasured:
+			t.NotMeasured = append(t.NotMeasured, string(row.Function))
+			t.Rows = append(t.Rows, row)
+			continue
 		case row.Operations <= 0:
 			row.Reason = noOperationsReason
 		case fs.Limit != rule.Limit:
@@ -110,6 +126,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 		}
 		e.Operations += fs.Operations
 		e.Errors += fs.ErrorCount()
+		e.Cancelled += fs.Cancelled
 	}
 	if e.Operations <= 0 {
 		e.Reason = noOperationsReason
@@ -132,7 +149,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 func (t Table) Rules() Rules {
 	r := Rules{MaxErrorPercent: t.Errors.MaxPercent}
 	for _, row := range t.Rows {
-		r.Functions = append(r.Functions, Rule{Function: row.Function, Limit: row.Limit, RequiredPercent: row.RequiredPercent})
+		r.Functions = append(r.Functions, Rule{Function: row.Function, Limit: row.Limit, RequiredPercent: row.RequiredPercent, NotMeasured: row.NotMeasured})
 	}
 	return r
 }

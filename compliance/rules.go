@@ -36,6 +36,11 @@ type Rule struct {
 	Function        measure.Function
 	Limit           time.Duration
 	RequiredPercent float64
+	// NotMeasured: the run's config cannot run this function (its
+	// session type has weight 0, say). Its row, without operations, is
+	// "not measured" rather than failing; the run is then not a full
+	// SPEC-style run (Table.NotMeasured).
+	NotMeasured bool
 }
 
 // Rules is the whole compliance definition of a run. The error rate (all
@@ -133,7 +138,8 @@ func (r Rules) Limits() map[measure.Function]time.Duration {
 func RulesFor(plan *workload.Plan) Rules {
 	r := Rules{MaxErrorPercent: plan.MaxErrorPercent}
 	for _, fp := range plan.Rules {
-		r.Functions = append(r.Functions, Rule{Function: fp.Function, Limit: fp.Limit, RequiredPercent: fp.RequiredPercent})
+		r.Functions = append(r.Functions, Rule{Function: fp.Function, Limit: fp.Limit, RequiredPercent: fp.RequiredPercent,
+			NotMeasured: fp.PerHour <= 0})
 	}
 	return r
 }

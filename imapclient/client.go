@@ -93,6 +93,10 @@ type Client struct {
 	breakdown measure.ConnectPhases
 	closed    atomic.Bool
 	lsubTag   uint64
+	// untimed is the generator's own work inside the current operation
+	// (hashing a fetched body), taken out of its observed duration. Only
+	// the session goroutine that drives the client touches it.
+	untimed time.Duration
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
@@ -395,9 +399,12 @@ func (c *Client) do(ctx context.Context, fn measure.Function, op string, body fu
 		return fmt.Errorf("imapclient: %s: %w", op, err)
 	}
 	start := time.Now()
+	c.untimed = 0
 	err := c.guard(ctx, op, body)
 	if fn != "" && c.observer != nil {
-		c.observer.Observe(observation(fn, start, err))
+		o := observation(fn, start, err)
+		o.Duration = max(o.Duration-c.untimed, 0) // the server's time, not mailbench's
+		c.observer.Observe(o)
 	}
 	return err
 }

@@ -63,8 +63,8 @@
 // *measure.ProtocolError (reachable with errors.As), as are malformed
 // replies; I/O failures wrap the underlying error (connection class). An
 // operation cut short by cancelling ctx is observed with the context's
-// error (context.Canceled classifies as "other"; filter it with errors.Is
-// if the run was aborted). The password is never part of an error: Connect
+// error (context.Canceled classifies as measure.Cancelled: mailbench cut
+// it, the server did not fail). The password is never part of an error: Connect
 // replaces it by "***" should a server echo it.
 //
 // A Client is not safe for concurrent use; one session goroutine drives it.

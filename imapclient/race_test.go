@@ -57,7 +57,7 @@ func TestFetchCutMidLiteral(t *testing.T) {
 		cancel bool // cancel the context (else: Timeout elapses, or the server hangs up)
 		class  measure.ErrorClass
 	}{
-		{"cancel", stall, true, measure.Other},
+		{"cancel", stall, true, measure.Cancelled},
 		{"timeout", stall, false, measure.Timeout},
 		{"hang-up", hangUp, false, measure.Connection},
 	}

@@ -234,11 +234,14 @@ func TestShortRun(t *testing.T) {
 	cfg.Phases.Warmup.Duration = 2 * time.Second
 	cfg.Phases.Measurement.Duration = 20 * time.Second
 	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second // ramp-down must not be shorter
 	cfg.Phases.Settle.Duration = 5 * time.Second
 	cfg.Load.SessionsPerHour = 18000
 	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// The settle may wait for a missing delivery until its limit (60 s)
+	// has passed: the deadline leaves room for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	s, err := populate.Init(ctx, cfg, populate.Options{})
 	if err != nil {

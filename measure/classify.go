@@ -61,6 +61,9 @@ func Classify(err error) ErrorClass {
 		return Integrity
 	case errors.As(err, &pe):
 		return Protocol
+	case errors.Is(err, context.Canceled):
+		// Only mailbench cancels its contexts (ramp-down end, Ctrl-C).
+		return Cancelled
 	case errors.Is(err, ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.Is(err, context.DeadlineExceeded):
 		return Timeout

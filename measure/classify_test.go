@@ -108,9 +108,10 @@ func TestClassify(t *testing.T) {
 		{"remote alert", &net.OpError{Op: "remote error", Err: tls.AlertError(42)}, measure.TLS},
 		{"record header", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, measure.TLS},
 		// A cancelled operation is the caller's choice, not a failure of the
-		// server: the clients observe it with class other (imapclient doc).
-		{"context.Canceled", cancelled.Err(), measure.Other},
-		{"context.Canceled wrapped", fmt.Errorf("APPEND: %w", context.Canceled), measure.Other},
+		// server: a class of its own, never counted as an error.
+		{"context.Canceled", cancelled.Err(), measure.Cancelled},
+		{"context.Canceled wrapped", fmt.Errorf("APPEND: %w", context.Canceled), measure.Cancelled},
+		{"dial cancelled", &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("x: %w", context.Canceled)}, measure.Cancelled},
 		{"plain error", errors.New("something else"), measure.Other},
 	}
 	for _, tt := range tests {

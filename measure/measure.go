@@ -64,9 +64,16 @@ const (
 	TLS        ErrorClass = "tls"        // handshake, certificate, version
 	Integrity  ErrorClass = "integrity"  // corrupted or duplicated message
 	Other      ErrorClass = "other"
+
+	// Cancelled is an operation that mailbench itself cut short: the end of
+	// ramp-down, a Ctrl-C, a run abandoned. It is not a failure of the
+	// server: it is counted apart (metrics.FunctionStats.Cancelled), never
+	// in Errors, the error rate or the operations of a compliance row.
+	Cancelled ErrorClass = "cancelled"
 )
 
-// ErrorClasses lists the failure classes in report order.
+// ErrorClasses lists the failure classes in report order. Cancelled is
+// not one: it is not a failure.
 var ErrorClasses = []ErrorClass{Timeout, Connection, Protocol, TLS, Integrity, Other}
 
 // Observation is one timed operation.

@@ -75,15 +75,17 @@ func (r *Recorder) PhaseOf(t time.Time) workload.Phase { return r.window.PhaseAt
 func (r *Recorder) Observe(o measure.Observation) {
 	p := r.PhaseOf(o.Start)
 	r.byPhase[p].Observe(o)
-	r.tmu.Lock()
-	r.tl.observe(o)
-	r.tmu.Unlock()
-	if o.Class == measure.OK && r.stream == nil {
+	if o.Class != measure.Cancelled { // mailbench's own cut: no operation of the server
+		r.tmu.Lock()
+		r.tl.observe(o)
+		r.tmu.Unlock()
+	}
+	if (o.Class == measure.OK || o.Class == measure.Cancelled) && r.stream == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if o.Class != measure.OK && o.Err != nil {
+	if o.Class != measure.OK && o.Class != measure.Cancelled && o.Err != nil {
 		k := sampleKey{o.Function, o.Class}
 		if len(r.samples[k]) < maxSamples {
 			msg := o.Err.Error()

@@ -60,8 +60,12 @@ type FunctionStats struct {
 	Limit       time.Duration
 	Operations  int64
 	WithinLimit int64
-	Errors      map[measure.ErrorClass]int64 // failed operations by class; never holds OK
+	Errors      map[measure.ErrorClass]int64 // failed operations by class; never holds OK or Cancelled
 	Histogram   *hdrhistogram.Histogram      // µs, 1 µs..1 h, 3 digits; all operations
+	// Cancelled counts operations that mailbench itself cut short
+	// (measure.Cancelled: end of ramp-down, Ctrl-C). They are not
+	// operations of the server: not in Operations, Errors or Histogram.
+	Cancelled int64
 }
 
 // NewFunctionStats returns empty stats for f against limit. It doesn't
@@ -78,6 +82,10 @@ func NewFunctionStats(f measure.Function, limit time.Duration) *FunctionStats {
 // Record counts one operation that took d and ended in class (measure.OK on
 // success).
 func (s *FunctionStats) Record(d time.Duration, class measure.ErrorClass) {
+	if class == measure.Cancelled {
+		s.Cancelled++
+		return
+	}
 	s.Operations++
 	if class == measure.OK {
 		if s.Limit > 0 && d <= s.Limit {
@@ -140,6 +148,7 @@ func (s *FunctionStats) Merge(o *FunctionStats) error {
 	}
 	s.Operations += o.Operations
 	s.WithinLimit += o.WithinLimit
+	s.Cancelled += o.Cancelled
 	if s.Errors == nil {
 		s.Errors = make(map[measure.ErrorClass]int64)
 	}
@@ -161,12 +170,12 @@ func (s *FunctionStats) Merge(o *FunctionStats) error {
 // files.
 func (s *FunctionStats) Check() error {
 	var errs []error
-	if s.Operations < 0 || s.WithinLimit < 0 || s.Limit < 0 {
+	if s.Operations < 0 || s.WithinLimit < 0 || s.Limit < 0 || s.Cancelled < 0 {
 		errs = append(errs, errors.New("negative count or limit"))
 	}
 	var nerr int64
 	for k, v := range s.Errors {
-		if k == measure.OK || v < 0 {
+		if k == measure.OK || k == measure.Cancelled || v < 0 {
 			errs = append(errs, fmt.Errorf("bad error count %q=%d", k, v))
 		}
 		nerr += v

@@ -29,21 +29,26 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		},
 		TargetSessionsPerHour: cfg.TargetRate(),
 		SessionsPerUserHour:   cfg.Load.SessionsPerUserHour,
+		SessionsScheduled:     res.Sessions.Scheduled,
 		SessionsStarted:       res.Sessions.Started,
-		SessionsCompleted:     res.Sessions.Completed,
+		SessionsLoggedIn:      res.SessionsLoggedIn,
+		SessionsCompleted:     res.SessionsCompleted,
 		SessionsFailed:        res.SessionsFailed,
 		SessionsLate:          res.Sessions.Late,
 		SessionsDropped:       res.Sessions.Dropped,
 		SessionsByType:        map[string]int64{},
 		MaxConcurrentObserved: int(res.Sessions.MaxActive),
-		MaxDroppedPercent:     cfg.Compliance.MaxDroppedPercent,
-		Functions:             rec.Stats(workload.Measurement).Snapshot(),
+		Inbound: report.InboundSummary{TargetPerHour: cfg.TargetRate() * cfg.Load.InboundPerSession,
+			Scheduled: res.Inbound.Scheduled, Started: res.Inbound.Started, Late: res.Inbound.Late, Dropped: res.Inbound.Dropped},
+		MaxDroppedPercent: cfg.Compliance.MaxDroppedPercent,
+		Functions:         rec.Stats(workload.Measurement).Snapshot(),
 	}
 	if cfg.Target.Embedded {
 		run.Target.IMAP, run.Target.SMTP = "embedded", "embedded"
 	}
 	if window > 0 {
-		run.AchievedSessionsPerHour = float64(res.Sessions.Started) / window.Hours()
+		// Achieved: sessions the server let in, not the ones mailbench started.
+		run.AchievedSessionsPerHour = float64(res.SessionsLoggedIn) / window.Hours()
 	}
 	if run.SessionsPerUserHour > 0 {
 		run.EquivalentUsers = run.AchievedSessionsPerHour / run.SessionsPerUserHour
@@ -80,6 +85,22 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		run.Warnings = append(run.Warnings, "error sample: "+s)
 	}
 	return run
+}
+
+// generatorHealth is how the generator fared: lateness from the runner's
+// schedulers, CPU and GC from the process over the window, and the
+// operations timed impossibly long.
+func generatorHealth(cfg *workload.Config, res *session.RunResult, use metrics.GeneratorUse, useOK bool, stalls *metrics.StallGuard) *report.GeneratorHealth {
+	g := &report.GeneratorHealth{
+		LateTolerance:   cfg.Load.LateTolerance.Duration,
+		SessionLateness: res.SessionLateness, InboundLateness: res.InboundLateness,
+		Stalls: stalls.Count(), StallLimit: stalls.Limit, WorstStall: stalls.Worst(),
+	}
+	if useOK {
+		g.CPUKnown, g.CPU, g.CPUWindow, g.Cores = use.CPUKnown, use.CPU, use.Window, use.Cores
+		g.GCPause, g.GCCycles = use.GCPause, use.GCCycles
+	}
+	return g
 }
 
 func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }

@@ -211,7 +211,26 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// The connect-time breakdown of the measurement window, beside the metrics.
 	connect := metrics.NewBreakdown()
 	connWindow := metrics.InWindow(connect, win.MeasureStart, win.MeasureEnd)
+	// Generator health: impossible durations clamped and counted, the
+	// process's CPU and GC over the window; a target that refuses every
+	// connection from the start abandons the run (could not run).
+	opTimeout := cfg.Load.OpTimeout.Duration
+	stalls := &metrics.StallGuard{Limit: opTimeout + metrics.StallMargin(opTimeout)}
+	use := metrics.WatchUse(win.MeasureStart, win.MeasureEnd)
+	stop, stopRun := context.WithCancel(stop)
+	defer stopRun()
+	kill, killRun := context.WithCancel(kill)
+	defer killRun()
+	var couldNotRun atomic.Pointer[string]
+	reach := &reachWatch{abandon: func(why string) {
+		couldNotRun.Store(&why)
+		logf("abandoning the run: %s", why)
+		stopRun()
+		killRun()
+	}}
 	observer := measure.ObserverFunc(func(o measure.Observation) {
+		o = stalls.Check(o)
+		reach.observe(o)
 		rec.Observe(o)
 		if opts.Observer != nil {
 			opts.Observer.Observe(o)
@@ -282,6 +301,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	res, err := runner.Run(stop, kill)
 	stopChecker()
 	<-checkerDone
+	genUse, useOK := use.Stop()
 	if err != nil {
 		return nil, &ErrRun{err}
 	}
@@ -307,6 +327,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	rec2, pending := opts.reconcile(led)
 
 	run := buildReport(cfg, res, rec, sink)
+	run.Generator = generatorHealth(cfg, res, genUse, useOK, stalls)
 	run.Delivery = &rec2
 	opts.shardReport(cfg, run, runID, win, pending)
 	run.Connect = connect.Snapshot()
@@ -317,7 +338,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 	run.Evaluate(rules)
 	run.Warnings = append(run.Warnings, warnings...)
-	if res.Stopped {
+	if why := couldNotRun.Load(); why != nil {
+		run.CouldNotRun = *why
+	} else if res.Stopped {
 		run.Partial = true
 		run.PartialReason = "stopped by the user before the end of the measurement window"
 	}

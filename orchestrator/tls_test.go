@@ -36,7 +36,6 @@ func TestRunEmbeddedTLSModes(t *testing.T) {
 				// race detector) miss their deadlines.
 				cfg := shortQuick(t, 3*time.Second)
 				cfg.Phases.Warmup.Duration = 500 * time.Millisecond
-				cfg.Phases.Rampdown.Duration = time.Second
 				cfg.Target.IMAP.TLS, cfg.Target.SMTP.TLS = tt.imapTLS, tt.smtpTLS
 				cfg.Sink.TLS = tt.sinkTLS // no cert_file/key_file: a generated certificate
 				ctx := context.Background()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/deliverywatch"
 	"github.com/mailbench/mailbench/ledger"
@@ -40,7 +42,10 @@ type jsonRun struct {
 	Partial        bool                      `json:"partial"`
 	PartialReason  string                    `json:"partial_reason"`
 	Target         jsonTarget                `json:"target"`
+	CouldNotRun    string                    `json:"could_not_run,omitempty"`
 	Sessions       jsonSessions              `json:"sessions"`
+	Inbound        jsonInbound               `json:"inbound"`
+	Generator      *jsonGenerator            `json:"generator,omitempty"`
 	Sink           jsonSink                  `json:"sink"`
 	Warnings       []string                  `json:"warnings"`
 	Delivery       *ledger.Reconciliation    `json:"delivery,omitempty"`
@@ -67,7 +72,12 @@ type jsonSessions struct {
 	AchievedPerHour       float64          `json:"achieved_per_hour"`
 	PerUserHour           float64          `json:"per_user_hour"`
 	EquivalentUsers       float64          `json:"equivalent_users"`
+	Scheduled             int64            `json:"scheduled"`
+	Expected              float64          `json:"expected"`
+	ExpectedLow           int64            `json:"expected_low"`
+	ExpectedHigh          int64            `json:"expected_high"`
 	Started               int64            `json:"started"`
+	LoggedIn              int64            `json:"logged_in"`
 	Completed             int64            `json:"completed"`
 	Failed                int64            `json:"failed"`
 	Late                  int64            `json:"late"`
@@ -75,6 +85,93 @@ type jsonSessions struct {
 	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
 	ByType                map[string]int64 `json:"by_type"`
 	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
+}
+
+type jsonInbound struct {
+	TargetPerHour float64 `json:"target_per_hour"`
+	Scheduled     int64   `json:"scheduled"`
+	Started       int64   `json:"started"`
+	Late          int64   `json:"late"`
+	Dropped       int64   `json:"dropped"`
+}
+
+type jsonLateness struct {
+	Count     int64  `json:"count"`
+	P50US     int64  `json:"p50_us"`
+	P99US     int64  `json:"p99_us"`
+	MaxUS     int64  `json:"max_us"`
+	Histogram string `json:"histogram"`
+}
+
+type jsonGenerator struct {
+	Bound           bool          `json:"bound"`
+	Reasons         []string      `json:"reasons"`
+	LateToleranceUS int64         `json:"late_tolerance_us"`
+	SessionLateness *jsonLateness `json:"session_lateness,omitempty"`
+	InboundLateness *jsonLateness `json:"inbound_lateness,omitempty"`
+	CPUKnown        bool          `json:"cpu_known"`
+	CPUUS           int64         `json:"cpu_us"`
+	CPUWindowUS     int64         `json:"cpu_window_us"`
+	Cores           int           `json:"cores"`
+	CPUPercent      float64       `json:"cpu_percent"`
+	GCPauseUS       int64         `json:"gc_pause_us"`
+	GCCycles        int64         `json:"gc_cycles"`
+	Stalls          int64         `json:"stalls"`
+	StallLimitUS    int64         `json:"stall_limit_us"`
+	WorstStallUS    int64         `json:"worst_stall_us"`
+}
+
+func latenessToJSON(h *hdrhistogram.Histogram) (*jsonLateness, error) {
+	if h == nil {
+		return nil, nil
+	}
+	enc, err := metrics.EncodeHistogram(h)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonLateness{Count: h.TotalCount(), P50US: h.ValueAtQuantile(50), P99US: h.ValueAtQuantile(99), MaxUS: h.Max(), Histogram: enc}, nil
+}
+
+func generatorToJSON(g *GeneratorHealth) (*jsonGenerator, error) {
+	if g == nil {
+		return nil, nil
+	}
+	j := &jsonGenerator{Reasons: g.BoundReasons(), LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
+		CPUUS: us(g.CPU), CPUWindowUS: us(g.CPUWindow), Cores: g.Cores, CPUPercent: g.CPUPercent(),
+		GCPauseUS: us(g.GCPause), GCCycles: g.GCCycles, Stalls: g.Stalls, StallLimitUS: us(g.StallLimit), WorstStallUS: us(g.WorstStall)}
+	j.Bound = len(j.Reasons) > 0
+	if j.Reasons == nil {
+		j.Reasons = []string{}
+	}
+	var err error
+	if j.SessionLateness, err = latenessToJSON(g.SessionLateness); err != nil {
+		return nil, fmt.Errorf("session lateness: %w", err)
+	}
+	if j.InboundLateness, err = latenessToJSON(g.InboundLateness); err != nil {
+		return nil, fmt.Errorf("inbound lateness: %w", err)
+	}
+	return j, nil
+}
+
+func generatorFromJSON(j *jsonGenerator) (*GeneratorHealth, error) {
+	if j == nil {
+		return nil, nil
+	}
+	g := &GeneratorHealth{LateTolerance: fromUS(j.LateToleranceUS), CPUKnown: j.CPUKnown, CPU: fromUS(j.CPUUS),
+		CPUWindow: fromUS(j.CPUWindowUS), Cores: j.Cores, GCPause: fromUS(j.GCPauseUS), GCCycles: j.GCCycles,
+		Stalls: j.Stalls, StallLimit: fromUS(j.StallLimitUS), WorstStall: fromUS(j.WorstStallUS)}
+	var err error
+	if j.SessionLateness != nil {
+		if g.SessionLateness, err = metrics.DecodeHistogram(j.SessionLateness.Histogram); err != nil {
+			return nil, fmt.Errorf("session lateness: %w", err)
+		}
+	}
+	if j.InboundLateness != nil {
+		if g.InboundLateness, err = metrics.DecodeHistogram(j.InboundLateness.Histogram); err != nil {
+			return nil, fmt.Errorf("inbound lateness: %w", err)
+		}
+	}
+	return g, nil
 }
 
 type jsonSink struct {
@@ -88,10 +185,11 @@ type jsonSink struct {
 }
 
 type jsonTable struct {
-	Compliant bool         `json:"compliant"`
-	Failing   []string     `json:"failing"`
-	Rows      []jsonRow    `json:"rows"`
-	ErrorRate jsonErrorRow `json:"error_rate"`
+	Compliant   bool         `json:"compliant"`
+	Failing     []string     `json:"failing"`
+	NotMeasured []string     `json:"not_measured,omitempty"`
+	Rows        []jsonRow    `json:"rows"`
+	ErrorRate   jsonErrorRow `json:"error_rate"`
 }
 
 type jsonRow struct {
@@ -102,6 +200,7 @@ type jsonRow struct {
 	WithinLimit      int64            `json:"within_limit"`
 	Errors           int64            `json:"errors"`
 	ErrorsByClass    map[string]int64 `json:"errors_by_class,omitempty"`
+	Cancelled        int64            `json:"cancelled,omitempty"`
 	PercentCompliant float64          `json:"percent_compliant"`
 	P50US            int64            `json:"p50_us"`
 	P95US            int64            `json:"p95_us"`
@@ -109,11 +208,13 @@ type jsonRow struct {
 	MaxUS            int64            `json:"max_us"`
 	Pass             bool             `json:"pass"`
 	Reason           string           `json:"reason,omitempty"`
+	NotMeasured      bool             `json:"not_measured,omitempty"`
 }
 
 type jsonErrorRow struct {
 	Operations int64   `json:"operations"`
 	Errors     int64   `json:"errors"`
+	Cancelled  int64   `json:"cancelled,omitempty"`
 	Percent    float64 `json:"percent"`
 	MaxPercent float64 `json:"max_percent"`
 	Pass       bool    `json:"pass"`
@@ -126,6 +227,7 @@ type jsonFunction struct {
 	Operations  int64            `json:"operations"`
 	WithinLimit int64            `json:"within_limit"`
 	Errors      map[string]int64 `json:"errors"`
+	Cancelled   int64            `json:"cancelled,omitempty"`
 	Histogram   string           `json:"histogram"`
 }
 
@@ -175,6 +277,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		Sessions: jsonSessions{
 			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
 			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
+			Scheduled: r.SessionsScheduled, LoggedIn: r.SessionsLoggedIn,
 			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
 			Late: r.SessionsLate, Dropped: r.SessionsDropped, MaxDroppedPercent: r.MaxDroppedPercent, ByType: r.SessionsByType,
 			MaxConcurrentObserved: r.MaxConcurrentObserved,
@@ -184,18 +287,27 @@ func WriteJSON(w io.Writer, r *Run) error {
 			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
 		},
+		CouldNotRun: r.CouldNotRun,
+		Inbound: jsonInbound{TargetPerHour: r.Inbound.TargetPerHour, Scheduled: r.Inbound.Scheduled, Started: r.Inbound.Started,
+			Late: r.Inbound.Late, Dropped: r.Inbound.Dropped},
 		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
 		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
 		Timeline: timelineToJSON(r.Timeline), Shard: shardToJSON(r.Shard), RemotePending: r.RemotePending,
 		Compliance: jsonTable{
-			Compliant: r.Table.Compliant, Failing: r.Table.Failing,
+			Compliant: r.Table.Compliant, Failing: r.Table.Failing, NotMeasured: r.Table.NotMeasured,
 			ErrorRate: jsonErrorRow{
-				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors,
+				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors, Cancelled: r.Table.Errors.Cancelled,
 				Percent: r.Table.Errors.Percent, MaxPercent: r.Table.Errors.MaxPercent,
 				Pass: r.Table.Errors.Pass, Reason: r.Table.Errors.Reason,
 			},
 		},
 	}
+	j.Sessions.Expected, j.Sessions.ExpectedLow, j.Sessions.ExpectedHigh = r.ExpectedSessions()
+	gen, err := generatorToJSON(r.Generator)
+	if err != nil {
+		return fmt.Errorf("write report: generator: %w", err)
+	}
+	j.Generator = gen
 	if j.Sessions.ByType == nil {
 		j.Sessions.ByType = map[string]int64{}
 	}
@@ -216,10 +328,10 @@ func WriteJSON(w io.Writer, r *Run) error {
 	for _, row := range r.Table.Rows {
 		jr := jsonRow{
 			Function: string(row.Function), LimitUS: us(row.Limit), RequiredPercent: row.RequiredPercent,
-			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors,
+			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors, Cancelled: row.Cancelled,
 			PercentCompliant: row.PercentCompliant,
 			P50US:            us(row.P50), P95US: us(row.P95), P99US: us(row.P99), MaxUS: us(row.Max),
-			Pass: row.Pass, Reason: row.Reason,
+			Pass: row.Pass, Reason: row.Reason, NotMeasured: row.NotMeasured,
 		}
 		if row.ErrorsByClass != nil {
 			jr.ErrorsByClass = make(map[string]int64, len(row.ErrorsByClass))
@@ -250,7 +362,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		}
 		jf := jsonFunction{
 			Function: string(f), LimitUS: us(fs.Limit), Operations: fs.Operations,
-			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Histogram: enc,
+			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Cancelled: fs.Cancelled, Histogram: enc,
 		}
 		for k, v := range fs.Errors {
 			jf.Errors[string(k)] = v
@@ -309,13 +421,18 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		AchievedSessionsPerHour: j.Sessions.AchievedPerHour,
 		SessionsPerUserHour:     j.Sessions.PerUserHour,
 		EquivalentUsers:         j.Sessions.EquivalentUsers,
-		SessionsStarted:         j.Sessions.Started,
-		SessionsCompleted:       j.Sessions.Completed,
-		SessionsFailed:          j.Sessions.Failed,
-		SessionsLate:            j.Sessions.Late,
-		SessionsDropped:         j.Sessions.Dropped,
-		MaxDroppedPercent:       j.Sessions.MaxDroppedPercent,
-		MaxConcurrentObserved:   j.Sessions.MaxConcurrentObserved,
+		SessionsScheduled:       j.Sessions.Scheduled,
+		SessionsLoggedIn:        j.Sessions.LoggedIn,
+		CouldNotRun:             j.CouldNotRun,
+		Inbound: InboundSummary{TargetPerHour: j.Inbound.TargetPerHour, Scheduled: j.Inbound.Scheduled, Started: j.Inbound.Started,
+			Late: j.Inbound.Late, Dropped: j.Inbound.Dropped},
+		SessionsStarted:       j.Sessions.Started,
+		SessionsCompleted:     j.Sessions.Completed,
+		SessionsFailed:        j.Sessions.Failed,
+		SessionsLate:          j.Sessions.Late,
+		SessionsDropped:       j.Sessions.Dropped,
+		MaxDroppedPercent:     j.Sessions.MaxDroppedPercent,
+		MaxConcurrentObserved: j.Sessions.MaxConcurrentObserved,
 		Sink: SinkSummary{
 			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
 			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),
@@ -340,6 +457,9 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if r.Shard, err = shardFromJSON(j.Shard); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
+	if r.Generator, err = generatorFromJSON(j.Generator); err != nil {
+		return nil, fmt.Errorf("read report: generator: %w", err)
+	}
 	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
@@ -354,16 +474,19 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(j.Compliance.Failing) > 0 {
 		t.Failing = j.Compliance.Failing
 	}
+	if len(j.Compliance.NotMeasured) > 0 {
+		t.NotMeasured = j.Compliance.NotMeasured
+	}
 	e := j.Compliance.ErrorRate
-	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Percent: e.Percent,
+	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Cancelled: e.Cancelled, Percent: e.Percent,
 		MaxPercent: e.MaxPercent, Pass: e.Pass, Reason: e.Reason}
 	for _, jr := range j.Compliance.Rows {
 		row := compliance.Row{
 			Function: measure.Function(jr.Function), Limit: fromUS(jr.LimitUS), RequiredPercent: jr.RequiredPercent,
-			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors,
+			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors, Cancelled: jr.Cancelled,
 			PercentCompliant: jr.PercentCompliant,
 			P50:              fromUS(jr.P50US), P95: fromUS(jr.P95US), P99: fromUS(jr.P99US), Max: fromUS(jr.MaxUS),
-			Pass: jr.Pass, Reason: jr.Reason,
+			Pass: jr.Pass, Reason: jr.Reason, NotMeasured: jr.NotMeasured,
 		}
 		if len(jr.ErrorsByClass) > 0 {
 			row.ErrorsByClass = make(map[measure.ErrorClass]int64, len(jr.ErrorsByClass))
@@ -388,7 +511,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		}
 		fs := &metrics.FunctionStats{
 			Function: f, Limit: fromUS(jf.LimitUS), Operations: jf.Operations, WithinLimit: jf.WithinLimit,
-			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h,
+			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h, Cancelled: jf.Cancelled,
 		}
 		for k, v := range jf.Errors {
 			fs.Errors[measure.ErrorClass(k)] = v

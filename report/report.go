@@ -61,18 +61,33 @@ type Run struct {
 	AchievedSessionsPerHour       float64
 	SessionsPerUserHour           float64 // the conversion factor to users (default 4.8)
 	EquivalentUsers               float64 // AchievedSessionsPerHour / SessionsPerUserHour
-	SessionsStarted               int64
-	SessionsCompleted             int64
-	SessionsFailed                int64
-	SessionsLate                  int64 // started, but later than the tolerance
-	SessionsDropped               int64 // never started: generator at its cap or too late
+	// SessionsScheduled were due in the window (started + dropped);
+	// SessionsLoggedIn connected and logged in; SessionsCompleted ran every
+	// step; SessionsFailed ended early by an error (not by mailbench's cut).
+	SessionsScheduled int64
+	SessionsStarted   int64
+	SessionsLoggedIn  int64
+	SessionsCompleted int64
+	SessionsFailed    int64
+	SessionsLate      int64 // started, but later than the tolerance
+	SessionsDropped   int64 // never started: generator at its cap or too late
 	// MaxDroppedPercent: the run fails when SessionsDropped reaches this
 	// share of the sessions due (started + dropped); 0 disables the check.
 	MaxDroppedPercent     float64
 	SessionsByType        map[string]int64
 	MaxConcurrentObserved int
-	Sink                  SinkSummary
-	Warnings              []string
+	// Inbound is the background stream of remote→local mail, counted like
+	// the sessions.
+	Inbound InboundSummary
+	// Generator is how the load generator itself fared (nil: not
+	// measured). When it was the bottleneck (GeneratorBound) the run is no
+	// result for the server.
+	Generator *GeneratorHealth
+	// CouldNotRun, when set, is why the run was abandoned early (the
+	// target refused or timed out every connection): no result at all.
+	CouldNotRun string
+	Sink        SinkSummary
+	Warnings    []string
 	// Delivery is the reconciliation of what was sent with what arrived
 	// (nil when not measured); lost, duplicated or corrupted mail fails
 	// the run whatever the table says.
@@ -100,6 +115,40 @@ type Run struct {
 	// to reconcile against an external sink (see shard.go).
 	Shard         *ShardInfo
 	RemotePending *ledger.Pending
+}
+
+// InboundSummary counts the inbound mail stream's arrivals due in the
+// measurement window, as the sessions are counted.
+type InboundSummary struct {
+	TargetPerHour                     float64
+	Scheduled, Started, Late, Dropped int64
+}
+
+// GeneratorBound lists why the load generator, not the server, was the
+// bottleneck of the run (GeneratorHealth.BoundReasons); none: it kept up.
+func (r *Run) GeneratorBound() []string { return r.Generator.BoundReasons() }
+
+// NotAResult says why r is no result for the server ("" when it is one):
+// abandoned (could not run), stopped early (partial), or generator-bound.
+func (r *Run) NotAResult() string {
+	switch {
+	case r.CouldNotRun != "":
+		return "could not run: " + r.CouldNotRun
+	case r.Partial:
+		return "partial run: " + orValue(r.PartialReason, "stopped early")
+	}
+	if why := r.GeneratorBound(); len(why) > 0 {
+		return "GENERATOR-BOUND: " + joinReasons(why)
+	}
+	return ""
+}
+
+// ExpectedSessions is the Poisson expectation of sessions due in the
+// window at the target rate, and its central 95% band.
+func (r *Run) ExpectedSessions() (mean float64, lo, hi int64) {
+	mean = r.TargetSessionsPerHour * r.Measurement.Hours()
+	lo, hi = PoissonBand(mean)
+	return mean, lo, hi
 }
 
 // CheckerSummary is the delivery checker's own work.
@@ -261,7 +310,17 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		}
 		m.Partial = m.Partial || r.Partial
 		m.Target.Embedded = m.Target.Embedded || r.Target.Embedded
+		m.SessionsScheduled += r.SessionsScheduled
 		m.SessionsStarted += r.SessionsStarted
+		m.SessionsLoggedIn += r.SessionsLoggedIn
+		m.Inbound.TargetPerHour += r.Inbound.TargetPerHour
+		m.Inbound.Scheduled += r.Inbound.Scheduled
+		m.Inbound.Started += r.Inbound.Started
+		m.Inbound.Late += r.Inbound.Late
+		m.Inbound.Dropped += r.Inbound.Dropped
+		if r.CouldNotRun != "" && !strings.Contains(m.CouldNotRun, r.CouldNotRun) {
+			m.CouldNotRun = strings.TrimPrefix(m.CouldNotRun+"; "+r.CouldNotRun, "; ")
+		}
 		m.SessionsCompleted += r.SessionsCompleted
 		m.SessionsFailed += r.SessionsFailed
 		m.SessionsLate += r.SessionsLate
@@ -350,6 +409,8 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 	tl, tw := mergeTimelines(runs)
 	m.Timeline = tl
 	warn = append(warn, tw...)
+
+	m.Generator = mergeGenerator(runs)
 
 	if w := mergeRelayDelay(&m.Sink, runs); w != "" {
 		warn = append(warn, w)

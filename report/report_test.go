@@ -60,8 +60,12 @@ func compliantRun() *Run {
 		Warmup: time.Minute, Measurement: 10 * time.Minute, Rampdown: 90 * time.Second,
 		Target:                Target{IMAP: "mail.example.test:993", SMTP: "mail.example.test:587", Sink: "10.0.0.5:2525"},
 		TargetSessionsPerHour: 12000, AchievedSessionsPerHour: 12019.2, SessionsPerUserHour: 4.8,
-		EquivalentUsers: 12019.2 / 4.8,
-		SessionsStarted: 2003, SessionsCompleted: 1990, SessionsFailed: 13, SessionsLate: 2, SessionsDropped: 0,
+		EquivalentUsers:   12019.2 / 4.8,
+		SessionsScheduled: 2003, SessionsStarted: 2003, SessionsLoggedIn: 1998, SessionsCompleted: 1990, SessionsFailed: 13, SessionsLate: 2, SessionsDropped: 0,
+		Inbound: InboundSummary{TargetPerHour: 6000, Scheduled: 1011, Started: 1011, Late: 1},
+		Generator: &GeneratorHealth{LateTolerance: time.Second, SessionLateness: latenessOf(2003, 300*time.Microsecond),
+			InboundLateness: latenessOf(1011, 200*time.Microsecond), CPUKnown: true, CPU: 120 * time.Second,
+			CPUWindow: 10 * time.Minute, Cores: 2, GCPause: 41 * time.Millisecond, GCCycles: 230},
 		SessionsByType:        map[string]int64{"check": 701, "read": 501, "cleanup": 200, "folders": 200, "send": 401},
 		MaxConcurrentObserved: 37,
 		Sink: SinkSummary{Messages: 400, Recipients: 480, Bytes: 3355443,
@@ -117,7 +121,7 @@ func failingRun() *Run {
 		Partial: true, PartialReason: "interrupted by SIGINT",
 		Target:                Target{IMAP: "127.0.0.1:41143", SMTP: "127.0.0.1:41025", Embedded: true},
 		TargetSessionsPerHour: 600, AchievedSessionsPerHour: 587.5, SessionsPerUserHour: 4.8, EquivalentUsers: 587.5 / 4.8,
-		SessionsStarted: 47, SessionsCompleted: 40, SessionsFailed: 7, SessionsLate: 3, SessionsDropped: 1,
+		SessionsScheduled: 48, SessionsStarted: 47, SessionsLoggedIn: 41, SessionsCompleted: 40, SessionsFailed: 7, SessionsLate: 3, SessionsDropped: 1,
 		MaxConcurrentObserved: 5,
 		Warnings:              []string{"TLS certificate verification disabled for IMAP", "measurement window shorter than configured"},
 		Functions:             s.Snapshot(),
@@ -208,6 +212,22 @@ func equalRuns(t *testing.T, got, want *Run) {
 	gf, wf := g.Functions, w.Functions
 	gh, wh := g.Sink.RelayDelay, w.Sink.RelayDelay
 	g.Functions, w.Functions, g.Sink.RelayDelay, w.Sink.RelayDelay = nil, nil, nil, nil
+	gg, wg := g.Generator, w.Generator
+	g.Generator, w.Generator = nil, nil
+	if (gg == nil) != (wg == nil) {
+		t.Errorf("generator health: got %v, want %v", gg, wg)
+	} else if gg != nil {
+		a, b := *gg, *wg
+		for _, h := range [][2]*hdrhistogram.Histogram{{a.SessionLateness, b.SessionLateness}, {a.InboundLateness, b.InboundLateness}} {
+			if (h[0] == nil) != (h[1] == nil) || (h[0] != nil && !h[0].Equals(h[1])) {
+				t.Error("lateness histograms differ")
+			}
+		}
+		a.SessionLateness, b.SessionLateness, a.InboundLateness, b.InboundLateness = nil, nil, nil, nil
+		if a != b {
+			t.Errorf("generator health differs:\n got %+v\nwant %+v", a, b)
+		}
+	}
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("runs differ:\n got %+v\nwant %+v", g, w)
 	}
@@ -558,4 +578,11 @@ func TestWriteTextTableWidth(t *testing.T) {
 	if got := wrapName(string(measure.IMAPFetchRange), maxNameWidth); strings.Join(got, "") != string(measure.IMAPFetchRange) {
 		t.Errorf("wrapName lost characters: %q", got)
 	}
+}
+
+// latenessOf is a lateness histogram of n starts, all d late.
+func latenessOf(n int64, d time.Duration) *hdrhistogram.Histogram {
+	h := metrics.NewHistogram()
+	h.RecordValues(int64(d/time.Microsecond), n)
+	return h
 }

@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -49,6 +51,12 @@ func WriteText(w io.Writer, r *Run) error {
 	if err := kv.Flush(); err != nil {
 		return err
 	}
+	if r.CouldNotRun != "" {
+		p("\n*** COULD NOT RUN: %s. The run was abandoned; there is no result. ***\n", r.CouldNotRun)
+	}
+	if why := r.GeneratorBound(); len(why) > 0 {
+		p("\n*** GENERATOR-BOUND: the load generator, not the server, was the bottleneck (%s). These figures are not a result for the server. ***\n", joinReasons(why))
+	}
 	if r.Partial {
 		p("\n*** PARTIAL RUN: %s. The measurement window did not complete; this is not a valid result. ***\n",
 			orValue(r.PartialReason, "stopped early"))
@@ -75,7 +83,7 @@ func WriteText(w io.Writer, r *Run) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t>%s%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			name[0], compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
-			pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, passFail(row.Pass))
+			pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, rowResult(row))
 		for _, more := range name[1:] {
 			fmt.Fprintf(tw, "  %s\t\t\t\t\t\t\t\t\t\t\n", more)
 		}
@@ -92,6 +100,9 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	if classes := errorClasses(r.Table); classes != "" {
 		p("Errors by class: %s\n", classes)
+	}
+	if cut := cancelledByFunction(r); cut != "" {
+		p("Cancelled by mailbench (not server errors, not in the table): %s\n", cut)
 	}
 	for _, row := range r.Table.Rows {
 		if row.Function == measure.DeliveryLocal && row.Operations > 0 {
@@ -112,8 +123,16 @@ func WriteText(w io.Writer, r *Run) error {
 	} else {
 		lp("Equivalent users", "%s", fmtInt(int64(math.Floor(r.EquivalentUsers))))
 	}
-	lp("Sessions", "started %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))
+	if mean, lo, hi := r.ExpectedSessions(); mean > 0 && !r.Partial && r.CouldNotRun == "" { // the band is for the whole window
+		lp("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
+	}
+	lp("Sessions", "started %s, logged in %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsLoggedIn),
+		fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))
 	lp("Late / dropped sessions", "%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))
+	if in := r.Inbound; in.TargetPerHour > 0 || in.Scheduled > 0 {
+		lp("Inbound mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(in.Scheduled), fmtInt(in.Started),
+			fmtInt(in.Late), fmtInt(in.Dropped), fmtFloat1(in.TargetPerHour))
+	}
 	if len(r.SessionsByType) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.SessionsByType)) {
@@ -130,6 +149,7 @@ func WriteText(w io.Writer, r *Run) error {
 	if err := lw.Flush(); err != nil {
 		return err
 	}
+	writeGenerator(bw, r.Generator)
 
 	if r.Connect != nil {
 		p("\n")
@@ -155,7 +175,7 @@ func WriteText(w io.Writer, r *Run) error {
 	if !r.Table.Compliant {
 		p("\nFailing:\n")
 		for _, row := range r.Table.Rows {
-			if !row.Pass {
+			if !row.Pass && !notMeasured(row) {
 				p("  - %s: %s\n", row.Function, row.Reason)
 			}
 		}
@@ -172,8 +192,63 @@ func WriteText(w io.Writer, r *Run) error {
 			}
 		}
 	}
-	p("\n%s\n", Verdict(r.Table))
+	p("\n%s\n", r.VerdictLine())
 	return bw.Flush()
+}
+
+// VerdictLine is the report's last line. A run that is no result for the
+// server says so instead of a verdict ("Verdict: NONE, GENERATOR-BOUND
+// (…)"); otherwise Verdict(r.Table), followed by a note when the config
+// could not run every SPEC function.
+func (r *Run) VerdictLine() string {
+	switch {
+	case r.CouldNotRun != "":
+		return "Verdict: NONE, COULD NOT RUN (" + r.CouldNotRun + ")"
+	case len(r.GeneratorBound()) > 0:
+		return "Verdict: NONE, GENERATOR-BOUND (" + joinReasons(r.GeneratorBound()) + "): not a result for the server"
+	}
+	v := Verdict(r.Table)
+	if nm := r.Table.NotMeasured; len(nm) > 0 {
+		v += "; not a full SPEC-style run (not measured: " + strings.Join(nm, ", ") + ")"
+	}
+	return v
+}
+
+func notMeasured(row compliance.Row) bool { return row.NotMeasured && row.Operations == 0 }
+
+func rowResult(row compliance.Row) string {
+	if notMeasured(row) {
+		return "NOT MEASURED"
+	}
+	return passFail(row.Pass)
+}
+
+// writeGenerator renders the generator's health under the load figures.
+func writeGenerator(w io.Writer, g *GeneratorHealth) {
+	if g == nil {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("\nGenerator (mailbench itself, measurement window)\n")
+	for _, l := range []struct {
+		name string
+		h    *hdrhistogram.Histogram
+	}{{"Session start lateness", g.SessionLateness}, {"Inbound start lateness", g.InboundLateness}} {
+		if l.h == nil || l.h.TotalCount() == 0 {
+			continue
+		}
+		q := func(v float64) string { return fmtMS(time.Duration(l.h.ValueAtQuantile(v)) * time.Microsecond) }
+		p("  %-24s p50 %s ms, p99 %s ms, max %s ms over %s starts (tolerance %v)\n", l.name, q(50), q(99),
+			fmtMS(time.Duration(l.h.Max())*time.Microsecond), fmtInt(l.h.TotalCount()), g.LateTolerance)
+	}
+	if g.CPUKnown {
+		p("  %-24s %.1f%% of %d cores (%s s CPU over %s s; bound above %.0f%%)\n", "CPU", g.CPUPercent(), g.Cores,
+			fmtFloat(g.CPU.Seconds(), 1), fmtFloat(g.CPUWindow.Seconds(), 1), GeneratorCPULimit)
+	}
+	p("  %-24s %s ms in %s cycles\n", "GC pauses", fmtMS(g.GCPause), fmtInt(g.GCCycles))
+	if g.Stalls > 0 {
+		p("  %-24s %s over op_timeout + margin (%v; worst %s ms, clamped)\n", "Impossible durations", fmtInt(g.Stalls), g.StallLimit, fmtMS(g.WorstStall))
+	}
 }
 
 // Verdict is the report's last line: "Verdict: COMPLIANT" or
@@ -218,6 +293,19 @@ func wrapName(name string, width int) []string {
 		width = cont
 	}
 	return append(lines, name)
+}
+
+// cancelledByFunction lists the operations mailbench cut, per function in
+// table order: "IMAP Connect 3, SMTP Data 1"; "" when none.
+func cancelledByFunction(r *Run) string {
+	fs := slices.SortedFunc(maps.Keys(r.Functions), functionOrder)
+	var parts []string
+	for _, f := range fs {
+		if s := r.Functions[f]; s != nil && s.Cancelled > 0 {
+			parts = append(parts, string(f)+" "+fmtInt(s.Cancelled))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func passFail(ok bool) string {

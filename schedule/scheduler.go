@@ -5,6 +5,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The lateness histogram's geometry, the same as every histogram of
+// mailbench's (metrics.NewHistogram): microseconds, 1 µs to 1 h, 3
+// significant digits, so that reports merge it exactly.
+const (
+	latenessLowest  = 1
+	latenessHighest = int64(time.Hour / time.Microsecond)
+	latenessDigits  = 3
 )
 
 // Arrival is one scheduled session start.
@@ -53,6 +64,36 @@ type Scheduler struct {
 	active                                                              atomic.Int64
 	scheduled, started, late, dropped, droppedCap, completed, maxActive atomic.Int64
 	wg                                                                  sync.WaitGroup
+
+	// lateness holds Actual - Intended of every counted arrival, started
+	// or dropped: how far behind the schedule the generator itself was.
+	lmu      sync.Mutex
+	lateness *hdrhistogram.Histogram
+}
+
+// recordLateness adds one counted arrival's lateness (µs, clamped to the
+// histogram's range).
+func (s *Scheduler) recordLateness(d time.Duration) {
+	us := min(max(int64(d/time.Microsecond), 0), latenessHighest)
+	s.lmu.Lock()
+	if s.lateness == nil {
+		s.lateness = hdrhistogram.New(latenessLowest, latenessHighest, latenessDigits)
+	}
+	_ = s.lateness.RecordValue(us) // in range
+	s.lmu.Unlock()
+}
+
+// Lateness returns a copy of the histogram of how late (actual hand-out
+// minus intended start, µs) every arrival due in the counted window was
+// handed out or dropped: the generator's own delay, not the server's. It
+// has the geometry of every mailbench histogram; empty before any arrival.
+func (s *Scheduler) Lateness() *hdrhistogram.Histogram {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.lateness == nil {
+		return hdrhistogram.New(latenessLowest, latenessHighest, latenessDigits)
+	}
+	return s.lateness.Clone()
 }
 
 // Run hands out arrivals due before end (an offset from start) until end is
@@ -88,6 +129,9 @@ func (s *Scheduler) Run(stop, sessionCtx context.Context, start time.Time, end t
 			s.scheduled.Add(1)
 		}
 		a := Arrival{Index: idx, Offset: off, Intended: intended, Actual: time.Now()}
+		if counted {
+			s.recordLateness(a.Late())
+		}
 		if s.MaxConcurrent > 0 && s.active.Load() >= int64(s.MaxConcurrent) {
 			if counted {
 				s.dropped.Add(1)

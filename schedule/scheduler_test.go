@@ -177,3 +177,45 @@ func TestSchedulerStopsOnStop(t *testing.T) {
 		}
 	})
 }
+
+// The lateness histogram is the generator's own delay: on time, every
+// arrival is 0 µs late; a scheduler held up for 2 s (a GC pause, CPU
+// starvation: here an Admit that blocks) hands out the arrivals due meanwhile
+// late by up to 2 s (less the gap to the next arrival), and the histogram says so, whatever the server does.
+func TestSchedulerLatenessHistogram(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		run := func(stallAt int64) *Scheduler {
+			s := &Scheduler{
+				Schedule: NewArrivalSchedule(36000, 3, 0), // 10/s
+				Admit: func(a Arrival) (func(context.Context), bool) {
+					if a.Index == stallAt {
+						time.Sleep(2 * time.Second) // the generator stalls
+					}
+					return func(context.Context) {}, true
+				},
+			}
+			ctx := context.Background()
+			s.Run(ctx, ctx, time.Now(), 10*time.Second)
+			s.Wait()
+			return s
+		}
+		onTime := run(-1).Lateness()
+		if onTime.TotalCount() < 50 || onTime.Max() != 0 {
+			t.Errorf("on time: %d arrivals, max lateness %d µs; want ~100, 0", onTime.TotalCount(), onTime.Max())
+		}
+		s := run(10)
+		h := s.Lateness()
+		if h.TotalCount() != s.Counts().Scheduled {
+			t.Errorf("lateness of %d arrivals, %d scheduled", h.TotalCount(), s.Counts().Scheduled)
+		}
+		if max := time.Duration(h.Max()) * time.Microsecond; max < time.Second || max > 2*time.Second {
+			t.Errorf("max lateness %v after a 2 s stall", max)
+		}
+		if p50 := h.ValueAtQuantile(50); p50 != 0 {
+			t.Errorf("p50 lateness %d µs: most arrivals were on time", p50)
+		}
+		if s.Counts().Late == 0 {
+			t.Error("no arrival counted late")
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
@@ -75,10 +77,16 @@ type RunResult struct {
 	Inbound        schedule.Counts
 	SessionsByKind map[workload.SessionKind]int64 // started in the measurement window
 	SessionsFailed int64                          // ended early by an error (measurement window)
-	Stopped        bool                           // stop was requested before the end
-	StopAt         time.Time                      // when arrivals ended (end of measurement, or the stop)
-	Users          int                            // simulated users
-	CutSessions    int64                          // sessions still running at the end of ramp-down
+	// SessionsLoggedIn connected and logged in (their first step
+	// succeeded); SessionsCompleted ran every step. Measurement window.
+	SessionsLoggedIn, SessionsCompleted int64
+	// SessionLateness and InboundLateness are how late the scheduler handed
+	// out each arrival due in the measurement window (schedule.Scheduler.Lateness).
+	SessionLateness, InboundLateness *hdrhistogram.Histogram
+	Stopped                          bool      // stop was requested before the end
+	StopAt                           time.Time // when arrivals ended (end of measurement, or the stop)
+	Users                            int       // simulated users
+	CutSessions                      int64     // sessions still running at the end of ramp-down
 }
 
 // Run runs the workload. Cancelling stop ends new arrivals at once (the run
@@ -133,7 +141,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	pool := newUserPool(r.Shard.Users(len(r.Users)))
 	var mu sync.Mutex
-	var failed atomic.Int64
+	var failed, loggedIn, completed atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0).Partition(r.Shard),
@@ -155,7 +163,17 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 			}
 			return func(ctx context.Context) {
 				defer pool.release(ui)
-				if err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng); err != nil && counted && ctx.Err() == nil {
+				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng)
+				if !counted {
+					return
+				}
+				if in {
+					loggedIn.Add(1)
+				}
+				switch {
+				case err == nil:
+					completed.Add(1)
+				case ctx.Err() == nil: // not cut by mailbench
 					failed.Add(1)
 				}
 			}, true
@@ -168,7 +186,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.Seed, 1, a.Index)
-			return func(ctx context.Context) { _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
+			return func(ctx context.Context) { _, _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
 		},
 	}
 	if r.Observer == nil {
@@ -232,6 +250,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	res.Sessions = sessions.Counts()
 	res.Inbound = inbound.Counts()
 	res.SessionsFailed = failed.Load()
+	res.SessionsLoggedIn, res.SessionsCompleted = loggedIn.Load(), completed.Load()
+	res.SessionLateness, res.InboundLateness = sessions.Lateness(), inbound.Lateness()
 	return res, nil
 }
 

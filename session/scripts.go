@@ -64,17 +64,24 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 // (workload.SessionSteps) in order, with a think time between two steps
 // (none between SMTP Connect and SMTP Data, one transaction). It returns the
 // first error that ended the session early (already recorded as an
-// observation by the client that met it).
-func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload.User, rng *rand.Rand) error {
+// observation by the client that met it), and whether the session's first
+// connect (IMAP or SMTP, with its login) succeeded.
+func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload.User, rng *rand.Rand) (loggedIn bool, err error) {
 	steps := workload.SessionSteps(k)
 	if len(steps) == 0 {
-		return fmt.Errorf("unknown session kind %q", k)
+		return false, fmt.Errorf("unknown session kind %q", k)
 	}
 	sc := &script{env: e, kind: k, user: u, rng: rng}
 	defer sc.close()
+	return sc.run(ctx, steps)
+}
+
+func (sc *script) run(ctx context.Context, steps []workload.Step) (loggedIn bool, err error) {
+	e := sc.env
+	defer func() { loggedIn = sc.loggedIn }()
 	for i, step := range steps {
-		if i > 0 && steps[i-1].Function != measure.SMTPConnect && !e.think(ctx, rng) {
-			return ctx.Err()
+		if i > 0 && steps[i-1].Function != measure.SMTPConnect && !e.think(ctx, sc.rng) {
+			return false, ctx.Err()
 		}
 		if i > 0 && steps[i-1].Function == measure.IMAPConnect && hasRepeated(steps) {
 			sc.drawRepeats() // once logged in, the session decides how much it reads
@@ -84,20 +91,23 @@ func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload
 			n = sc.repeats
 		}
 		for j := range n {
-			if j > 0 && !e.think(ctx, rng) {
-				return ctx.Err()
+			if j > 0 && !e.think(ctx, sc.rng) {
+				return false, ctx.Err()
 			}
 			if err := sc.do(ctx, step.Function); err != nil {
 				if errors.Is(err, errNothingToDo) {
 					sc.logout(ctx)
-					return nil
+					return false, nil
 				}
-				return err
+				return false, err
+			}
+			if i == 0 {
+				sc.loggedIn = true // the first step connects and logs in
 			}
 		}
 	}
 	sc.logout(ctx)
-	return nil
+	return false, nil
 }
 
 // script is the state of one running session: its connections, the
@@ -110,6 +120,9 @@ type script struct {
 	imap    *imapclient.Client
 	mb      imapclient.Mailbox
 	repeats int // how many times the Repeated step runs, drawn at login
+	// loggedIn: the first step (IMAP or SMTP Connect, login included)
+	// succeeded.
+	loggedIn bool
 
 	smtp    *smtpclient.Client
 	env822  message.Envelope // the message being sent

@@ -17,7 +17,8 @@ import (
 // shortQuick is the shipped quick workload shortened for tests.
 func shortQuick(t *testing.T) *workload.Config {
 	cfg := testconfig.Quick(t, 2*time.Second)
-	cfg.Phases.Rampdown.Duration = time.Second
+	// Ramp-down no shorter than op_timeout (workload validation).
+	cfg.Phases.Rampdown.Duration, cfg.Load.OpTimeout.Duration = time.Second, time.Second
 	cfg.Phases.Settle.Duration = 500 * time.Millisecond
 	return cfg
 }

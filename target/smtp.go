@@ -54,6 +54,7 @@ func (s *smtpSession) Logout() error { return nil }
 
 // Mail accepts any sender.
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
+	s.t.commandDelay("MAIL")
 	s.from = from
 	return nil
 }
@@ -61,6 +62,7 @@ func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 // Rcpt accepts known local users and, when a relay is configured, any
 // address in another domain.
 func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.t.commandDelay("RCPT")
 	local, domain, ok := splitAddress(to)
 	if !ok || local == "" || domain == "" {
 		s.t.counters.rejected.Add(1)
@@ -93,6 +95,7 @@ func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 // delivered) and then delivers to every local recipient's INBOX.
 func (s *smtpSession) Data(r io.Reader) error {
 	body, err := io.ReadAll(r)
+	s.t.commandDelay("DATA")
 	if err != nil {
 		return err
 	}

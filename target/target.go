@@ -129,6 +129,11 @@ type Options struct {
 
 	Faults Faults
 
+	// Latency adds a fixed delay before the target handles a command, keyed
+	// by LatencyCommands ("SELECT", "UID FETCH", "DATA", …): a server of
+	// known response time, so that tests can check what mailbench measures.
+	Latency map[string]time.Duration
+
 	// ErrorLog receives the servers' internal error messages; nil discards
 	// them. Messages never contain passwords.
 	ErrorLog *log.Logger
@@ -319,6 +324,9 @@ func normalize(o *Options) error {
 		o.Faults.DelayEvery < 0 || o.Faults.DeliveryDelay < 0 {
 		return errors.New("target: negative fault period")
 	}
+	if err := checkLatency(o); err != nil {
+		return err
+	}
 
 	users := make([]workload.User, len(o.Users))
 	for i, u := range o.Users {
@@ -496,6 +504,7 @@ type imapSession struct {
 var _ imapserver.Session = (*imapSession)(nil)
 
 func (s *imapSession) Login(username, password string) error {
+	s.t.commandDelay("LOGIN")
 	acc := s.t.byLogin[username]
 	if acc == nil {
 		return imapserver.ErrAuthFailed

@@ -925,6 +925,16 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		v.add(pathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
 	}
 	v.duration(pathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
+	// A ramp-down shorter than an operation's deadline cuts operations that
+	// the server would still have answered in time; mailbench's own cuts
+	// must not look like the server's failures.
+	if rd, ot := c.Phases.Rampdown.Duration, l.OpTimeout.Duration; ot > 0 && rd >= 0 && rd < ot {
+		p := pathOf("phases", "rampdown")
+		if !v.written(p) && v.written(pathOf("load", "op_timeout")) {
+			p = pathOf("load", "op_timeout")
+		}
+		v.add(p, "ramp-down %s is shorter than load.op_timeout %s: phases.rampdown must be >= load.op_timeout, so that running operations get their whole deadline before the run cuts them", rd, ot)
+	}
 
 	// sessions
 	var total float64

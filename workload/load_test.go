@@ -97,7 +97,7 @@ func TestShippedConfigs(t *testing.T) {
 	for name, w := range map[string]want{
 		"quick.toml":           {20, 14400, true, 65 * time.Second, 64 * KiB, 10 * time.Second},
 		"enterprise.toml":      {2500, 12000, false, 40*time.Minute + 30*time.Second, MiB, 30 * time.Second},
-		"dovecot-postfix.toml": {100, 7200, false, 100 * time.Second, MiB, 30 * time.Second},
+		"dovecot-postfix.toml": {100, 7200, false, 115 * time.Second, MiB, 30 * time.Second},
 	} {
 		c := loaded[name]
 		if c == nil {

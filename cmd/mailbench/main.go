@@ -40,6 +40,14 @@ var errPartial = couldNotRun(errors.New("the run was stopped before the end of i
 // those is orchestrator.ConfigError, which runs return too.
 func usage(err error) error { return &orchestrator.ConfigError{Err: err} }
 
+// noResult is the error of a run whose report is written but is no result
+// for the server: the target could not be reached from the start (could
+// not run) or the load generator was the bottleneck (GENERATOR-BOUND). It
+// is a could-not-run error (exit 3).
+func noResult(why string) error {
+	return couldNotRun(fmt.Errorf("no result for the server: %s", why))
+}
+
 // couldNotRun marks err as "could not be carried out" (exit 3): the one
 // type of those is orchestrator.ErrRun.
 func couldNotRun(err error) error { return &orchestrator.ErrRun{Err: err} }

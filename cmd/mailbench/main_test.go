@@ -210,6 +210,10 @@ func TestExitCodeMapping(t *testing.T) {
 		{"orchestrator config error", &orchestrator.ConfigError{Err: errors.New("ca_file")}, exitUsage},
 		{"could not run", couldNotRun(errors.New("listen")), exitRunFailed},
 		{"partial", errPartial, exitRunFailed},
+		// A run whose report is no result for the server (could not run,
+		// GENERATOR-BOUND) exits 3, as one that could not be carried out.
+		{"no result for the server", noResult("GENERATOR-BOUND: sessions started late"), exitRunFailed},
+		{"no result, wrapped", fmt.Errorf("run: %w", noResult("could not run: refused")), exitRunFailed},
 		{"unclassified", errors.New("boom"), exitRunFailed},
 	}
 	for _, tt := range tests {

@@ -33,8 +33,10 @@ The first Ctrl-C (or SIGTERM) stops new sessions, drains, and writes the
 report marked PARTIAL; a second one exits at once, with no report.
 
 Exit codes: 0 compliant, 1 not compliant, 2 usage or config error,
-3 the run could not be carried out (a stopped, partial run included: its
-report is written but is not a valid result).
+3 the run could not be carried out or is no result for the server (a
+stopped, partial run; a target that refused every connection from the
+start; a GENERATOR-BOUND run, where mailbench itself was the bottleneck:
+the report is written but is not a valid result).
 
 Examples:
   mailbench run
@@ -91,6 +93,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if run.Partial {
 		return errPartial
+	}
+	if why := run.NotAResult(); why != "" {
+		return noResult(why)
 	}
 	if !run.Table.Compliant && !c.NoVerdictExit {
 		return errNotCompliant

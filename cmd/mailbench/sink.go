@@ -25,7 +25,7 @@ type sinkCmd struct {
 	Delay           time.Duration `help:"Fault: wait this long before answering the end of DATA."`
 	RejectEvery     int           `name:"reject-every" placeholder:"N" help:"Fault: answer every Nth message with 451 (554 with --reject-permanent)."`
 	RejectPermanent bool          `name:"reject-permanent" help:"Fault: reject with 554 instead of 451."`
-	sinkJSONFlags `embed:""`
+	sinkJSONFlags   `embed:""`
 }
 
 func (sinkCmd) Help() string {
@@ -96,8 +96,8 @@ type reportCmd struct {
 	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
 	HTML  string   `name:"html" placeholder:"FILE" help:"Write a self-contained HTML report with charts (side by side with --side-by-side)."`
 	// SideBySide prints the runs as columns instead of merging them.
-	SideBySide bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
-	Force      bool `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
+	SideBySide      bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
+	Force           bool `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
 	reportSinkFlags `embed:""`
 }
 
