@@ -126,12 +126,12 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	var failed atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0),
+		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0),
 		MaxConcurrent: cfg.Load.MaxConcurrent,
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
-			rng := sessionRand(cfg.Seed, 0, a.Index)
+			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
 			kind := mix.Pick(rng)
 			ui, ok := pool.acquire(rng.IntN(len(r.Users)))
 			if !ok {
@@ -152,12 +152,12 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		},
 	}
 	inbound := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1),
+		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.ArrivalSeed(), 1),
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
-			rng := sessionRand(cfg.Seed, 1, a.Index)
+			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
 			return func(ctx context.Context) { _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
 		},
 	}
