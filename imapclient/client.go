@@ -106,6 +106,7 @@ type Client struct {
 	breakdown ConnectBreakdown
 	closed    atomic.Bool
 	lsubTag   uint64
+	greeting  *greetingTap
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
@@ -248,10 +249,12 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return nil, fmt.Errorf("imapclient: unknown TLS mode %q", cfg.TLS)
 	}
 
-	tr := newTransport(conn, prefix)
+	gt := newGreetingTap(conn, prefix)
+	tr := newTransport(gt, prefix)
 	c := &Client{
 		lib:      goimap.New(tr, nil),
 		tr:       tr,
+		greeting: gt,
 		timeout:  timeout,
 		observer: cfg.Observer,
 	}

@@ -116,6 +116,7 @@ type Client struct {
 	breakdown ConnectBreakdown
 	broken    error // set when the connection can no longer be trusted
 	closed    bool
+	banner    string // the 220 banner's first line
 }
 
 func (cfg *Config) fill() error {
@@ -445,6 +446,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.breakdown.Banner = time.Since(t)
 	firstLine, _, _ := strings.Cut(banner, "\n")
+	c.banner = "220 " + firstLine
 	replay := []byte("220 " + firstLine + "\r\n")
 
 	if cfg.TLS == TLSStartTLS {
