@@ -125,7 +125,7 @@ func TestCertifyFlagsBrokenRules(t *testing.T) {
 	cfg.Load.SessionsPerUserHour = 6
 	cfg.Load.SessionsPerHour = 12000
 	cfg.Disclosure.System = ""
-	cfg.Target.Embedded = false // a real server and no Prepare
+	cfg.Target.Embedded = false                        // a real server and no Prepare
 	f := &fake{capacity: 13000, failCall: 2, late: 50} // iteration 2 at 100% fails; 5% late
 	res, err := Run(context.Background(), context.Background(), cfg, Options{Run: f.run})
 	if err != nil {

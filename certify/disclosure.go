@@ -154,4 +154,3 @@ func firstField(path, key string) (string, error) {
 	}
 	return "", errors.New(key + " not found")
 }
-

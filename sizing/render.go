@@ -131,20 +131,20 @@ func curveFunctions(curve []CurvePoint) []string {
 }
 
 type jsonResult struct {
-	Schema        string          `json:"schema"`
-	SchemaVersion int             `json:"schema_version"`
-	Name          string          `json:"name"`
-	Config        string          `json:"config"`
-	Embedded      bool            `json:"embedded"`
-	PerUserHour   float64         `json:"sessions_per_user_hour"`
-	Precision     float64         `json:"precision_percent"`
-	BudgetS       float64         `json:"budget_s"`
-	Start         float64         `json:"start_per_hour"`
-	Capacity      jsonCapacity    `json:"capacity"`
-	Stopped       string          `json:"stopped"`
-	Bounding      *int            `json:"bounding_run"` // 0-based index into runs; null: none
-	ElapsedS      float64         `json:"elapsed_s"`
-	Runs          []jsonProbe     `json:"runs"`
+	Schema        string           `json:"schema"`
+	SchemaVersion int              `json:"schema_version"`
+	Name          string           `json:"name"`
+	Config        string           `json:"config"`
+	Embedded      bool             `json:"embedded"`
+	PerUserHour   float64          `json:"sessions_per_user_hour"`
+	Precision     float64          `json:"precision_percent"`
+	BudgetS       float64          `json:"budget_s"`
+	Start         float64          `json:"start_per_hour"`
+	Capacity      jsonCapacity     `json:"capacity"`
+	Stopped       string           `json:"stopped"`
+	Bounding      *int             `json:"bounding_run"` // 0-based index into runs; null: none
+	ElapsedS      float64          `json:"elapsed_s"`
+	Runs          []jsonProbe      `json:"runs"`
 	Curve         []jsonCurvePoint `json:"curve"`
 }
 
