@@ -96,7 +96,8 @@ type Client struct {
 	// untimed is the generator's own work inside the current operation
 	// (hashing a fetched body), taken out of its observed duration. Only
 	// the session goroutine that drives the client touches it.
-	untimed time.Duration
+	untimed  time.Duration
+	greeting *greetingTap
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
@@ -239,7 +240,8 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return nil, fmt.Errorf("imapclient: unknown TLS mode %q", cfg.TLS)
 	}
 
-	tr := newTransport(conn, prefix)
+	gt := newGreetingTap(conn, prefix)
+	tr := newTransport(gt, prefix)
 	var libOpts *goimap.Options
 	if u := cfg.Unilateral; u != nil {
 		h := &goimap.UnilateralDataHandler{}
@@ -256,6 +258,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	c := &Client{
 		lib:      goimap.New(tr, libOpts),
 		tr:       tr,
+		greeting: gt,
 		timeout:  timeout,
 		observer: cfg.Observer,
 	}

@@ -144,12 +144,12 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	var failed, loggedIn, completed atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target, cfg.Seed, 0).Partition(r.Shard),
+		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
 		MaxConcurrent: cfg.Load.MaxConcurrent,
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
-			rng := sessionRand(cfg.Seed, 0, a.Index)
+			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
 			kind := mix.Pick(rng)
 			ui, ok := pool.acquire(r.Shard.Local(rng.IntN(len(r.Users)), len(r.Users)))
 			if !ok {
@@ -180,12 +180,12 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		},
 	}
 	inbound := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.Seed, 1).Partition(r.Shard),
+		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.ArrivalSeed(), 1).Partition(r.Shard),
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
-			rng := sessionRand(cfg.Seed, 1, a.Index)
+			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
 			return func(ctx context.Context) { _, _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
 		},
 	}

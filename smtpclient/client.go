@@ -91,6 +91,7 @@ type Client struct {
 	breakdown measure.ConnectPhases
 	broken    error // set when the connection can no longer be trusted
 	closed    bool
+	banner    string // the 220 banner's first line
 }
 
 func (cfg *Config) fill() error {
@@ -420,6 +421,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.breakdown.Greeting = time.Since(t) // the banner; EHLO adds to it
 	firstLine, _, _ := strings.Cut(banner, "\n")
+	c.banner = "220 " + firstLine
 	replay := []byte("220 " + firstLine + "\r\n")
 
 	if cfg.TLS == TLSStartTLS {

@@ -21,6 +21,13 @@ type Config struct {
 	Mailboxes  MailboxesConfig  `toml:"mailboxes"`
 	Compliance ComplianceConfig `toml:"compliance"`
 	Delivery   DeliveryConfig   `toml:"delivery"`
+	Disclosure DisclosureConfig `toml:"disclosure"`
+
+	// ScheduleSeed, when not zero, replaces Seed for the arrival schedules
+	// and the sessions' choices (not for the mailbox population or the
+	// users): certify and size give every run its own derived seed while
+	// the mailboxes stay the same. It is never read from a file.
+	ScheduleSeed int64 `toml:"-"`
 
 	// File is the path the config was read from ("" for built-in defaults).
 	File string `toml:"-"`

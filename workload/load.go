@@ -1088,6 +1088,8 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		v.duration(p.with("limit"), fl.Limit, false)
 		v.number(p.with("required_percent"), fl.RequiredPercent, 0, 100, false, true)
 	}
+
+	v.validateDisclosure(c.Disclosure)
 	return v.errs
 }
 

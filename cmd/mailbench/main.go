@@ -63,6 +63,8 @@ type cli struct {
 	Sweep      sweepCmd      `cmd:"" help:"Run a workload at several load levels (and iterations) side by side."`
 	Init       initCmd       `cmd:"" help:"Populate every user's folders on the server under test through IMAP APPEND."`
 	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
+	Certify    certifyCmd    `cmd:"" help:"Run a workload under the run rules (80%, 3 × 100%, 120%) and say whether the result is certifiable."`
+	Size       sizeCmd       `cmd:"" help:"Find the highest compliant sessions/hour automatically (bracketing search)."`
 	Vers       versionCmd    `cmd:"" name:"version" help:"Print mailbench's version (module version, VCS revision and time) and exit."`
 }
 

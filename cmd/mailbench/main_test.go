@@ -81,6 +81,10 @@ func TestExitCodes(t *testing.T) {
 	slowShard, _ := writeReport(t, "slow-shard", 200, 2*time.Minute, shardOf("good", 2))
 	merged := filepath.Join(t.TempDir(), "merged.json")
 	page := filepath.Join(t.TempDir(), "good.html")
+	badCertify := filepath.Join(t.TempDir(), "certify.json")
+	if err := os.WriteFile(badCertify, []byte(`{"schema":"mailbench-certify","schema_version":99}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	nodir := filepath.Join(t.TempDir(), "no", "such", "dir")
 	badFile := filepath.Join(badConfigDir, "bad-duration.toml")
 
@@ -110,6 +114,7 @@ func TestExitCodes(t *testing.T) {
 		{"report missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, exitUsage, "", "nope.json"},
 		{"report not JSON", []string{"report", badFile}, exitUsage, "", "bad-duration.toml"},
 		{"report --html", []string{"report", good, "--html", page}, exitCompliant, "good", ""},
+		{"report of a certification is read as one", []string{"report", badCertify}, exitUsage, "", "certify.json"},
 		{"check prints the memory budget", []string{"check", "quick"}, exitCompliant, "available:", ""},
 		{"run --metrics-listen on a bad address", []string{"run", "--metrics-listen", "127.0.0.1:-1"}, exitUsage, "", "--metrics-listen"},
 		// Output paths are checked before any work starts: a run that

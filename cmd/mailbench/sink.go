@@ -128,6 +128,13 @@ Examples:
 }
 
 func (c *reportCmd) Run(e *env) error {
+	// A certification (`mailbench certify --json`) or a capacity search
+	// (`mailbench size --json`) renders as its own summary.
+	if len(c.Files) == 1 && !c.SideBySide && c.JSON == "" && c.HTML == "" {
+		if handled, err := renderResultJSON(e.stdout, c.Files[0]); handled {
+			return err
+		}
+	}
 	var runs []*report.Run
 	for _, name := range c.Files {
 		f, err := os.Open(name)

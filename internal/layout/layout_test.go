@@ -39,8 +39,8 @@ var stage = map[string]int{
 	"compliance": 6,
 	// 7: the report.
 	"report": 7,
-	// 8: what carries out runs: one run, TLS variants, load sweeps.
-	"orchestrator": 8, "compare": 8, "sweep": 8,
+	// 8: what carries out runs: one run, TLS variants, load sweeps, certification, sizing.
+	"orchestrator": 8, "compare": 8, "sweep": 8, "certify": 8, "sizing": 8,
 	// 9: programs and tests of the whole.
 	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mailbench/mailbench/certify"
+	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/session"
+	"github.com/mailbench/mailbench/sizing"
+	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// certifyCmd is `mailbench certify`.
+type certifyCmd struct {
+	Config    string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
+	JSON      string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
+	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
+	Quiet     bool   `short:"q" help:"No progress lines on stderr."`
+	usersFlag `embed:""`
+}
+
+func (certifyCmd) Help() string {
+	return `Carries out a certification-style run under the run rules of
+docs/run-rules.md: one run at 80% of the target rate, three iterations at
+100% (each with its own derived schedule seed), one at 120%. Before every
+run the mailboxes are initialised and verified (a fresh embedded target, or
+clean + init + verify on a real server). Every rule is checked; a run that
+breaks one is labelled NOT CERTIFIABLE with the rule named. Prints the
+verdict, the median iteration, a table of the runs, the rules, the
+disclosure (version, config hash, server banners, machine, [disclosure])
+and the median iteration's full report.
+
+Exit codes: 0 certifiable, 1 not certifiable, 2 usage or config error,
+3 stopped or no run could be carried out.`
+}
+
+func (c *certifyCmd) Run(e *env) error {
+	cfg, err := e.loadConfig(c.Config, overrides{users: c.Users})
+	if err != nil {
+		return err
+	}
+	jsonOut, err := createOutput("json", c.JSON)
+	if err != nil {
+		return err
+	}
+	defer jsonOut.abandon()
+	htmlOut, err := createOutput("html", c.HTML)
+	if err != nil {
+		return err
+	}
+	defer htmlOut.abandon()
+	stop, release := signalContext(e.stderr)
+	defer release()
+
+	opts := certify.Options{Disclosure: certify.Disclosure{MailbenchVersion: orchestrator.Version, Machine: certify.ProbeMachine()}}
+	mopts := runProgress(e, c.Quiet)
+	if cfg.Target.Embedded {
+		// The embedded target lives for one run: record its banners
+		// when the first run has started it.
+		mopts.EmbeddedStarted = func(tg *target.Target) {
+			if opts.Disclosure.Banners.IMAPGreeting != "" || opts.Disclosure.Banners.Error != "" {
+				return
+			}
+			ic, sc, _ := session.ClientSettings(cfg)
+			ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
+			opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, &ic, &sc)
+		}
+	} else {
+		opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
+		opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
+	}
+	opts.Run = sweep.ManagerRunner(mopts)
+	if !c.Quiet {
+		opts.Log = e.stderr
+	}
+	res, err := certify.Run(stop, context.Background(), cfg, opts)
+	if err != nil {
+		return err
+	}
+	res.Disclosure.Banners = opts.Disclosure.Banners // an embedded target's, recorded during the first run
+	if err := res.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if err := jsonOut.write(res.WriteJSON); err != nil {
+		return err
+	}
+	runs, labels := certifyRuns(res)
+	if len(runs) > 0 {
+		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench certify: " + res.Name, Labels: labels})); err != nil {
+			return err
+		}
+	}
+	if res.Partial {
+		return couldNotRun(errors.New("the certification was stopped before its last run: not a valid result"))
+	}
+	if !res.Certifiable() {
+		return errNotCompliant
+	}
+	return nil
+}
+
+// certifyRuns returns the runs of res that produced a report, labelled
+// "80%", "100% #2", ...
+func certifyRuns(res *certify.Result) ([]*report.Run, []string) {
+	var runs []*report.Run
+	var labels []string
+	for _, rr := range res.Runs {
+		if rr.Run == nil {
+			continue
+		}
+		l := fmt.Sprintf("%g%%", rr.Level)
+		if rr.Level == certify.IterationsLevel {
+			l += fmt.Sprintf(" #%d", rr.Iteration)
+		}
+		runs, labels = append(runs, rr.Run), append(labels, l)
+	}
+	return runs, labels
+}
+
+// prepareMailboxes brings a real server's mailboxes back to the population
+// (clean, init) and verifies them, before a certification run.
+func prepareMailboxes(ctx context.Context, e *env, cfg *workload.Config, quiet bool) error {
+	popts := populate.Options{}
+	if !quiet {
+		popts.Progress = e.stderr
+	}
+	if _, err := populate.Clean(ctx, cfg, popts); err != nil {
+		return fmt.Errorf("clean: %w", err)
+	}
+	if _, err := populate.Init(ctx, cfg, popts); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if _, err := populate.Verify(ctx, cfg, popts); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	return nil
+}
+
+// renderResultJSON renders a certify or size JSON document (by its
+// "schema") as text on w; handled is false for any other document (a run
+// report), which the caller renders as before. For `mailbench report`:
+// wire it in reportCmd.Run before report.ReadJSON.
+func renderResultJSON(w io.Writer, name string) (handled bool, err error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false, nil // the caller reports it
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &head) != nil {
+		return false, nil
+	}
+	switch head.Schema {
+	case certify.Schema:
+		r, err := certify.ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			return true, usage(fmt.Errorf("%s: %w", name, err))
+		}
+		if err := r.WriteText(w); err != nil {
+			return true, err
+		}
+		if !r.Certifiable() {
+			return true, errNotCompliant
+		}
+		return true, nil
+	case sizing.Schema:
+		r, err := sizing.ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			return true, usage(fmt.Errorf("%s: %w", name, err))
+		}
+		if err := r.WriteText(w); err != nil {
+			return true, err
+		}
+		if !r.Found() {
+			return true, errNotCompliant
+		}
+		return true, nil
+	}
+	return false, nil
+}

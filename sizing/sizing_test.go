@@ -1,0 +1,315 @@
+package sizing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
+)
+
+var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+func baseConfig() *workload.Config {
+	cfg := workload.DefaultConfig()
+	cfg.Name, cfg.File = "fake", "fake.toml"
+	cfg.Target.Embedded = true
+	cfg.Load.SessionsPerHour = 1000
+	return cfg
+}
+
+// synthetic is a server whose p95 grows linearly with the rate: at rate r
+// its 1000 operations per function take limit × (r/capacity) × k/950 for k =
+// 1..1000, so the p95 is about limit × r/capacity and a run passes (strictly
+// more than 95% within the limit: operation 951 too) exactly when r ≤
+// capacity × 950/951 (limit returns that rate). Every run moves
+// the fake clock by the config's planned run length.
+type synthetic struct {
+	capacity float64
+	now      time.Time
+	rates    []float64
+	seeds    []int64
+	late     func(rate float64) int64 // late sessions; nil: none
+	noise    func(call int) bool      // true: this call fails whatever its rate
+}
+
+func (s *synthetic) clock() time.Time { return s.now }
+
+// limit is the highest passing rate.
+func (s *synthetic) limit() float64 { return s.capacity * 950 / 951 }
+
+func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
+	call := len(s.rates)
+	rate := cfg.Load.SessionsPerHour
+	s.rates = append(s.rates, rate)
+	s.seeds = append(s.seeds, cfg.ScheduleSeed)
+	s.now = s.now.Add(plannedRun(cfg))
+	const limit = time.Second
+	rules := compliance.Rules{MaxErrorPercent: 1}
+	stats := map[measure.Function]*metrics.FunctionStats{}
+	for _, fn := range []measure.Function{measure.IMAPConnect, measure.IMAPSelectInbox, measure.SMTPData} {
+		rules.Functions = append(rules.Functions, compliance.Rule{Function: fn, Limit: limit, RequiredPercent: 95})
+		fs := metrics.NewFunctionStats(fn, limit)
+		for k := 1; k <= 1000; k++ {
+			d := time.Duration(float64(limit) * rate / s.capacity * float64(k) / 950)
+			if s.noise != nil && s.noise(call) {
+				d = 2 * limit
+			}
+			fs.Record(d, measure.OK)
+		}
+		stats[fn] = fs
+	}
+	run := &report.Run{
+		Tool: "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: cfg.Seed,
+		Started: t0, Ended: t0.Add(time.Minute), Measurement: time.Minute,
+		TargetSessionsPerHour: rate, AchievedSessionsPerHour: rate,
+		SessionsPerUserHour: 4.8, EquivalentUsers: rate / 4.8, SessionsStarted: 1000,
+		Functions: stats,
+	}
+	if s.late != nil {
+		run.SessionsLate = s.late(rate)
+	}
+	run.Evaluate(rules)
+	return run, nil
+}
+
+func TestSearchFindsCapacityWithinPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		capacity, start   float64
+		precision         float64
+		wantGrow, wantShr bool
+	}{
+		{"grow from below", 7300, 1000, 5, true, false},
+		{"shrink from above", 730, 12000, 5, false, true},
+		{"fine precision", 12345, 1000, 1, true, false},
+		{"coarse precision", 50000, 1000, 20, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &synthetic{capacity: tc.capacity, now: t0}
+			cfg := baseConfig()
+			res, err := Search(context.Background(), context.Background(), cfg,
+				Options{Run: s.run, Start: tc.start, Precision: tc.precision, Now: s.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Found() || res.Stopped != "" {
+				t.Fatalf("not found: %s (stopped %q)", res.CapacityLine(), res.Stopped)
+			}
+			// The capacity is the bracket's low end: it passed, the high end failed.
+			if !(res.Low <= s.limit() && s.limit() < res.High) {
+				t.Errorf("bracket [%v, %v) does not hold the limit %v", res.Low, res.High, s.limit())
+			}
+			if res.High-res.Low > res.Low*tc.precision/100 {
+				t.Errorf("bracket [%v, %v) wider than %v%%", res.Low, res.High, tc.precision)
+			}
+			if got := (s.limit() - res.Low) / s.limit() * 100; got > tc.precision {
+				t.Errorf("found %v, %v%% below the capacity %v", res.Low, got, tc.capacity)
+			}
+			var grew, shrank, confirms int
+			seen := map[int64]bool{}
+			for i, p := range res.Probes {
+				if seen[p.Seed] || p.Seed != s.seeds[i] || p.Seed == 0 {
+					t.Errorf("run %d: seed %d repeated, zero or not the one run", i+1, p.Seed)
+				}
+				seen[p.Seed] = true
+				switch p.Purpose {
+				case Grow:
+					grew++
+				case Shrink:
+					shrank++
+				case Confirm:
+					confirms++
+					if p.Rate != res.Low || !p.Pass {
+						t.Errorf("confirmation run %d at %v (pass %v), want %v", i+1, p.Rate, p.Pass, res.Low)
+					}
+				}
+			}
+			if (grew > 0) != tc.wantGrow || (shrank > 0) != tc.wantShr || confirms != DefaultConfirm {
+				t.Errorf("%d grow, %d shrink, %d confirmation runs", grew, shrank, confirms)
+			}
+			b := res.Probes[res.Bounding]
+			if b.Pass || b.Rate != res.High || !strings.Contains(b.Reason, "failing: ") {
+				t.Errorf("bounding run %+v", b)
+			}
+			// Binary search: about log2(range/precision) runs, not a scan.
+			if len(res.Probes) > 20 {
+				t.Errorf("%d runs", len(res.Probes))
+			}
+			t.Logf("%s; %d runs; %s", res.CapacityLine(), len(res.Probes), res.BoundingLine())
+		})
+	}
+}
+
+func TestSearchCurveAndRender(t *testing.T) {
+	s := &synthetic{capacity: 5000, now: t0}
+	res, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Start: 1000, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve := res.Curve()
+	if len(curve) != len(res.Probes) {
+		t.Fatalf("%d curve points for %d runs", len(curve), len(res.Probes))
+	}
+	for i := 1; i < len(curve); i++ {
+		if curve[i].Rate < curve[i-1].Rate {
+			t.Fatal("curve not sorted by rate")
+		}
+		a, b := curve[i-1].P95["IMAP Connect"], curve[i].P95["IMAP Connect"]
+		if b < a {
+			t.Errorf("p95 falls with load: %v at %v, %v at %v", a, curve[i-1].Rate, b, curve[i].Rate)
+		}
+	}
+	var text bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Capacity: ", "confirmed", "Bounded by run", "IMAP Connect", "SMTP Data", "p95 per function against load"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Low != res.Low || back.High != res.High || len(back.Probes) != len(res.Probes) || !back.Found() || back.Bounding != res.Bounding {
+		t.Errorf("read back: %+v", back)
+	}
+	var text2 bytes.Buffer
+	back.Elapsed = res.Elapsed
+	if err := back.WriteText(&text2); err != nil {
+		t.Fatal(err)
+	}
+	if text2.String() != text.String() {
+		t.Errorf("text from the JSON differs:\n%s\nwant:\n%s", text2.String(), text.String())
+	}
+	t.Logf("\n%s", text.String())
+}
+
+func TestSearchBudget(t *testing.T) {
+	s := &synthetic{capacity: 9000, now: t0}
+	cfg := baseConfig() // 1m + 10m + 2m + 30s = 13m30s a run
+	res, err := Search(context.Background(), context.Background(), cfg,
+		Options{Run: s.run, Start: 1000, Budget: 50 * time.Minute, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Probes) != 3 || !strings.Contains(res.Stopped, "budget") || res.Found() {
+		t.Errorf("%d runs, stopped %q, found %v", len(res.Probes), res.Stopped, res.Found())
+	}
+	if res.Low != 4000 || !math.IsInf(res.High, 1) || !strings.Contains(res.CapacityLine(), "at least 4,000") {
+		t.Errorf("bracket [%v, %v): %s", res.Low, res.High, res.CapacityLine())
+	}
+}
+
+func TestSearchFailedConfirmationBisectsBelow(t *testing.T) {
+	// The first confirmation fails (noise): the found rate bounds the
+	// search, which goes on below it and confirms a lower rate.
+	var confirmCall = -1
+	s := &synthetic{capacity: 8000, now: t0}
+	s.noise = func(call int) bool { return call == confirmCall }
+	var res *Result
+	var err error
+	// Find where the first confirmation is, then run again failing it.
+	res, _ = Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Start: 1000, Now: s.clock})
+	for i, p := range res.Probes {
+		if p.Purpose == Confirm {
+			confirmCall = i
+			break
+		}
+	}
+	first := res.Low
+	s2 := &synthetic{capacity: 8000, now: t0, noise: s.noise}
+	res, err = Search(context.Background(), context.Background(), baseConfig(), Options{Run: s2.run, Start: 1000, Now: s2.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Found() || res.Low >= first || res.High != first {
+		t.Errorf("after a failed confirmation at %v: %s", first, res.CapacityLine())
+	}
+	if p := res.Probes[confirmCall]; p.Pass || p.Purpose != Confirm {
+		t.Errorf("confirmation run %+v", p)
+	}
+}
+
+func TestSearchGeneratorBound(t *testing.T) {
+	s := &synthetic{capacity: 1e9, now: t0}
+	s.late = func(rate float64) int64 {
+		if rate > 6000 {
+			return 50 // 5% of 1000
+		}
+		return 0
+	}
+	res, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Start: 1000, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Probes[res.Bounding]
+	if !b.GeneratorBound || !strings.Contains(b.Reason, "GENERATOR-BOUND") || res.High > 6000*1.06 {
+		t.Errorf("bounding run %+v; %s", b, res.CapacityLine())
+	}
+}
+
+func TestSearchNothingCompliant(t *testing.T) {
+	s := &synthetic{capacity: 0.5, now: t0}
+	res, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Start: 100, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found() || res.Low != 0 || !strings.Contains(res.Stopped, "no compliant rate") || !strings.Contains(res.CapacityLine(), "none found") {
+		t.Errorf("stopped %q: %s", res.Stopped, res.CapacityLine())
+	}
+}
+
+func TestSearchRunError(t *testing.T) {
+	calls := 0
+	run := func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
+		calls++
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	res, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || !strings.Contains(res.Stopped, "connection refused") || res.Found() {
+		t.Errorf("%d calls, stopped %q", calls, res.Stopped)
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	for _, o := range []Options{{Precision: -1}, {Precision: 101}, {Budget: -time.Second}, {Start: math.NaN()}, {MaxRuns: -2}} {
+		if _, err := CheckOptions(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	o, err := CheckOptions(Options{Confirm: -1})
+	if err != nil || o.Confirm != 0 || o.Precision != DefaultPrecision || o.MaxRuns != DefaultMaxRuns {
+		t.Errorf("%+v %v", o, err)
+	}
+}
+
+func TestSearchResolutionLimit(t *testing.T) {
+	// A precision finer than the rates' rounding ends at the resolution
+	// instead of looping.
+	s := &synthetic{capacity: 123457, now: t0}
+	res, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Start: 1000, Precision: 0.001, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Found() || len(res.Probes) > 30 || !(res.Low <= s.limit() && s.limit() < res.High) {
+		t.Errorf("%d runs: %s", len(res.Probes), res.CapacityLine())
+	}
+}

@@ -1,0 +1,82 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"strings"
+
+	"github.com/mailbench/mailbench/report"
+)
+
+// DeriveSeed is the seed of the i-th run of a multi-run command derived
+// from the workload's seed: the first 8 bytes (big-endian) of
+// SHA-256("mailbench/seed" 0x00 seed i), seed and i as 8-byte big-endian
+// integers; 0 is mapped to 1 (0 means "no seed of its own"). Distinct i give
+// distinct, unrelated arrival schedules; the same (seed, i) always gives the
+// same one. certify and size set it as workload.Config.ScheduleSeed, so the
+// users and the mailbox population (from Seed) are the same in every run.
+// It doesn't perform I/O.
+func DeriveSeed(seed int64, i int) int64 {
+	var b [len("mailbench/seed") + 1 + 16]byte
+	n := copy(b[:], "mailbench/seed")
+	n++ // the 0x00 separator
+	binary.BigEndian.PutUint64(b[n:], uint64(seed))
+	binary.BigEndian.PutUint64(b[n+8:], uint64(int64(i)))
+	sum := sha256.Sum256(b[:])
+	s := int64(binary.BigEndian.Uint64(sum[:8]))
+	if s == 0 {
+		s = 1
+	}
+	return s
+}
+
+// GeneratorBound reports whether the generator, not the server, limited a
+// run (the run then says nothing about the server's capacity), and why.
+// certify and size take one as an option; the default is
+// DefaultGeneratorBound.
+type GeneratorBound func(*report.Run) (bound bool, why string)
+
+// DefaultMaxLatePercent is the share of late sessions (of those started in
+// the measurement window) above which LateSessions calls a run
+// generator-bound.
+const DefaultMaxLatePercent = 1.0
+
+// LateSessions is the default GeneratorBound: a run is generator-bound when
+// more than maxPercent of the sessions started in its measurement window
+// started late (later than load.late_tolerance after their scheduled time:
+// the generator could not keep to the schedule). Dropped sessions are
+// already a compliance row. It doesn't perform I/O.
+func LateSessions(maxPercent float64) GeneratorBound {
+	return func(r *report.Run) (bool, string) {
+		if r == nil || r.SessionsStarted == 0 {
+			return false, ""
+		}
+		pct := 100 * float64(r.SessionsLate) / float64(r.SessionsStarted)
+		if pct > maxPercent {
+			return true, fmtLate(r.SessionsLate, r.SessionsStarted, pct, maxPercent)
+		}
+		return false, ""
+	}
+}
+
+// DefaultGeneratorBound is the run's own GENERATOR-BOUND verdict
+// (report.Run.GeneratorBound: lateness p99 above the tolerance, CPU near its
+// limit, impossible durations), and, for reports that predate it,
+// LateSessions(DefaultMaxLatePercent).
+func DefaultGeneratorBound() GeneratorBound {
+	late := LateSessions(DefaultMaxLatePercent)
+	return func(r *report.Run) (bool, string) {
+		if r == nil {
+			return false, ""
+		}
+		if why := r.GeneratorBound(); len(why) > 0 {
+			return true, "GENERATOR-BOUND: " + strings.Join(why, "; ")
+		}
+		return late(r)
+	}
+}
+
+func fmtLate(late, started int64, pct, max float64) string {
+	return report.FormatCount(late) + " of " + report.FormatCount(started) + " sessions started late (" +
+		report.FormatFloat(pct, 2) + "% > " + report.FormatFloat(max, 2) + "%): the generator could not keep to the schedule"
+}

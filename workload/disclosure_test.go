@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDisclosureParsed(t *testing.T) {
+	src := "[target]\nembedded = true\n\n[disclosure]\nsystem = \"Dovecot 2.3 on one VM\"\ntuning = \"\"\"\nmail_fsync = never\n\"\"\"\n"
+	c, err := ParseConfig("d.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Disclosure.System != "Dovecot 2.3 on one VM" || !strings.Contains(c.Disclosure.Tuning, "mail_fsync") {
+		t.Errorf("disclosure %+v", c.Disclosure)
+	}
+	if f := c.Disclosure.Fields(); len(f) != 2 || f[0][0] != "system" || f[1][0] != "tuning" {
+		t.Errorf("Fields() = %q", f)
+	}
+}
+
+func TestDisclosureControlCharacters(t *testing.T) {
+	src := "[target]\nembedded = true\n\n[disclosure]\nsystem = \"a\\u0007b\"\n"
+	_, err := ParseConfig("d.toml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "d.toml:5: disclosure.system: must not contain control characters") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCanonicalHash(t *testing.T) {
+	a, err := ParseConfig("a.toml", []byte("# a comment\n[target]\nembedded = true\n[users]\npassword = \"x\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseConfig("b.toml", []byte("[users]\npassword = \"other\"\ncount = 100\n\n[target]\nembedded=true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CanonicalHash() != b.CanonicalHash() || len(a.CanonicalHash()) != 64 {
+		t.Errorf("layout, comments, defaults and the password change the hash: %s %s", a.CanonicalHash(), b.CanonicalHash())
+	}
+	b.ScheduleSeed = 7
+	if a.CanonicalHash() != b.CanonicalHash() {
+		t.Error("ScheduleSeed changes the hash")
+	}
+	b.Load.SessionsPerHour = 1000
+	if a.CanonicalHash() == b.CanonicalHash() {
+		t.Error("a different rate hashes the same")
+	}
+}
+
+func TestArrivalSeed(t *testing.T) {
+	c := DefaultConfig()
+	c.Seed = 5
+	if c.ArrivalSeed() != 5 {
+		t.Error("ArrivalSeed without ScheduleSeed")
+	}
+	c.ScheduleSeed = 9
+	if c.ArrivalSeed() != 9 || c.Seed != 5 {
+		t.Error("ScheduleSeed")
+	}
+}
