@@ -75,7 +75,7 @@ func (r Reconciliation) Lines() []string {
 		lines = append(lines, fmt.Sprintf("Late                   %d (%d local, %d remote: found, after the delivery limit)", r.Late, r.LateLocal, r.LateRemote))
 	}
 	if r.TimedByAnnouncement > 0 || r.TimedByInternalDate > 0 {
-		lines = append(lines, fmt.Sprintf("Local delivery timing  %d by announcement (IDLE/poll EXISTS, ms), %d by INTERNALDATE (±0.5 s), %d by observation (upper bound)",
+		lines = append(lines, fmt.Sprintf("Local delivery timing  %d announced (IDLE/poll EXISTS, ms), %d by INTERNALDATE (±0.5 s), %d first seen (upper bound)",
 			r.TimedByAnnouncement, r.TimedByInternalDate, r.TimedByObservation))
 	} else if r.TimedByObservation > 0 {
 		lines = append(lines, fmt.Sprintf("Timed by observation   %d (no INTERNALDATE seen: upper bound)", r.TimedByObservation))

@@ -916,7 +916,7 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
 <p class="note">Errors by class: {{.ErrorClasses}}</p>
 {{- end}}
 {{- if .DeliveryNote}}
-<p class="note">Delivery Time (local) is the message's INTERNALDATE minus its SMTP acceptance: IMAP dates have 1 s resolution, so 0.00 ms means under a second.</p>
+<p class="note">Delivery Time (local) is the time from SMTP acceptance to the server's announcement of the message (IDLE EXISTS, millisecond resolution) for watched INBOXes, else to its INTERNALDATE + 0.5 s (IMAP dates have 1 s resolution: ±0.5 s). The delivery accounting says how many deliveries were timed each way.</p>
 {{- end}}
 {{- if .Failing}}
 <h3>Failing</h3>

@@ -556,7 +556,7 @@ func TestMergeRefusesNonShards(t *testing.T) {
 	}
 }
 
-// TestWriteTextTableWidth: the Summary Results table fits 120 columns,
+// TestWriteTextTableWidth: the terminal report fits 120 columns,
 // long function names wrapped; the JSON keeps them whole.
 func TestWriteTextTableWidth(t *testing.T) {
 	for _, name := range []string{"compliant", "partial_failing"} {
@@ -565,11 +565,11 @@ func TestWriteTextTableWidth(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := string(data)
-		i, j := strings.Index(text, "Summary Results"), strings.Index(text, "Error Rate")
-		if i < 0 || j < i {
+		if !strings.Contains(text, "Summary Results") {
 			t.Fatalf("%s: no table", name)
 		}
-		for _, line := range strings.Split(text[i:j], "\n") {
+		// The whole terminal report, the table and every line under it.
+		for _, line := range strings.Split(text, "\n") {
 			if n := len([]rune(strings.TrimRight(line, " "))); n > 120 {
 				t.Errorf("%s: a line of %d columns: %q", name, n, line)
 			}

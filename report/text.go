@@ -106,7 +106,8 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	for _, row := range r.Table.Rows {
 		if row.Function == measure.DeliveryLocal && row.Operations > 0 {
-			p("Delivery Time (local) is the message's INTERNALDATE minus its SMTP acceptance: IMAP dates have 1 s resolution, so 0.00 ms means under a second.\n")
+			p("Delivery Time (local): SMTP acceptance to the server's announcement (IDLE EXISTS, ms) for watched INBOXes,\n" +
+				"else to INTERNALDATE + 0.5 s (IMAP dates have 1 s resolution: ±0.5 s). See the delivery accounting below.\n")
 		}
 	}
 
@@ -142,8 +143,9 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	lp("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
 	if r.Target.Sink != "" || r.Sink.Messages > 0 {
-		lp("Sink", "%s messages, %s recipients, %s bytes; relay delay p50 %s ms, p95 %s ms, max %s ms",
-			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes),
+		lp("Sink", "%s messages, %s recipients, %s bytes",
+			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes))
+		lp("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
 			fmtMS(r.Sink.RelayDelayP50), fmtMS(r.Sink.RelayDelayP95), fmtMS(r.Sink.RelayDelayMax))
 	}
 	if err := lw.Flush(); err != nil {
