@@ -69,7 +69,7 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 
 	p("\nSummary Results\n")
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(&trimWriter{w: bw}, 0, 0, 2, ' ', 0)
 	// Two header lines and function names wrapped at '_' keep the table
 	// within 120 columns; the JSON report has the names on one line.
 	fmt.Fprintln(tw, "Function\tLimit\tRequired\t%\tOperations\tErrors\tp50\tp95\tp99\tMax\tResult")
@@ -381,4 +381,34 @@ func groupThousands(digits string) string {
 		b.WriteString(digits[i : i+3])
 	}
 	return b.String()
+}
+
+// trimWriter drops the spaces at the end of every line written through it:
+// tabwriter pads empty trailing cells (the wrapped function names'
+// continuation lines), and a terminal report has no use for them.
+type trimWriter struct {
+	w      io.Writer
+	spaces int // spaces held back until a non-space shows they are inside a line
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	out := make([]byte, 0, len(p))
+	for _, c := range p {
+		switch c {
+		case ' ':
+			t.spaces++
+			continue
+		case '\n':
+			t.spaces = 0
+		default:
+			for ; t.spaces > 0; t.spaces-- {
+				out = append(out, ' ')
+			}
+		}
+		out = append(out, c)
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
