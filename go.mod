@@ -51,3 +51,5 @@ require (
 )
 
 replace github.com/emersion/go-smtp => ./third_party/go-smtp
+
+replace github.com/emersion/go-imap/v2 => ./third_party/go-imap
