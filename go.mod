@@ -49,3 +49,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace github.com/emersion/go-smtp => ./third_party/go-smtp
+
+replace github.com/emersion/go-imap/v2 => ./third_party/go-imap
