@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,14 +21,21 @@ import (
 //	max(0, active − Knee) × Slope
 //
 // with active counted when the command arrives (its own session included),
-// capped at one minute, before any Options.Latency of the command. Below
-// the knee nothing changes; above it every command waits, the longer the
-// further above. With Slope above a compliance limit the knee is sharp: a
-// command is within the limit exactly when at most Knee sessions were
-// active, so a run's response-time rows fail once more than the rows'
-// tolerance (5%) of its commands arrive above the knee. The waits are
-// sleeps on the clock (time.Sleep semantics): inside testing/synctest they
-// cost no real time. Close ends the waits early.
+// capped at Max, before any Options.Latency of the command. Below the knee
+// nothing changes; above it every command waits, the longer the further
+// above. With Slope above a compliance limit the knee is sharp: a command
+// is within the limit exactly when at most Knee sessions were active, so a
+// run's response-time rows fail once more than the rows' tolerance (5%) of
+// its commands arrive above the knee. The waits are sleeps on the clock
+// (time.Sleep semantics): inside testing/synctest they cost no real time.
+// Close ends the waits early.
+//
+// A wait makes its session last longer, and so raises the concurrency that
+// the next commands see: past the knee the load feeds on itself. With Max =
+// Slope (a step: every command above the knee waits Slope, however far
+// above) that feedback is bounded, and a target whose sessions fluctuate
+// above the knee now and then comes back below it; with an unbounded
+// slope one fluctuation can snowball into a collapse.
 //
 // The zero value (Slope 0) is off.
 type Contention struct {
@@ -36,6 +44,8 @@ type Contention struct {
 	Knee int
 	// Slope is the extra wait per session above the knee; ≥ 0 (0: off).
 	Slope time.Duration
+	// Max caps a wait; 0: one minute (also the largest Max).
+	Max time.Duration
 }
 
 // Delay is the wait of a command that arrives while active sessions
@@ -44,17 +54,24 @@ func (c Contention) Delay(active int) time.Duration {
 	if c.Slope <= 0 || active <= c.Knee {
 		return 0
 	}
+	limit := c.Max
+	if limit <= 0 || limit > maxLatency {
+		limit = maxLatency
+	}
 	over := time.Duration(active - c.Knee)
-	if over > maxLatency/c.Slope {
-		return maxLatency
+	if over > limit/c.Slope {
+		return limit
 	}
 	return over * c.Slope
 }
 
 // check validates c.
 func (c Contention) check() error {
-	if c.Knee < 0 || c.Slope < 0 {
-		return errors.New("target: contention: negative knee or slope")
+	if c.Knee < 0 || c.Slope < 0 || c.Max < 0 {
+		return errors.New("target: contention: negative knee, slope or maximum")
+	}
+	if c.Max > maxLatency {
+		return fmt.Errorf("target: contention: maximum %v above %v", c.Max, maxLatency)
 	}
 	return nil
 }

@@ -23,13 +23,22 @@ func TestContentionDelay(t *testing.T) {
 			t.Errorf("Delay(%d) = %v, want %v", tc.active, got, tc.want)
 		}
 	}
+	step := Contention{Knee: 3, Slope: 6 * time.Second, Max: 6 * time.Second}
+	for _, active := range []int{4, 5, 100} {
+		if got := step.Delay(active); got != 6*time.Second {
+			t.Errorf("step: Delay(%d) = %v, want 6s", active, got)
+		}
+	}
+	if got := step.Delay(3); got != 0 {
+		t.Errorf("step: Delay(3) = %v, want 0", got)
+	}
 	if got := (Contention{Knee: 0}).Delay(100); got != 0 {
 		t.Errorf("zero slope: Delay(100) = %v, want 0 (off)", got)
 	}
 	if got := (Contention{Knee: 0, Slope: time.Millisecond}).Delay(1); got != time.Millisecond {
 		t.Errorf("knee 0: Delay(1) = %v, want 1ms", got)
 	}
-	for _, bad := range []Contention{{Knee: -1, Slope: time.Second}, {Knee: 1, Slope: -time.Second}} {
+	for _, bad := range []Contention{{Knee: -1, Slope: time.Second}, {Knee: 1, Slope: -time.Second}, {Slope: time.Second, Max: -time.Second}, {Slope: time.Second, Max: 2 * time.Minute}} {
 		if _, err := Start(context.Background(), Options{Users: testUsers, Contention: bad}); err == nil {
 			t.Errorf("Start with contention %+v: no error", bad)
 		}
@@ -129,6 +138,64 @@ func TestContentionGrowsWithActiveSessions(t *testing.T) {
 		st := tg.Stats()
 		if st.PeakActive != 5 || st.Contended != 2+2+3 {
 			t.Errorf("Stats: PeakActive %d (want 5), Contended %d (want 7)", st.PeakActive, st.Contended)
+		}
+	})
+}
+
+// A client that goes away while its FETCH waits: the response fails
+// halfway through the message, which in go-imap's imapserver leaks the
+// connection's write lock (imapmemserver returns without closing the
+// message writer). The target's connection then discards the rest and
+// closes, so the session ends — inside synctest the clock would otherwise
+// stop for good.
+func TestSessionEndsWhenClientLeavesDuringFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := memnet.New()
+		big := append([]byte("Subject: big\r\n\r\n"), bytes.Repeat([]byte("0123456789abcdef\r\n"), 4096)...)
+		tg, err := Start(context.Background(), Options{
+			Listen: nw.Listen, Users: contentionUsers(1),
+			Populate: func(u workload.User, mailbox string, add func([]byte, time.Time) error) error {
+				if mailbox != "INBOX" {
+					return nil
+				}
+				return add(big, time.Now())
+			},
+			Contention: Contention{Knee: 0, Slope: time.Second, Max: time.Second},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		c, err := nw.DialContext(context.Background(), "tcp", tg.IMAPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64<<10)
+		for _, cmd := range []string{"", "a LOGIN ua pw\r\n", "b SELECT INBOX\r\n"} {
+			if cmd != "" {
+				if _, err := c.Write([]byte(cmd)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := c.Read(buf); err != nil { // the greeting, or the reply (one read is enough for its tagged line here)
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			for c.SetReadDeadline(time.Now()) == nil {
+				if _, err := c.Read(buf); err != nil {
+					break
+				}
+			}
+			c.SetReadDeadline(time.Time{})
+		}
+		if _, err := c.Write([]byte("c FETCH 1 BODY[]\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		time.Sleep(2 * time.Second) // the FETCH's wait, then its failing response
+		synctest.Wait()
+		if got := tg.Active(); got != 0 {
+			t.Errorf("after the client left: Active() = %d, want 0", got)
 		}
 	})
 }
