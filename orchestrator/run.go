@@ -54,6 +54,10 @@ type Options struct {
 	// EmbeddedStarted, when set, is called once the embedded target is up
 	// (tests use it to inject faults into the target mid-run).
 	EmbeddedStarted func(*target.Target)
+	// EmbeddedOptions, when set, may change the embedded target's options
+	// before it starts (tests give it a latency or a contention knee:
+	// target.Options.Latency, target.Options.Contention).
+	EmbeddedOptions func(*target.Options)
 	// Observer, when set, also receives every timed operation of every
 	// phase, as the recorder does (a live metrics endpoint, say). It must
 	// be safe for concurrent use and must not block.
@@ -161,7 +165,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if opts.Target != nil {
 		imapCfg.Address, smtpCfg.Address = opts.Target.IMAPAddr(), opts.Target.SMTPAddr()
 	} else if cfg.Target.Embedded {
-		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
+		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg, opts.EmbeddedOptions)
 		if err != nil {
 			return nil, err
 		}
@@ -458,7 +462,8 @@ func startSink(cfg *workload.Config, nw Network, onMessage func(smtpsink.Arrival
 // SMTP independently) with a certificate made for this run, which the
 // clients then trust exactly.
 func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen *message.Generator,
-	sink *smtpsink.Sink, sinkTLS *tls.Config, imapCfg *imapclient.Config, smtpCfg *smtpclient.Config) (*target.Target, error) {
+	sink *smtpsink.Sink, sinkTLS *tls.Config, imapCfg *imapclient.Config, smtpCfg *smtpclient.Config,
+	adjust func(*target.Options)) (*target.Target, error) {
 	var srvTLS *tls.Config
 	if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
 		var roots *x509.CertPool
@@ -498,13 +503,17 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 	if nw != nil {
 		listen, dial = nw.Listen, nw.DialContext
 	}
-	tg, err := target.Start(context.Background(), target.Options{
+	topts := target.Options{
 		Listen: listen, RelayDial: dial,
 		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
 		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
 		RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
-	})
+	}
+	if adjust != nil {
+		adjust(&topts)
+	}
+	tg, err := target.Start(context.Background(), topts)
 	if err != nil {
 		return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
 	}

@@ -63,7 +63,7 @@ func TestShardsMergeIntoTheSingleRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		imapCfg, smtpCfg, _ := session.ClientSettings(cfg)
-		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg)
+		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,14 @@
 // closing connections, so that the benchmark's delivery accounting and
 // timeout handling can be tested against a misbehaving server.
 //
+// # Latency and contention
+//
+// Options.Latency adds a fixed delay to chosen commands (LatencyCommands);
+// Options.Contention makes those commands wait max(0, active − Knee) ×
+// Slope, with active the sessions in progress (IMAP connections, SMTP
+// sessions; Target.Active): a server whose response time grows with
+// concurrency past a knee, so its capacity is known (see Contention).
+//
 // # TLS
 //
 // Options.TLSConfig enables STARTTLS on both servers, or implicit TLS

@@ -42,8 +42,10 @@ func checkLatency(o *Options) error {
 	return nil
 }
 
-// delay sleeps the latency configured for cmd, if any.
+// commandDelay waits Options.Contention's delay, then sleeps the latency
+// configured for cmd, if any.
 func (t *Target) commandDelay(cmd string) {
+	t.contentionDelay()
 	if d := t.opts.Latency[cmd]; d > 0 {
 		time.Sleep(d)
 	}

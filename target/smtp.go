@@ -27,7 +27,7 @@ var (
 type smtpBackend struct{ t *Target }
 
 func (b smtpBackend) NewSession(c *smtp.Conn) (smtp.Session, error) {
-	return &smtpSession{t: b.t, conn: c}, nil
+	return &smtpSession{t: b.t, conn: c, done: b.t.act.begin()}, nil
 }
 
 // smtpSession is one SMTP connection's transaction state. go-smtp calls its
@@ -35,6 +35,7 @@ func (b smtpBackend) NewSession(c *smtp.Conn) (smtp.Session, error) {
 type smtpSession struct {
 	t    *Target
 	conn *smtp.Conn
+	done func() // counts the session out of Target.Active
 
 	from   string
 	local  []*account
@@ -50,7 +51,13 @@ func (s *smtpSession) Reset() {
 	s.from, s.local, s.remote = "", nil, nil
 }
 
-func (s *smtpSession) Logout() error { return nil }
+// Logout ends the session (QUIT, the connection closing, or STARTTLS).
+func (s *smtpSession) Logout() error {
+	if s.done != nil {
+		s.done()
+	}
+	return nil
+}
 
 // Mail accepts any sender.
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {

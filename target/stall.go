@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,7 @@ type stallConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	broken    atomic.Bool // a write failed: the connection is closed, writes are discarded
 
 	mu            sync.Mutex
 	readDeadline  time.Time
@@ -118,12 +120,30 @@ func (c *stallConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write passes p on. A write the connection fails (the client went away,
+// or did not read until the deadline) closes the connection and reports
+// success, and so do later writes: go-imap's imapserver leaks the
+// connection's write lock when a FETCH response fails halfway
+// (imapmemserver returns without closing the message writer), after which
+// the connection's goroutine would block forever on its next response —
+// a session that never ends (Target.Active) and, inside a testing/synctest
+// bubble, a clock that never moves again. Closed, the connection's next
+// read fails and imapserver ends the session.
 func (c *stallConn) Write(p []byte) (int, error) {
+	if c.broken.Load() {
+		return len(p), nil
+	}
 	_, wd := c.deadlines()
 	if err := c.gate.wait(c.closed, wd); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.broken.Store(true)
+		_ = c.Conn.Close()
+		return len(p), nil
+	}
+	return n, nil
 }
 
 func (c *stallConn) Close() error {

@@ -133,6 +133,10 @@ type Options struct {
 	// by LatencyCommands ("SELECT", "UID FETCH", "DATA", …): a server of
 	// known response time, so that tests can check what mailbench measures.
 	Latency map[string]time.Duration
+	// Contention makes every command with a latency knob wait longer the
+	// more sessions are active beyond a knee: a server of known capacity
+	// (see Contention). The zero value is off.
+	Contention Contention
 
 	// ErrorLog receives the servers' internal error messages; nil discards
 	// them. Messages never contain passwords.
@@ -151,7 +155,11 @@ type Stats struct {
 	Duplicated  int64 // extra copies delivered by Faults.DuplicateEvery
 	Corrupted   int64 // local deliveries altered by Faults.CorruptEvery
 	Delayed     int64 // local deliveries held back by Faults.DeliveryDelay
-	Queue       int   // messages accepted for relay and not yet finished
+	// PeakActive is the most sessions that were active at once (as
+	// Contention counts them); Contended the commands that waited for
+	// Options.Contention.
+	PeakActive, Contended int64
+	Queue                 int // messages accepted for relay and not yet finished
 }
 
 // Target is a running embedded IMAP + SMTP server. Its methods are safe for
@@ -171,6 +179,7 @@ type Target struct {
 	serveWG sync.WaitGroup
 
 	localSeq atomic.Int64
+	act      activity       // active sessions, for Options.Contention
 	delayed  sync.WaitGroup // delayed local deliveries in flight
 	delay    atomic.Int64   // SetDeliveryDelay's delay (ns); 0: Faults.DeliveryDelay
 	closing  chan struct{}  // closed by Close: delayed deliveries are discarded
@@ -239,7 +248,7 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 	}
 	t.imapSrv = imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return &imapSession{t: t}, nil, nil
+			return &imapSession{t: t, done: t.act.begin()}, nil, nil
 		},
 		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapUIDPlus: {}, imap.CapIdle: {}},
 		Logger:       logger,
@@ -325,6 +334,9 @@ func normalize(o *Options) error {
 		return errors.New("target: negative fault period")
 	}
 	if err := checkLatency(o); err != nil {
+		return err
+	}
+	if err := o.Contention.check(); err != nil {
 		return err
 	}
 
@@ -456,6 +468,8 @@ func (t *Target) Stats() Stats {
 		Duplicated:  c.duplicated.Load(),
 		Corrupted:   c.corrupted.Load(),
 		Delayed:     c.delayed.Load(),
+		PeakActive:  t.act.peak.Load(),
+		Contended:   t.act.contended.Load(),
 	}
 	if t.relay != nil {
 		s.Queue = int(t.relay.pending.Load())
@@ -499,6 +513,7 @@ func (t *Target) Close() error {
 type imapSession struct {
 	*imapmemserver.UserSession // nil until logged in
 	t                          *Target
+	done                       func() // counts the session out of Target.Active
 }
 
 var _ imapserver.Session = (*imapSession)(nil)
@@ -517,6 +532,9 @@ func (s *imapSession) Login(username, password string) error {
 }
 
 func (s *imapSession) Close() error {
+	if s.done != nil {
+		s.done()
+	}
 	if s.UserSession == nil {
 		return nil
 	}
