@@ -4,15 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -492,96 +488,8 @@ func observation(fn measure.Function, start time.Time, err error) measure.Observ
 	}
 }
 
-// redactedError stands in for an error whose chain mentioned a secret. It
-// prints the redacted text and unwraps to a redacted copy of the original's
-// *measure.ProtocolError, if any, and to sentinels that classify as the
-// original did (measure.ErrTimeout, net.ErrClosed, a TLS alert,
-// context.Canceled, the syscall.Errno found in the chain). The original
-// error is not kept, so no secret is reachable by unwrapping.
-type redactedError struct {
-	text  string
-	links []error
-}
+// secretsOf lists what must never appear in an error (measure.Secrets).
+func secretsOf(login, password string) []string { return measure.Secrets(login, password) }
 
-func (e *redactedError) Error() string   { return e.text }
-func (e *redactedError) Unwrap() []error { return e.links }
-
-// secretsOf lists what must never appear in an error: the password and the
-// SASL PLAIN encodings that carry it, longest first.
-func secretsOf(login, password string) []string {
-	if password == "" {
-		return nil
-	}
-	return []string{
-		base64.StdEncoding.EncodeToString([]byte("\x00" + login + "\x00" + password)),
-		base64.StdEncoding.EncodeToString([]byte(password)),
-		password,
-	}
-}
-
-// redact returns err unchanged unless the text of err or of an error in its
-// chain (through Unwrap() error and Unwrap() []error) contains one of
-// secrets. Then it returns a *redactedError with every occurrence replaced
-// by "***" and the same measure.Classify class.
-func redact(err error, secrets ...string) error {
-	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
-	if err == nil || !chainMentions(err, secrets) {
-		return err
-	}
-	scrub := func(s string) string {
-		for _, secret := range secrets {
-			s = strings.ReplaceAll(s, secret, "***")
-		}
-		return s
-	}
-	r := &redactedError{text: scrub(err.Error())}
-	var pe *measure.ProtocolError
-	if errors.As(err, &pe) {
-		r.links = append(r.links, &measure.ProtocolError{Op: scrub(pe.Op), Reply: scrub(pe.Reply)})
-	}
-	switch measure.Classify(err) {
-	case measure.Timeout:
-		r.links = append(r.links, measure.ErrTimeout)
-	case measure.Connection:
-		r.links = append(r.links, net.ErrClosed)
-	case measure.TLS:
-		r.links = append(r.links, tls.AlertError(40)) // handshake_failure
-	case measure.Integrity:
-		r.links = append(r.links, &measure.IntegrityError{Detail: "redacted"})
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		r.links = append(r.links, errno)
-	}
-	for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF} {
-		if errors.Is(err, sentinel) {
-			r.links = append(r.links, sentinel)
-		}
-	}
-	return r
-}
-
-// chainMentions reports whether the text of err or of any error it wraps
-// contains one of secrets.
-func chainMentions(err error, secrets []string) bool {
-	if err == nil || len(secrets) == 0 {
-		return false
-	}
-	text := err.Error()
-	for _, s := range secrets {
-		if strings.Contains(text, s) {
-			return true
-		}
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return chainMentions(u.Unwrap(), secrets)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if chainMentions(e, secrets) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// redact is measure.Redact with imapclient's mask.
+func redact(err error, secrets ...string) error { return measure.Redact(err, "***", secrets...) }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -221,106 +219,17 @@ func (c *Client) wrap(o *op, step string, err error) error {
 	return fmt.Errorf("smtpclient: %s: %w", step, c.scrub(err))
 }
 
-// scrub returns err itself when no error in its chain (through Unwrap()
-// error and Unwrap() []error) mentions a secret, and otherwise a
-// *redactedError in its place: the redacted text, and a chain that keeps
-// the class that measure.Classify gives err but none of err's links. So no
-// secret is reachable from the result, by Error() or by unwrapping.
-func (c *Client) scrub(err error) error {
-	if err == nil || !chainMentions(err, c.secrets()) {
-		return err
-	}
-	return newRedactedError(err, c.redact(err.Error()), c.redact)
-}
-
-// redactedError stands in for an error whose chain mentioned a secret. It
-// prints the redacted text and unwraps to a redacted copy of the original's
-// *measure.ProtocolError, if any, and to sentinels that classify as the
-// original did (measure.ErrTimeout, net.ErrClosed, a TLS alert,
-// context.Canceled, the syscall.Errno found in the chain). The original
-// error is not kept.
-type redactedError struct {
-	text  string
-	links []error
-}
-
-func (e *redactedError) Error() string   { return e.text }
-func (e *redactedError) Unwrap() []error { return e.links }
-
-func newRedactedError(err error, text string, scrub func(string) string) *redactedError {
-	r := &redactedError{text: text}
-	var pe *measure.ProtocolError
-	if errors.As(err, &pe) {
-		r.links = append(r.links, &measure.ProtocolError{Op: scrub(pe.Op), Reply: scrub(pe.Reply)})
-	}
-	switch measure.Classify(err) {
-	case measure.Timeout:
-		r.links = append(r.links, measure.ErrTimeout)
-	case measure.Connection:
-		r.links = append(r.links, net.ErrClosed)
-	case measure.TLS:
-		r.links = append(r.links, tls.AlertError(40)) // handshake_failure
-	case measure.Integrity:
-		r.links = append(r.links, &measure.IntegrityError{Detail: "redacted"})
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		r.links = append(r.links, errno)
-	}
-	for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded, io.EOF, io.ErrUnexpectedEOF} {
-		if errors.Is(err, sentinel) {
-			r.links = append(r.links, sentinel)
-		}
-	}
-	return r
-}
-
-// chainMentions reports whether the text of err or of any error it wraps
-// (through Unwrap() error or Unwrap() []error) contains one of secrets.
-func chainMentions(err error, secrets []string) bool {
-	if err == nil || len(secrets) == 0 {
-		return false
-	}
-	text := err.Error()
-	for _, s := range secrets {
-		if strings.Contains(text, s) {
-			return true
-		}
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return chainMentions(u.Unwrap(), secrets)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if chainMentions(e, secrets) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// scrub returns err itself when no error in its chain mentions a secret,
+// and otherwise measure.Redact's stand-in: the redacted text, and a chain
+// that keeps err's class but none of its links.
+func (c *Client) scrub(err error) error { return measure.Redact(err, "[redacted]", c.secrets()...) }
 
 // secrets are the password and the SASL encodings that carry it, longest
 // first; none without a password.
-func (c *Client) secrets() []string {
-	pw := c.cfg.Password
-	if pw == "" {
-		return nil
-	}
-	return []string{
-		base64.StdEncoding.EncodeToString([]byte("\x00" + c.cfg.Username + "\x00" + pw)),
-		base64.StdEncoding.EncodeToString([]byte(pw)),
-		pw,
-	}
-}
+func (c *Client) secrets() []string { return measure.Secrets(c.cfg.Username, c.cfg.Password) }
 
 // redact removes the password, and the SASL encodings that carry it, from s.
-func (c *Client) redact(s string) string {
-	for _, secret := range c.secrets() {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	return s
-}
+func (c *Client) redact(s string) string { return measure.Scrub(s, "[redacted]", c.secrets()) }
 
 func replyText(code int, enh smtp.EnhancedCode, msg string) string {
 	var b strings.Builder
