@@ -49,15 +49,11 @@ func (c *certifyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	jsonOut, err := createOutput("json", c.JSON)
+	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}
 	defer jsonOut.abandon()
-	htmlOut, err := createOutput("html", c.HTML)
-	if err != nil {
-		return err
-	}
 	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()

@@ -29,6 +29,19 @@ func createOutput(flag, path string) (*outputFile, error) {
 	return &outputFile{path: path, f: f}, nil
 }
 
+// createReportOutputs creates the --json and --html files of a command
+// that writes its report as both ("" : not asked for, nil).
+func createReportOutputs(jsonPath, htmlPath string) (jsonOut, htmlOut *outputFile, err error) {
+	if jsonOut, err = createOutput("json", jsonPath); err != nil {
+		return nil, nil, err
+	}
+	if htmlOut, err = createOutput("html", htmlPath); err != nil {
+		jsonOut.abandon()
+		return nil, nil, err
+	}
+	return jsonOut, htmlOut, nil
+}
+
 // write fills the file with fn's output and closes it; nil o does nothing.
 func (o *outputFile) write(fn func(io.Writer) error) error {
 	if o == nil || o.f == nil {

@@ -50,15 +50,11 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	jsonOut, err := createOutput("json", c.JSON)
+	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}
 	defer jsonOut.abandon()
-	htmlOut, err := createOutput("html", c.HTML)
-	if err != nil {
-		return err
-	}
 	defer htmlOut.abandon()
 	if err := probeOutput("results", c.Results); err != nil {
 		return err

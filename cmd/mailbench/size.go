@@ -55,15 +55,11 @@ func (c *sizeCmd) Run(e *env) error {
 	if _, err := sizing.CheckOptions(opts); err != nil {
 		return usage(err)
 	}
-	jsonOut, err := createOutput("json", c.JSON)
+	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}
 	defer jsonOut.abandon()
-	htmlOut, err := createOutput("html", c.HTML)
-	if err != nil {
-		return err
-	}
 	defer htmlOut.abandon()
 	stop, release := signalContext(e.stderr)
 	defer release()
