@@ -301,18 +301,9 @@ func (r *Result) WriteJSON(w io.Writer) error {
 // through report.ReadJSON. The checks are read as stored, not re-evaluated.
 // It performs I/O only on rd.
 func ReadJSON(rd io.Reader) (*Result, error) {
-	data, err := io.ReadAll(io.LimitReader(rd, report.MaxJSONSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read certify result: %w", err)
-	}
-	if len(data) > report.MaxJSONSize {
-		return nil, fmt.Errorf("read certify result: larger than %d bytes", report.MaxJSONSize)
-	}
 	var j jsonResult
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("read certify result: %w", err)
+	if err := report.ReadStrictJSON(rd, "certify result", &j); err != nil {
+		return nil, err
 	}
 	if j.Schema != Schema || j.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("read certify result: schema %q version %d, want %q version %d", j.Schema, j.SchemaVersion, Schema, SchemaVersion)

@@ -523,3 +523,23 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	}
 	return r, nil
 }
+
+// ReadStrictJSON decodes one JSON document of at most MaxJSONSize bytes
+// from rd into v; unknown fields are errors. what names the document in
+// errors ("read what: ..."). The summaries that embed run reports
+// (certify, size) read themselves through it. It performs I/O only on rd.
+func ReadStrictJSON(rd io.Reader, what string, v any) error {
+	data, err := io.ReadAll(io.LimitReader(rd, MaxJSONSize+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(data) > MaxJSONSize {
+		return fmt.Errorf("read %s: larger than %d bytes", what, MaxJSONSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	return nil
+}

@@ -228,18 +228,9 @@ func (r *Result) WriteJSON(w io.Writer) error {
 // report.MaxJSONSize bytes), every run's report through report.ReadJSON.
 // The curve is recomputed from the reports. It performs I/O only on rd.
 func ReadJSON(rd io.Reader) (*Result, error) {
-	data, err := io.ReadAll(io.LimitReader(rd, report.MaxJSONSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read size result: %w", err)
-	}
-	if len(data) > report.MaxJSONSize {
-		return nil, fmt.Errorf("read size result: larger than %d bytes", report.MaxJSONSize)
-	}
 	var j jsonResult
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("read size result: %w", err)
+	if err := report.ReadStrictJSON(rd, "size result", &j); err != nil {
+		return nil, err
 	}
 	if j.Schema != Schema || j.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("read size result: schema %q version %d, want %q version %d", j.Schema, j.SchemaVersion, Schema, SchemaVersion)
