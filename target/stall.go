@@ -61,10 +61,17 @@ func (g *stallGate) wait(closed <-chan struct{}, deadline time.Time) error {
 	}
 }
 
-// stallListener wraps every accepted connection in a stallConn.
+// stallListener wraps every accepted connection in a stallConn, and keeps
+// the open ones: go-imap's server registers a connection only once its
+// goroutine runs, so a Close that comes between Accept and then would leave
+// it open. closeAll closes them whatever the server knew.
 type stallListener struct {
 	net.Listener
 	gate *stallGate
+
+	mu     sync.Mutex
+	open   map[*stallConn]struct{}
+	closed bool
 }
 
 func (l *stallListener) Accept() (net.Conn, error) {
@@ -72,7 +79,39 @@ func (l *stallListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newStallConn(c, l.gate), nil
+	sc := newStallConn(c, l.gate)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		sc.Close()
+		return nil, net.ErrClosed
+	}
+	if l.open == nil {
+		l.open = map[*stallConn]struct{}{}
+	}
+	l.open[sc] = struct{}{}
+	sc.onClose = func() {
+		l.mu.Lock()
+		delete(l.open, sc)
+		l.mu.Unlock()
+	}
+	return sc, nil
+}
+
+// closeAll closes the listener and every connection it accepted that is
+// still open; later accepts fail.
+func (l *stallListener) closeAll() {
+	l.mu.Lock()
+	l.closed = true
+	conns := make([]*stallConn, 0, len(l.open))
+	for c := range l.open {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	l.Listener.Close()
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 // stallConn is a net.Conn whose reads and writes hold back while its gate is
@@ -85,6 +124,7 @@ type stallConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+	onClose   func()      // set by the listener; runs once, on Close
 	broken    atomic.Bool // a write failed: the connection is closed, writes are discarded
 
 	mu            sync.Mutex
@@ -147,7 +187,12 @@ func (c *stallConn) Write(p []byte) (int, error) {
 }
 
 func (c *stallConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if c.onClose != nil {
+			c.onClose()
+		}
+	})
 	return c.Conn.Close()
 }
 

@@ -170,13 +170,16 @@ type Target struct {
 	byLogin   map[string]*account // immutable after Start
 	byAddress map[string]*account // key: lower-cased address; immutable after Start
 
-	gate    stallGate
-	imapLn  net.Listener
-	imapSrv *imapserver.Server
-	smtpLn  net.Listener
-	smtpSrv *smtp.Server
-	relay   *relayer // nil when RelayAddr is ""
-	serveWG sync.WaitGroup
+	gate   stallGate
+	imapLn net.Listener
+	// imapStall is the stall gate's listener under imapLn: it closes the
+	// connections the IMAP server had not registered yet.
+	imapStall *stallListener
+	imapSrv   *imapserver.Server
+	smtpLn    net.Listener
+	smtpSrv   *smtp.Server
+	relay     *relayer // nil when RelayAddr is ""
+	serveWG   sync.WaitGroup
 
 	localSeq atomic.Int64
 	act      activity       // active sessions, for Options.Contention
@@ -229,7 +232,8 @@ func Start(ctx context.Context, opts Options) (*Target, error) {
 		imapLn.Close()
 		return nil, fmt.Errorf("target: SMTP listen: %w", err)
 	}
-	t.imapLn = &stallListener{Listener: imapLn, gate: &t.gate}
+	t.imapStall = &stallListener{Listener: imapLn, gate: &t.gate}
+	t.imapLn = t.imapStall
 	t.smtpLn = smtpLn
 	// STARTTLS is offered where the listener is not already a TLS one.
 	imapSTARTTLS, smtpSTARTTLS := opts.TLSConfig, opts.TLSConfig
@@ -495,6 +499,7 @@ func (t *Target) Close() error {
 			errs = append(errs, err)
 		}
 		t.imapSrv.Close()
+		t.imapStall.closeAll()
 		t.smtpSrv.Close()
 		t.serveWG.Wait()
 		t.delayed.Wait()
