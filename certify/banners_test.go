@@ -29,24 +29,25 @@ func TestProbeBannersEmbedded(t *testing.T) {
 			opts := target.Options{Users: users, LocalDomain: cfg.Users.LocalDomain}
 			ic, sc, _ := session.ClientSettings(cfg)
 			if mode != "none" {
-				srv, roots, err := tlsconf.EmbeddedTLS()
+				srv, _, err := tlsconf.EmbeddedTLS()
 				if err != nil {
 					t.Fatal(err)
 				}
 				opts.TLSConfig = srv
 				opts.IMAPImplicitTLS, opts.SMTPImplicitTLS = mode == "implicit", mode == "implicit"
-				if ic.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
-					t.Fatal(err)
-				}
-				if sc.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
-					t.Fatal(err)
-				}
 			}
 			tg, err := target.Start(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tg.Close()
+			// As `mailbench certify` does: trust exactly the certificate the
+			// embedded target serves.
+			if cert := tg.Certificate(); (cert != nil) != (mode != "none") {
+				t.Fatalf("Certificate() = %d bytes with TLS %s", len(cert), mode)
+			} else if cert != nil {
+				ic.TLSConfig, sc.TLSConfig = tlsconf.PinnedClientTLS(cert), tlsconf.PinnedClientTLS(cert)
+			}
 			ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
 			b := certify.ProbeBanners(context.Background(), cfg, &ic, &sc)
 			if b.Error != "" {

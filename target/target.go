@@ -441,6 +441,16 @@ func (t *Target) createAccounts(ctx context.Context) error {
 // IMAPAddr returns the IMAP listener's address (host:port).
 func (t *Target) IMAPAddr() string { return t.imapLn.Addr().String() }
 
+// Certificate is the DER certificate the target serves TLS with (nil
+// without TLS), for a client that must trust exactly it
+// (tlsconf.PinnedClientTLS).
+func (t *Target) Certificate() []byte {
+	if c := t.opts.TLSConfig; c != nil && len(c.Certificates) > 0 && len(c.Certificates[0].Certificate) > 0 {
+		return c.Certificates[0].Certificate[0]
+	}
+	return nil
+}
+
 // SMTPAddr returns the SMTP listener's address (host:port).
 func (t *Target) SMTPAddr() string { return t.smtpLn.Addr().String() }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mailbench/mailbench/sizing"
 	"github.com/mailbench/mailbench/sweep"
 	"github.com/mailbench/mailbench/target"
+	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -69,6 +70,11 @@ func (c *certifyCmd) Run(e *env) error {
 			}
 			ic, sc, _ := session.ClientSettings(cfg)
 			ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
+			if cert := tg.Certificate(); cert != nil {
+				// The embedded target's certificate is made for the run:
+				// the probe trusts exactly it, as the run's clients do.
+				ic.TLSConfig, sc.TLSConfig = tlsconf.PinnedClientTLS(cert), tlsconf.PinnedClientTLS(cert)
+			}
 			opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, &ic, &sc)
 		}
 	} else {
