@@ -199,6 +199,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 
 	var conn net.Conn = raw
 	var prefix []byte
+	var serverGreeting string // the server's greeting when read before STARTTLS
 	switch cfg.TLS {
 	case TLSNone, "":
 	case TLSImplicit:
@@ -214,7 +215,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		conn = tc
 	case TLSStartTLS:
 		t0 := time.Now()
-		greeting, greetingAt, err := startTLSGreeting(ctx, raw)
+		greeting, original, greetingAt, err := startTLSGreeting(ctx, raw)
 		if err != nil {
 			raw.Close()
 			return nil, timeoutErr("STARTTLS", err)
@@ -231,12 +232,18 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		bd.Resumed = tc.ConnectionState().DidResume
 		conn = tc
 		prefix = greeting
+		serverGreeting = original
 	default:
 		raw.Close()
 		return nil, fmt.Errorf("imapclient: unknown TLS mode %q", cfg.TLS)
 	}
 
 	gt := newGreetingTap(conn, prefix)
+	if serverGreeting != "" {
+		// STARTTLS: go-imap is given a stand-in greeting, the disclosure
+		// the server's own line, read before the handshake.
+		gt.line, gt.done = []byte(serverGreeting+"\r\n"), true
+	}
 	tr := newTransport(gt, prefix)
 	var libOpts *goimap.Options
 	if u := cfg.Unilateral; u != nil {
@@ -325,7 +332,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 // its OK, all in clear text and under ctx's deadline. It returns the
 // greeting line to replay to go-imap (without its capability list, which
 // is void after STARTTLS).
-func startTLSGreeting(ctx context.Context, raw net.Conn) (greeting []byte, greetingAt time.Time, err error) {
+func startTLSGreeting(ctx context.Context, raw net.Conn) (greeting []byte, original string, greetingAt time.Time, err error) {
 	if dl, ok := ctx.Deadline(); ok {
 		raw.SetDeadline(dl)
 	}
@@ -344,42 +351,42 @@ func startTLSGreeting(ctx context.Context, raw net.Conn) (greeting []byte, greet
 	}
 	line, err := readLine()
 	if err != nil {
-		return nil, greetingAt, err
+		return nil, "", greetingAt, err
 	}
 	greetingAt = time.Now()
 	typ, text := statusOf(strings.TrimPrefix(line, "* "))
 	switch {
 	case !strings.HasPrefix(line, "* "):
-		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(line)}
+		return nil, "", greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(line)}
 	case typ == "PREAUTH":
-		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: "PREAUTH refused before STARTTLS"}
+		return nil, "", greetingAt, &measure.ProtocolError{Op: "greeting", Reply: "PREAUTH refused before STARTTLS"}
 	case typ != "OK":
-		return nil, greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(typ + " " + text)}
+		return nil, "", greetingAt, &measure.ProtocolError{Op: "greeting", Reply: truncate(typ + " " + text)}
 	}
 	const tag = "MBS1"
 	if _, err := raw.Write([]byte(tag + " STARTTLS\r\n")); err != nil {
-		return nil, greetingAt, fmt.Errorf("imapclient: STARTTLS: %w", err)
+		return nil, "", greetingAt, fmt.Errorf("imapclient: STARTTLS: %w", err)
 	}
 	for {
 		line, err := readLine()
 		if err != nil {
-			return nil, greetingAt, err
+			return nil, "", greetingAt, err
 		}
 		if !strings.HasPrefix(line, tag+" ") {
 			continue // untagged data, e.g. a CAPABILITY reply
 		}
 		typ, text := statusOf(line[len(tag)+1:])
 		if typ != "OK" {
-			return nil, greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: truncate(typ + " " + text)}
+			return nil, "", greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: truncate(typ + " " + text)}
 		}
 		break
 	}
 	if br.Buffered() > 0 {
 		// Clear-text bytes after the OK would be injected into the TLS session.
-		return nil, greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: "data after STARTTLS OK"}
+		return nil, "", greetingAt, &measure.ProtocolError{Op: "STARTTLS", Reply: "data after STARTTLS OK"}
 	}
 	raw.SetDeadline(time.Time{})
-	return []byte("* OK [mailbench] greeting received before STARTTLS\r\n"), greetingAt, nil
+	return []byte("* OK [mailbench] greeting received before STARTTLS\r\n"), line, greetingAt, nil
 }
 
 // statusOf splits "OK [CODE] text" into the status word and the rest.
