@@ -428,7 +428,7 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		add(s, "Sessions by type", "Sessions started in the measurement window, by session type.", 260)
 	}
 	if s, ok := deliveryChart(r); ok {
-		add(s, "Delivery accounting", "What was sent, what arrived, and what went wrong (lost, duplicated, corrupted and unexpected mail in red).", 300)
+		add(s, "Delivery accounting", "Every message sent in any phase (warm-up to the end of ramp-down): what was sent, what arrived, and what went wrong (lost, duplicated, corrupted and unexpected mail in red).", 300)
 	}
 	if s, ok := connectChart(r); ok {
 		add(s, "Connect time breakdown", "Median of each part of a successful connect, stacked (ms).", 170)

@@ -164,7 +164,7 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 
 	if d := r.Delivery; d != nil {
-		p("\nDelivery accounting\n")
+		p("\nDelivery accounting (all phases: every message sent from warm-up to the end of ramp-down)\n")
 		for _, l := range d.Lines() {
 			p("  %s\n", l)
 		}
