@@ -94,6 +94,9 @@ type Client struct {
 	// the session goroutine that drives the client touches it.
 	untimed  time.Duration
 	greeting *greetingTap
+	// wd is the watchdog guard reuses from one command to the next (nil
+	// while a command holds it, or before the first).
+	wd atomic.Pointer[watchdog]
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
@@ -108,6 +111,9 @@ func (c *Client) Caps() imap.CapSet { return c.lib.Caps() }
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
+	}
+	if wd := c.wd.Swap(nil); wd != nil {
+		wd.release()
 	}
 	err := c.lib.Close()
 	if errors.Is(err, net.ErrClosed) {
@@ -422,28 +428,84 @@ const (
 	guardCancelled
 )
 
+// watchdog is guard's timer and context registration, reused by the
+// commands of one client: a time.AfterFunc and a context.AfterFunc per
+// command were five allocations and two timer insertions. A watchdog is
+// reused only when neither callback can still run for an earlier command:
+// its timer was stopped before it fired, and its registration on the
+// previous command's context (kept while the context stays the same) was
+// stopped before the context ended.
+type watchdog struct {
+	state   atomic.Int32 // guardRunning while a command runs
+	timer   *time.Timer
+	ctx     context.Context // the context stopCtx watches
+	stopCtx func() bool
+}
+
+func (c *Client) newWatchdog() *watchdog {
+	wd := &watchdog{}
+	wd.state.Store(guardDone)
+	wd.timer = time.AfterFunc(time.Hour, func() {
+		if wd.state.CompareAndSwap(guardRunning, guardTimeout) {
+			c.tr.Conn.Close()
+		}
+	})
+	wd.timer.Stop()
+	return wd
+}
+
+// release stops both callbacks for good.
+func (wd *watchdog) release() {
+	wd.timer.Stop()
+	if wd.stopCtx != nil {
+		wd.stopCtx()
+	}
+}
+
 // guard runs body; if the timeout elapses or ctx is done first, it closes
 // the connection (which makes body return) and reports that instead.
 func (c *Client) guard(ctx context.Context, op string, body func() error) error {
-	var state atomic.Int32
-	timer := time.AfterFunc(c.timeout, func() {
-		if state.CompareAndSwap(guardRunning, guardTimeout) {
-			c.tr.Conn.Close()
-		}
-	})
-	stop := context.AfterFunc(ctx, func() {
-		if state.CompareAndSwap(guardRunning, guardCancelled) {
-			c.tr.Conn.Close()
-		}
-	})
+	wd := c.wd.Swap(nil)
+	if wd != nil && wd.ctx != ctx && !wd.stopCtx() {
+		// The earlier context ended: its callback may still be on its way.
+		wd = nil
+	}
+	if wd == nil {
+		wd = c.newWatchdog()
+	}
+	if wd.ctx != ctx {
+		wd.ctx = ctx
+		wd.stopCtx = context.AfterFunc(ctx, func() {
+			if wd.state.CompareAndSwap(guardRunning, guardCancelled) {
+				c.tr.Conn.Close()
+			}
+		})
+	}
+	wd.state.Store(guardRunning)
+	wd.timer.Reset(c.timeout)
+	// A context that ended before the command was running found the
+	// watchdog idle (or ended earlier): act for it.
+	if ctx.Err() != nil && wd.state.CompareAndSwap(guardRunning, guardCancelled) {
+		c.tr.Conn.Close()
+	}
 	err := body()
-	timer.Stop()
-	stop()
-	if state.CompareAndSwap(guardRunning, guardDone) {
+	stopped := wd.timer.Stop()
+	done := wd.state.CompareAndSwap(guardRunning, guardDone)
+	if done && stopped {
+		c.wd.Store(wd)
+		if c.closed.Load() { // Close ran meanwhile and found no watchdog
+			if wd := c.wd.Swap(nil); wd != nil {
+				wd.release()
+			}
+		}
+	} else {
+		wd.release()
+	}
+	if done {
 		return c.mapErr(op, err)
 	}
 	c.Close()
-	if state.Load() == guardTimeout {
+	if wd.state.Load() == guardTimeout {
 		return fmt.Errorf("imapclient: %s: %w after %v", op, measure.ErrTimeout, c.timeout)
 	}
 	return fmt.Errorf("imapclient: %s: %w", op, context.Cause(ctx))

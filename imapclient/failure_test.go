@@ -404,3 +404,44 @@ func pipeServer(conn net.Conn, silentAt string) {
 		conn.Write([]byte(tag + " OK [CAPABILITY IMAP4rev1] ok\r\n"))
 	}
 }
+
+// TestWatchdogReuse: the watchdog guard reuses across commands still
+// cancels on the context of a later command, also when it is the same
+// context as before, and a context that ended after its command never
+// cancels a later command on another context.
+func TestWatchdogReuse(t *testing.T) {
+	t.Parallel()
+	fs := startFake(t, fakeGreeting, loginOK(func(cmd string) (string, fakeAction) {
+		if cmd == "NOOP" {
+			return "%[1]s OK done\r\n", reply
+		}
+		return "", stall
+	}))
+	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 10 * time.Second}, testUser, testPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 20; i++ { // contexts that end right after their command
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := c.Noop(ctx); err != nil {
+			t.Fatalf("NOOP %d: %v", i, err)
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for i := 0; i < 5; i++ {
+		if err := c.Noop(ctx); err != nil {
+			t.Fatalf("NOOP %d on a session context: %v", i, err)
+		}
+	}
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = c.SelectInbox(ctx)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("cancelled SELECT took %v", d)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}

@@ -137,6 +137,45 @@ type trackedConn struct {
 	mu      sync.Mutex // held by Write, flush and Close: closeAll closes from another goroutine
 	pending []byte
 	werr    error // the first failed write; later writes fail with it
+
+	// Read-ahead, touched only by the goroutine that serves the connection
+	// (go-smtp reads from one goroutine): ahead[aheadOff:] is data read
+	// from the socket and not yet returned. The buffer comes from
+	// aheadPool and goes back as soon as it is empty, so an idle
+	// connection holds none.
+	ahead    *[]byte
+	aheadOff int
+	aheadEnd int
+
+	// readDL and writeDL are the deadlines last set on the socket (see
+	// coarse); only the serving goroutine sets deadlines.
+	readDL, writeDL time.Time
+}
+
+// readAheadSize is the read-ahead buffer: go-smtp reads through a 4 KiB
+// bufio.Reader, so a 5 KiB message took two read system calls; one read
+// into 32 KiB takes what the peer has sent (the message, the next command).
+const readAheadSize = 32 << 10
+
+var aheadPool = sync.Pool{New: func() any { b := make([]byte, readAheadSize); return &b }}
+
+// deadlineSlackDiv bounds how much earlier than asked a deadline may fire:
+// go-smtp sets the read deadline before every command line and the write
+// deadline before every reply, smtpsink the read deadline before every read
+// of message data, each a timer update in the runtime. A new deadline t that
+// is later than the one already set by less than (t − now)/deadlineSlackDiv
+// is not applied, so a timeout fires after at least 63/64 of the time asked
+// (59 s of the default 60 s) and a deadline is applied about once per
+// second instead of several times per message.
+const deadlineSlackDiv = 64
+
+// coarse reports whether the deadline t may be skipped given the deadline
+// set is set.
+func coarse(t, set time.Time) bool {
+	if t.IsZero() || set.IsZero() || t.Before(set) {
+		return false
+	}
+	return t.Sub(set) < time.Until(t)/deadlineSlackDiv
 }
 
 func (c *trackedConn) Write(p []byte) (int, error) {
@@ -179,13 +218,72 @@ func (c *trackedConn) flushLocked() error {
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
+	if c.ahead != nil {
+		return c.readAhead(p), nil
+	}
 	c.mu.Lock()
 	err := c.flushLocked()
 	c.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	return c.Conn.Read(p)
+	if len(p) >= readAheadSize {
+		return c.Conn.Read(p)
+	}
+	bp := aheadPool.Get().(*[]byte)
+	n, err := c.Conn.Read(*bp)
+	if n == 0 {
+		aheadPool.Put(bp)
+		return 0, err
+	}
+	c.ahead, c.aheadOff, c.aheadEnd = bp, 0, n
+	// A read error comes back on the next Read, after the data: the socket
+	// reports it again.
+	return c.readAhead(p), nil
+}
+
+// readAhead returns buffered data and releases the buffer once it is empty.
+func (c *trackedConn) readAhead(p []byte) int {
+	n := copy(p, (*c.ahead)[c.aheadOff:c.aheadEnd])
+	c.aheadOff += n
+	if c.aheadOff == c.aheadEnd {
+		aheadPool.Put(c.ahead)
+		c.ahead = nil
+	}
+	return n
+}
+
+// SetReadDeadline applies t unless coarse says it may be skipped.
+func (c *trackedConn) SetReadDeadline(t time.Time) error {
+	if coarse(t, c.readDL) {
+		return nil
+	}
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	c.readDL = t
+	return nil
+}
+
+// SetWriteDeadline applies t unless coarse says it may be skipped.
+func (c *trackedConn) SetWriteDeadline(t time.Time) error {
+	if coarse(t, c.writeDL) {
+		return nil
+	}
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	c.writeDL = t
+	return nil
+}
+
+// SetDeadline sets both deadlines.
+func (c *trackedConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetDeadline(t); err != nil {
+		return err
+	}
+	c.readDL, c.writeDL = t, t
+	return nil
 }
 
 // Close writes the held replies (the 221 to QUIT, say) unless the sink is

@@ -49,8 +49,8 @@ type Options struct {
 	MaxMessageBytes int64            // default 32 MiB; negative: no limit
 	MaxRecipients   int              // per message; default 1000; negative: no limit
 	MaxLineLength   int              // per line, commands and data; default 2000; negative: no limit
-	ReadTimeout     time.Duration    // per command line and per read of message data; default 60s
-	WriteTimeout    time.Duration    // per reply; default 60s
+	ReadTimeout     time.Duration    // per command line and per read of message data; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
+	WriteTimeout    time.Duration    // per reply; default 60s (likewise)
 	MaxConnections  int              // open at once; default 1000; negative: no limit. Beyond it: 421 and close
 	SaveDir         string           // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
 	Faults          Faults           // fault modes for testing the server under test and the benchmark

@@ -1,6 +1,7 @@
 package smtp
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -44,6 +45,8 @@ type Conn struct {
 	fromReceived bool
 	recipients   []string
 	didAuth      bool
+
+	textPooled bool // c.text's buffers come from the pools (conn-buffers.patch)
 }
 
 func newConn(c net.Conn, s *Server) *Conn {
@@ -83,7 +86,48 @@ func (c *Conn) init() {
 		}
 	}
 
-	c.text = textproto.NewConn(rwc)
+	c.text, c.textPooled = newTextConn(rwc)
+}
+
+// mailbench patch (conn-buffers.patch): the bufio.Reader and bufio.Writer
+// of a connection's textproto.Conn come from pools and go back when the
+// connection's handler returns (releaseText), instead of two new 4 KiB
+// buffers per connection. textproto.NewConn(rwc) is the same thing with
+// new buffers: go-smtp never calls textproto.Conn.Close, the only method
+// that uses the connection it keeps.
+var (
+	textReaderPool = sync.Pool{New: func() interface{} { return bufio.NewReaderSize(nil, 4096) }}
+	textWriterPool = sync.Pool{New: func() interface{} { return bufio.NewWriterSize(nil, 4096) }}
+
+	// poolTextBuffers switches the pools off (equivalence tests).
+	poolTextBuffers = true
+)
+
+func newTextConn(rwc io.ReadWriteCloser) (*textproto.Conn, bool) {
+	if !poolTextBuffers {
+		return textproto.NewConn(rwc), false
+	}
+	br := textReaderPool.Get().(*bufio.Reader)
+	br.Reset(rwc)
+	bw := textWriterPool.Get().(*bufio.Writer)
+	bw.Reset(rwc)
+	return &textproto.Conn{Reader: textproto.Reader{R: br}, Writer: textproto.Writer{W: bw}}, true
+}
+
+// releaseText returns the buffers of c.text to the pools; c.text is nil
+// afterwards. Only handleConn calls it, after the connection is closed and
+// nothing reads or writes through c.text any more. (After STARTTLS, init
+// made a new c.text; the buffers of the one before are left to the GC.)
+func (c *Conn) releaseText() {
+	if !c.textPooled || c.text == nil {
+		return
+	}
+	br, bw := c.text.R, c.text.W
+	c.text = nil
+	br.Reset(nil)
+	textReaderPool.Put(br)
+	bw.Reset(nil)
+	textWriterPool.Put(bw)
 }
 
 // Commands are dispatched to the appropriate handler functions.

@@ -159,6 +159,7 @@ func (s *Server) handleConn(c *Conn) error {
 		s.locker.Lock()
 		delete(s.conns, c)
 		s.locker.Unlock()
+		c.releaseText() // mailbench patch (conn-buffers.patch)
 	}()
 
 	if tlsConn, ok := c.conn.(*tls.Conn); ok {
