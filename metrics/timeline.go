@@ -258,6 +258,11 @@ func (t *timeline) observe(o measure.Observation) {
 	if !t.started {
 		t.started = true
 		t.closedThru = min(s, 0) - 1
+		// summarize's two histograms (184 KiB each), here rather than at
+		// the first point, which closes a grace period into the
+		// measurement window: a run's heap then steps up in the middle of
+		// the window, which bench/soak's flatness check took for growth.
+		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
 	}
 	if s > t.closedThru {
 		sp := t.openSpan(s)

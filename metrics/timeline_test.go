@@ -328,3 +328,32 @@ func TestPointHistogramSize(t *testing.T) {
 		t.Errorf("encoded histogram of 1000 values is %d bytes", len(s))
 	}
 }
+
+// TestTimelineFirstPointNoHeapStep: a run's timeline allocates
+// every histogram it needs in steady state before the measurement window's
+// first point closes (a grace period into the window), so that the
+// generator's heap does not step up in the middle of the window
+// (bench/soak's BenchmarkSoakGenerator). Closing the first point used to
+// allocate summarize's two scratch histograms, 2 × 184 KiB.
+func TestTimelineFirstPointNoHeapStep(t *testing.T) {
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(60*time.Second)), nil)
+	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: 5 * time.Second})
+	r.Observe(obsAt(measure.IMAPConnect, -2*time.Second, 100*time.Millisecond, false)) // warm-up: the run starts
+	r.Observe(obsAt(measure.IMAPConnect, 1*time.Second, 10*time.Millisecond, false))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r.Advance(tl0.Add(16 * time.Second)) // closes [0, 10s): the first point
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if n := len(r.Timeline()); n != 1 {
+		t.Fatalf("%d points after Advance, want 1", n)
+	}
+	const histogram = 184 << 10
+	// Live heap, not TotalAlloc: encoding a point's histograms makes
+	// garbage (a zlib writer each), which is not growth.
+	if got := int64(after.HeapAlloc) - int64(before.HeapAlloc); got >= histogram/2 {
+		t.Errorf("closing the first point grew the live heap by %d B, a histogram's worth (%d B)", got, histogram)
+	}
+	runtime.KeepAlive(r)
+}
