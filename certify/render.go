@@ -281,13 +281,10 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	for _, rr := range r.Runs {
 		jr := jsonRun{Level: rr.Level, Iteration: rr.Iteration, Rate: rr.Rate, Seed: rr.Seed, Prepared: rr.Prepared,
 			PrepareOK: rr.PrepareOK, Verdict: rr.Verdict(), Error: rr.Err, GeneratorBound: rr.GeneratorBound,
-			GeneratorWhy: rr.GeneratorWhy, Report: json.RawMessage("null")}
-		if rr.Run != nil {
-			var buf bytes.Buffer
-			if err := report.WriteJSON(&buf, rr.Run); err != nil {
-				return err
-			}
-			jr.Report = bytes.TrimSpace(buf.Bytes())
+			GeneratorWhy: rr.GeneratorWhy}
+		var err error
+		if jr.Report, err = report.EmbeddedJSON(rr.Run); err != nil {
+			return err
 		}
 		j.Runs = append(j.Runs, jr)
 	}

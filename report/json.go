@@ -543,3 +543,17 @@ func ReadStrictJSON(rd io.Reader, what string, v any) error {
 	}
 	return nil
 }
+
+// EmbeddedJSON is r's JSON report (WriteJSON, without the trailing line
+// break) to embed in a larger document (sweep, certify, size), or null for
+// a nil r.
+func EmbeddedJSON(r *Run) (json.RawMessage, error) {
+	if r == nil {
+		return json.RawMessage("null"), nil
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
+}

@@ -202,13 +202,10 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	for _, p := range r.Probes {
 		jp := jsonProbe{Rate: p.Rate, Seed: p.Seed, Purpose: p.Purpose, Pass: p.Pass, Reason: p.Reason,
-			GeneratorBound: p.GeneratorBound, Error: p.Err, Report: json.RawMessage("null")}
-		if p.Run != nil {
-			var buf bytes.Buffer
-			if err := report.WriteJSON(&buf, p.Run); err != nil {
-				return err
-			}
-			jp.Report = bytes.TrimSpace(buf.Bytes())
+			GeneratorBound: p.GeneratorBound, Error: p.Err}
+		var err error
+		if jp.Report, err = report.EmbeddedJSON(p.Run); err != nil {
+			return err
 		}
 		j.Runs = append(j.Runs, jp)
 	}

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 
@@ -84,13 +83,10 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			jl.Delivery = &jsonDelivery{Lost: l.Lost, Duplicated: l.Duplicated, Corrupted: l.Corrupted}
 		}
 		for _, it := range l.Iterations {
-			ji := jsonIteration{Verdict: it.Verdict(), Error: it.Err, Report: json.RawMessage("null")}
-			if it.Run != nil {
-				var buf bytes.Buffer
-				if err := report.WriteJSON(&buf, it.Run); err != nil {
-					return err
-				}
-				ji.Report = bytes.TrimSpace(buf.Bytes())
+			ji := jsonIteration{Verdict: it.Verdict(), Error: it.Err}
+			var err error
+			if ji.Report, err = report.EmbeddedJSON(it.Run); err != nil {
+				return err
 			}
 			jl.Iterations = append(jl.Iterations, ji)
 		}

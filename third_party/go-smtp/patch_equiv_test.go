@@ -119,9 +119,9 @@ var trickyData = []string{
 	"hello\r\n.\r\nNEXT COMMAND\r\n",
 	"..dot\r\n.\r\n",
 	".x\r\n.\r\n",
-	".\rX\r\n.\r\n",         // the '\r' after a leading dot is dropped
-	".\r\r\n.\r\n",          // .CR followed by CR: no line start afterwards
-	"a\r\r\n.\r\n.\r\n",     // CR CR LF: the next line does not begin a line
+	".\rX\r\n.\r\n",     // the '\r' after a leading dot is dropped
+	".\r\r\n.\r\n",      // .CR followed by CR: no line start afterwards
+	"a\r\r\n.\r\n.\r\n", // CR CR LF: the next line does not begin a line
 	"bare\nlf\n.\nstill\r\n.\r\n",
 	"bare\n.\r\n.\r\n",
 	"\r\n.\r\n",
