@@ -17,17 +17,21 @@ import (
 )
 
 // TestSettleWaitsForTheLimit is issue 9's "false lost from a short
-// settle", scaled down: the server delivers every 2nd local message 1.2 s
+// settle", scaled down: the server delivers every 2nd local message 1.7 s
 // after its 250 and drops every 5th. With a 1 s limit, Settle keeps looking
 // until the last missing delivery's limit (plus the margin) has passed,
 // however long its until: the delayed mail is found (late, not lost) and
 // only the dropped mail is lost.
 func TestSettleWaitsForTheLimit(t *testing.T) {
 	const (
-		nMsgs  = 10
-		delay  = 1200 * time.Millisecond
+		nMsgs = 10
+		// INTERNALDATE times a delivery to ±0.5 s (whole seconds, read at
+		// mid-second), so a delay D reads above D−0.5 s: 1.7 s is late
+		// against a 1 s limit at any phase of the clock, and arrives
+		// before the settle's limit plus margin (2.5 s) has passed.
+		delay  = 1700 * time.Millisecond
 		limit  = time.Second
-		margin = 500 * time.Millisecond
+		margin = 1500 * time.Millisecond
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
