@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 
 	"github.com/mailbench/mailbench/measure"
@@ -182,9 +181,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 			break
 		}
 		logf("compare-tls: run %d/%d: %s (IMAP %s, SMTP %s)", i+1, len(variants), v.Name, v.IMAPTLS, v.SMTPTLS)
-		before := cpuTime()
+		before := metrics.ProcessCPU()
 		run, snap, err := opts.Run(stop, kill, v.Config)
-		cpu := cpuTime() - before
+		cpu := metrics.ProcessCPU() - before
 		row := Row{Variant: v.Name, IMAPTLS: v.IMAPTLS, SMTPTLS: v.SMTPTLS, Resumption: v.Resumption}
 		if err != nil {
 			row.Err = err.Error()
@@ -261,13 +260,4 @@ func checkRows(rows []Row) []string {
 		notes = append(notes, "the connect time breakdown was not measured by this runner")
 	}
 	return notes
-}
-
-// cpuTime is the user + system CPU time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -20,6 +20,13 @@ type ProcessSample struct {
 	GCCycles uint64        // completed GC cycles
 }
 
+// ProcessCPU is the process's user + system CPU time so far (getrusage);
+// 0 where it is not measured.
+func ProcessCPU() time.Duration {
+	d, _ := processCPU()
+	return d
+}
+
 // SampleProcess reads the process's CPU time and GC pauses. It doesn't
 // perform network I/O and doesn't stop the world.
 func SampleProcess() ProcessSample {

@@ -30,10 +30,9 @@ import (
 	"os"
 	"runtime/pprof"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
@@ -50,7 +49,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("bench/idle: ")
 
-	cfg, err := loadConfig(*config)
+	cfg, err := workload.LoadNamed(*config)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func main() {
 		wall time.Time
 		cpu  time.Duration
 	}
-	now := func() sample { return sample{time.Now(), cpuTime()} }
+	now := func() sample { return sample{time.Now(), metrics.ProcessCPU()} }
 	var (
 		mu                        sync.Mutex
 		first, steady0, steady1   sample
@@ -137,22 +136,4 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("PASS")
-}
-
-func loadConfig(arg string) (*workload.Config, error) {
-	if _, err := os.Stat(arg); err == nil {
-		return workload.Load(arg)
-	}
-	if data, ok := configs.Lookup(arg); ok {
-		return workload.ParseConfig("configs/"+arg+".toml", data)
-	}
-	return nil, fmt.Errorf("%s: no such file, and not a shipped config", arg)
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -44,12 +44,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // imaptestMicros is imaptest's CPU per command, measured on this project's
@@ -284,14 +284,14 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 			return 0, 0, 0, err
 		}
 	}
-	cpu0, wall0 := cpuTime(), time.Now()
+	cpu0, wall0 := metrics.ProcessCPU(), time.Now()
 	errs := make([]error, b.clients)
 	var wg sync.WaitGroup
 	for i := range b.clients {
 		wg.Go(func() { errs[i] = b.work(ctx, typ, i, per, conns[i], mbs[i], msgs[i]) })
 	}
 	wg.Wait()
-	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
+	cpu, wall := metrics.ProcessCPU()-cpu0, time.Since(wall0)
 	if pf != nil {
 		pprof.StopCPUProfile()
 		pf.Close()
@@ -413,12 +413,4 @@ func errorsJoin(errs []error) error {
 		}
 	}
 	return nil
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

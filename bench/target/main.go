@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/population"
 	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
@@ -52,7 +52,7 @@ func main() {
 			log.Fatalf("%s: loopback addresses only", a)
 		}
 	}
-	cfg, err := loadConfig(*config)
+	cfg, err := workload.LoadNamed(*config)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("imap %s smtp %s users %d populated in %v\n", tg.IMAPAddr(), tg.SMTPAddr(), len(us), time.Since(t0).Round(time.Millisecond))
-	startCPU := cpuTime()
+	startCPU := metrics.ProcessCPU()
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -106,25 +106,7 @@ func main() {
 	st := tg.Stats()
 	tg.Close()
 	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d\n",
-		(cpuTime() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected)
-}
-
-func loadConfig(arg string) (*workload.Config, error) {
-	if _, err := os.Stat(arg); err == nil {
-		return workload.Load(arg)
-	}
-	if data, ok := configs.Lookup(arg); ok {
-		return workload.ParseConfig("configs/"+arg+".toml", data)
-	}
-	return nil, fmt.Errorf("%s: no such file, and not a shipped config", arg)
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected)
 }
 
 // folders is what orchestrator gives the embedded target: the extra folders,

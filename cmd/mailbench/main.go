@@ -15,7 +15,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
@@ -217,7 +216,7 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfigFile(arg)
+	cfg, err := workload.LoadNamed(arg)
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -237,27 +236,6 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 		return nil, usage(err)
 	}
 	return cfg, nil
-}
-
-// loadConfigFile reads a workload file, or a shipped config by name.
-func loadConfigFile(arg string) (*workload.Config, error) {
-	if arg == "" {
-		arg = "quick"
-	}
-	if _, err := os.Stat(arg); err == nil {
-		return workload.Load(arg)
-	}
-	if data, ok := configs.Lookup(arg); ok {
-		return workload.ParseConfig("configs/"+trimToml(arg)+".toml", data)
-	}
-	return nil, fmt.Errorf("%s: no such file, and not a shipped config (shipped: %v)", arg, configs.Names())
-}
-
-func trimToml(s string) string {
-	if len(s) > 5 && s[len(s)-5:] == ".toml" {
-		return s[:len(s)-5]
-	}
-	return s
 }
 
 // signalContext returns stop, cancelled by the first SIGINT or SIGTERM:
