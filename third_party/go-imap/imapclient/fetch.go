@@ -1,6 +1,7 @@
 package imapclient
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	netmail "net/mail"
@@ -737,7 +738,18 @@ func (c *Client) handleFetch(seqNum uint32) error {
 				}
 
 				var fetchLit imap.LiteralReader
-				if lit != nil {
+				if lit != nil && lit.Size() <= smallLiteralMax {
+					// mailbench patch (small-literal.patch): a small
+					// literal is read here, by the reader goroutine, and
+					// handed over in memory, instead of waiting for the
+					// message handler to read it from the connection
+					// (two goroutine hand-offs per literal).
+					b, err := readSmallLiteral(lit)
+					if err != nil {
+						return err
+					}
+					fetchLit = bytes.NewReader(b)
+				} else if lit != nil {
 					done = make(chan struct{})
 					fetchLit = &fetchLiteralReader{
 						LiteralReader: lit,
@@ -1378,6 +1390,28 @@ func readSectionPart(dec *imapwire.Decoder) (part []int, dot bool) {
 		}
 		part = append(part, int(num))
 	}
+}
+
+// smallLiteralMax is the largest FETCH literal (BODY[...], BINARY[...]) that
+// the reader goroutine reads into memory before handing it over; larger
+// ones are streamed from the connection as before. A header-fields section
+// is a few hundred bytes; 8 KiB also covers small whole messages. At most
+// one such buffer per message item waits in the command's channels.
+// mailbench patch (small-literal.patch).
+const smallLiteralMax = 8 << 10
+
+// readSmallLiteral reads all of lit (Size() bytes) and its EOF, which hands
+// the decoder back to the response parser. mailbench patch.
+func readSmallLiteral(lit *imapwire.LiteralReader) ([]byte, error) {
+	b := make([]byte, lit.Size())
+	if _, err := io.ReadFull(lit, b); err != nil {
+		return nil, fmt.Errorf("in literal: %v", err)
+	}
+	var one [1]byte
+	if n, err := lit.Read(one[:]); n != 0 || err != io.EOF {
+		return nil, fmt.Errorf("in literal: got more than %d bytes", len(b))
+	}
+	return b, nil
 }
 
 type fetchLiteralReader struct {
