@@ -186,6 +186,11 @@ func (dec *Decoder) ExpectCRLF() bool {
 }
 
 func (dec *Decoder) Func(ptr *string, valid func(ch byte) bool) bool {
+	if run := dec.bufferedRun(valid); run != nil { // mailbench patch (runs.patch)
+		*ptr = string(run)
+		dec.consumeRun(len(run))
+		return true
+	}
 	var sb strings.Builder
 	for {
 		b, ok := dec.readByte()
@@ -232,6 +237,11 @@ func (dec *Decoder) ExpectSpecial(b byte) bool {
 }
 
 func (dec *Decoder) Text(ptr *string) bool {
+	if run := dec.bufferedRun(isTextChar); run != nil { // mailbench patch (runs.patch)
+		*ptr = string(run)
+		dec.consumeRun(len(run))
+		return true
+	}
 	var sb strings.Builder
 	for {
 		b, ok := dec.readByte()
@@ -302,6 +312,11 @@ func (dec *Decoder) DiscardValue() bool {
 }
 
 func (dec *Decoder) numberStr() (s string, ok bool) {
+	if run := dec.bufferedRun(isDigit); run != nil { // mailbench patch (runs.patch)
+		s = string(run)
+		dec.consumeRun(len(run))
+		return s, true
+	}
 	var sb strings.Builder
 	for {
 		ch, ok := dec.readByte()
@@ -411,6 +426,54 @@ func (dec *Decoder) Quoted(ptr *string) bool {
 	*ptr = sb.String()
 	return true
 }
+
+// bufferedRun returns the non-empty run of bytes b with in(b) at the start
+// of the buffered input when the byte that ends it is buffered too and
+// reading the run and that byte one by one with readByte would neither
+// exceed MaxSize nor meet an open literal; else nil, and the caller falls
+// back to its byte-by-byte loop (which also handles an empty run, errors
+// and reading more input). It reads nothing. mailbench patch (runs.patch):
+// Func, Text and numberStr built every atom, text and number with one
+// strings.Builder.WriteByte per byte.
+func (dec *Decoder) bufferedRun(in func(ch byte) bool) []byte {
+	if dec.literal {
+		return nil
+	}
+	n := dec.r.Buffered()
+	if dec.MaxSize > 0 {
+		// The byte after the run is the last one read; readByte reads
+		// while readBytes <= MaxSize.
+		if left := dec.MaxSize - dec.readBytes + 1; left < int64(n) {
+			n = int(left)
+		}
+	}
+	if n <= 1 {
+		return nil
+	}
+	buf, _ := dec.r.Peek(n)
+	for i, b := range buf {
+		if !in(b) {
+			if i == 0 {
+				return nil
+			}
+			return buf[:i]
+		}
+	}
+	return nil
+}
+
+// consumeRun discards n bytes that bufferedRun returned, leaving the
+// decoder as the byte-by-byte loops do after reading the run and unreading
+// the byte after it. mailbench patch (runs.patch).
+func (dec *Decoder) consumeRun(n int) {
+	dec.r.Discard(n)
+	dec.readBytes += int64(n)
+	dec.crlf = false
+}
+
+func isTextChar(ch byte) bool { return ch != '\r' && ch != '\n' }
+
+func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
 
 // quotedRun appends to sb the bytes already buffered up to the next '"' or
 // '\\', as readByte would one by one: no further than MaxSize allows, and
