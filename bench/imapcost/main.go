@@ -29,6 +29,9 @@
 //	expunge      EXPUNGE (the first one of the phase removes what store marked)
 //	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
+//
+// The ratios divide by imaptest's recorded figures unless -imaptest-us and
+// -imaptest-session-us give ones measured in the same run.
 package main
 
 import (
@@ -89,6 +92,8 @@ func main() {
 	types := flag.String("types", strings.Join(allTypes, ","), "comma-separated command types")
 	out := flag.String("out", "", "directory for one CPU profile per type (an extra round, not counted)")
 	reset := flag.Bool("reset", false, "empty every client's INBOX first (then it is filled with this build's messages)")
+	refCmd := flag.Float64("imaptest-us", imaptestMicros, "imaptest's CPU `µs` per command that the ratios divide by (default: the recorded figure)")
+	refSession := flag.Float64("imaptest-session-us", imaptestSessionMicros, "imaptest's CPU `µs` per session that the session ratio divides by (default: the recorded figure)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("imapcost: ")
@@ -103,6 +108,9 @@ func main() {
 	b := &bench{
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
+	}
+	if *refCmd <= 0 || *refSession <= 0 {
+		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
 	}
 	want := strings.Split(*types, ",")
 	for _, t := range want {
@@ -163,13 +171,13 @@ func main() {
 		if t == "session" {
 			continue
 		}
-		fmt.Printf("%-12s %10.1f %10.1f %10.1f %11.2f×\n", t, m, v[0], v[len(v)-1], m/imaptestMicros)
+		fmt.Printf("%-12s %10.1f %10.1f %10.1f %11.2f×\n", t, m, v[0], v[len(v)-1], m/(*refCmd))
 	}
 	if s, ok := med["session"]; ok {
 		v := perOp["session"]
 		slices.Sort(v)
 		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
-			s, v[0], v[len(v)-1], s/imaptestSessionMicros, imaptestSessionMicros, s/sessionCommands, s/sessionCommands/imaptestMicros, imaptestMicros)
+			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
 	}
 	if *out != "" {
 		fmt.Printf("profiles: %s/<type>.pprof (go tool pprof -top %s/session.pprof)\n", *out, *out)
