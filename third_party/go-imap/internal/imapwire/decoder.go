@@ -475,6 +475,35 @@ func isTextChar(ch byte) bool { return ch != '\r' && ch != '\n' }
 
 func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
 
+const (
+	nstringOther  = iota // neither below: the caller's original code decides
+	nstringNIL           // the atom NIL, now consumed
+	nstringQuoted        // a '"' comes next (nothing consumed)
+)
+
+// peekNString looks at the buffered input for the two common shapes of an
+// nstring (and of NIL in place of a list): the atom "NIL" followed by a
+// byte that cannot continue an atom, which it consumes exactly as Atom
+// would (readBytes, crlf), and a quoted string, which it leaves for Quoted.
+// Anything else, not fully buffered, too close to MaxSize or inside an open
+// literal is nstringOther, and the caller runs its original code. With
+// NIL this saves Atom's string; with a quoted string, the Atom attempt
+// that reads '"' and unreads it. mailbench patch (nstring.patch).
+func (dec *Decoder) peekNString() int {
+	if dec.literal || (dec.MaxSize > 0 && dec.readBytes+4 > dec.MaxSize) {
+		return nstringOther
+	}
+	buf, _ := dec.r.Peek(dec.r.Buffered())
+	if len(buf) >= 1 && buf[0] == '"' {
+		return nstringQuoted
+	}
+	if len(buf) >= 4 && buf[0] == 'N' && buf[1] == 'I' && buf[2] == 'L' && !IsAtomChar(buf[3]) {
+		dec.consumeRun(3)
+		return nstringNIL
+	}
+	return nstringOther
+}
+
 // quotedRun appends to sb the bytes already buffered up to the next '"' or
 // '\\', as readByte would one by one: no further than MaxSize allows, and
 // not at all while a literal is open.
@@ -527,6 +556,13 @@ func (dec *Decoder) ExpectString(ptr *string) bool {
 }
 
 func (dec *Decoder) ExpectNString(ptr *string) bool {
+	switch dec.peekNString() { // mailbench patch (nstring.patch)
+	case nstringNIL:
+		*ptr = ""
+		return true
+	case nstringQuoted:
+		return dec.ExpectString(ptr)
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "nstring") {
@@ -539,6 +575,9 @@ func (dec *Decoder) ExpectNString(ptr *string) bool {
 }
 
 func (dec *Decoder) ExpectNStringReader() (lit *LiteralReader, nonSync, ok bool) {
+	if dec.peekNString() == nstringNIL { // mailbench patch (nstring.patch)
+		return nil, true, true
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "nstring") {
@@ -598,6 +637,9 @@ func (dec *Decoder) ExpectList(f func() error) error {
 }
 
 func (dec *Decoder) ExpectNList(f func() error) error {
+	if dec.peekNString() == nstringNIL { // mailbench patch (nstring.patch)
+		return nil
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "NIL") {

@@ -6,6 +6,8 @@ package imapwire
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"math/rand"
 	"strings"
 	"testing"
@@ -71,6 +73,49 @@ func origNumberStr(dec *Decoder) (s string, ok bool) {
 	return sb.String(), true
 }
 
+// origExpectNString, origExpectNStringReader and origExpectNList are
+// beta.8's, unchanged (nstring.patch).
+func origExpectNString(dec *Decoder, ptr *string) bool {
+	var s string
+	if dec.Atom(&s) {
+		if !dec.Expect(s == "NIL", "nstring") {
+			return false
+		}
+		*ptr = ""
+		return true
+	}
+	return dec.ExpectString(ptr)
+}
+
+func origExpectNStringReader(dec *Decoder) (lit *LiteralReader, nonSync, ok bool) {
+	var s string
+	if dec.Atom(&s) {
+		if !dec.Expect(s == "NIL", "nstring") {
+			return nil, false, false
+		}
+		return nil, true, true
+	}
+	if dec.Quoted(&s) {
+		return newLiteralReaderFromString(s), true, true
+	}
+	if lit, nonSync, ok = dec.LiteralReader(); ok {
+		return lit, nonSync, true
+	} else {
+		return nil, false, dec.Expect(false, "nstring")
+	}
+}
+
+func origExpectNList(dec *Decoder, f func() error) error {
+	var s string
+	if dec.Atom(&s) {
+		if !dec.Expect(s == "NIL", "NIL") {
+			return dec.Err()
+		}
+		return nil
+	}
+	return dec.ExpectList(f)
+}
+
 type runResult struct {
 	ok           bool
 	s, rest, err string
@@ -108,6 +153,44 @@ func decodeRuns(in, op string, bufSize int, oneByte bool, maxSize int64, orig bo
 				return origText(dec, ptr)
 			}
 			return dec.Text(ptr)
+		case "nstring":
+			if orig {
+				return origExpectNString(dec, ptr)
+			}
+			return dec.ExpectNString(ptr)
+		case "nstringreader":
+			var lit *LiteralReader
+			var nonSync, ok bool
+			if orig {
+				lit, nonSync, ok = origExpectNStringReader(dec)
+			} else {
+				lit, nonSync, ok = dec.ExpectNStringReader()
+			}
+			*ptr = fmt.Sprintf("nil=%v nonSync=%v", lit == nil, nonSync)
+			if lit != nil {
+				var b strings.Builder
+				io.Copy(&b, lit)
+				*ptr += " " + b.String()
+			}
+			return ok
+		case "nlist":
+			var items []string
+			f := func() error {
+				var a string
+				if !dec.ExpectNString(&a) {
+					return dec.Err()
+				}
+				items = append(items, a)
+				return nil
+			}
+			var err error
+			if orig {
+				err = origExpectNList(dec, f)
+			} else {
+				err = dec.ExpectNList(f)
+			}
+			*ptr = fmt.Sprint(items, err)
+			return err == nil
 		default:
 			var ok bool
 			if orig {
@@ -141,7 +224,7 @@ func decodeRuns(in, op string, bufSize int, oneByte bool, maxSize int64, orig bo
 
 func checkRuns(t *testing.T, in string, bufSize int, oneByte bool, maxSize int64) {
 	t.Helper()
-	for _, op := range []string{"atom", "astring", "text", "number"} {
+	for _, op := range []string{"atom", "astring", "text", "number", "nstring", "nstringreader", "nlist"} {
 		want := decodeRuns(in, op, bufSize, oneByte, maxSize, true)
 		got := decodeRuns(in, op, bufSize, oneByte, maxSize, false)
 		if got != want {
@@ -167,7 +250,7 @@ func TestPatchRunsMatchOriginal(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewSource(5))
-	const alphabet = "AZ09 \r\n()[]{}\"\\*%\x00\x7f\xc3"
+	const alphabet = "AZ09NIL \r\n()[]{}\"\\*%\x00\x7f\xc3"
 	for i := 0; i < 20000; i++ {
 		b := make([]byte, rng.Intn(40))
 		for j := range b {
@@ -178,6 +261,19 @@ func TestPatchRunsMatchOriginal(t *testing.T) {
 			}
 		}
 		checkRuns(t, string(b), 16, rng.Intn(3) == 0, int64(rng.Intn(45)))
+	}
+}
+
+func TestPatchNStringShapes(t *testing.T) {
+	// Random sequences of the tokens nstrings and lists are made of.
+	tokens := []string{"NIL", "NILX", "nil", `"q"`, `""`, `"a\"b"`, "(", ")", " ", "{2}\r\nab", "X", "\r\n", "NI"}
+	rng := rand.New(rand.NewSource(7))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for k := rng.Intn(8); k >= 0; k-- {
+			b.WriteString(tokens[rng.Intn(len(tokens))])
+		}
+		checkRuns(t, b.String(), []int{16, 4096}[rng.Intn(2)], rng.Intn(3) == 0, int64(rng.Intn(30)))
 	}
 }
 
