@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
@@ -84,6 +85,8 @@ type bench struct {
 }
 
 func main() {
+	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	runtimetune.Apply()
 	addr := flag.String("addr", "127.0.0.1:1143", "IMAP server `host:port`")
 	user := flag.String("user", "user%d", "login pattern, %d is 1..clients")
 	clients := flag.Int("clients", 10, "concurrent sessions (imaptest's figure used 10)")

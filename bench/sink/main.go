@@ -18,10 +18,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/smtpsink"
 )
 
 func main() {
+	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	runtimetune.Apply()
 	listen := flag.String("listen", "127.0.0.1:2627", "loopback address to listen on")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole serving time to `FILE`")
 	maxRun := flag.Duration("max", 10*time.Minute, "stop after this long whatever happens")

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
@@ -33,6 +34,8 @@ import (
 )
 
 func main() {
+	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	runtimetune.Apply()
 	addr := flag.String("addr", "127.0.0.1:2625", "loopback SMTP `host:port` to submit to")
 	sessions := flag.Int("sessions", 20, "concurrent sessions (smtp-source -s)")
 	size := flag.Int("size", 5120, "message size in bytes (smtp-source -l)")

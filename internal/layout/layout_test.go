@@ -42,11 +42,11 @@ var stage = map[string]int{
 	// 8: what carries out runs: one run, TLS variants, load sweeps, certification, sizing.
 	"orchestrator": 8, "compare": 8, "sweep": 8, "certify": 8, "sizing": 8,
 	// 9: programs and tests of the whole.
-	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "integration": 9,
+	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.
 	"deploy/kubernetes": 9,
 	// Test helpers (internal): only tests import them.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/testconfig": 1, "internal/layout": 9,
+	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9,
 }
 
 type pkg struct {
