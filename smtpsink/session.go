@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emersion/go-message/textproto"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mailbench/mailbench/msgsum"
@@ -95,13 +94,18 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		src = io.TeeReader(in, save)
 	}
 	hl := &headerLimitReader{r: src, left: MaxHeaderBytes}
-	br := readerPool.Get().(*bufio.Reader)
+	bufs := dataPool.Get().(*dataBuffers)
+	br := bufs.r
 	br.Reset(hl)
+	hdr := headerFields{vals: bufs.vals[:0]}
 	defer func() {
 		br.Reset(nil)
-		readerPool.Put(br)
+		if cap(hdr.vals) <= maxPooledVals {
+			bufs.vals = hdr.vals[:0]
+		}
+		dataPool.Put(bufs)
 	}()
-	hdr, err := textproto.ReadHeader(br)
+	err := scanHeader(br, &hdr)
 	if err != nil && !(err == io.EOF && in.err == nil) {
 		return dataFailure(err, in.err, save)
 	}
@@ -147,16 +151,17 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		save.kept = true
 	}
 
+	hdr.strings()
 	a := Arrival{
-		ID:         hdr.Get(HeaderID),
+		ID:         hdr.get(fieldID),
 		Received:   received,
-		Sum:        hdr.Get(HeaderSum),
+		Sum:        hdr.get(fieldSum),
 		BodySum:    bodySum(),
 		From:       from,
 		Recipients: rcpts,
 		Bytes:      in.n,
 	}
-	if v := hdr.Get(HeaderSent); v != "" {
+	if v := hdr.get(fieldSent); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 			a.Sent = t
 			s.recordRelayDelay(received.Sub(t))
@@ -171,9 +176,22 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 	return nil
 }
 
-// readerPool holds the buffered readers of message data, so that a message
-// doesn't cost a 32 KiB allocation (and the garbage collection after it).
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+// dataBuffers are what receive needs per message: the buffered reader of
+// message data and the scratch space for the header values it keeps.
+type dataBuffers struct {
+	r    *bufio.Reader
+	vals []byte
+}
+
+// dataPool holds dataBuffers, so that a message doesn't cost a 32 KiB
+// allocation (and the garbage collection after it).
+var dataPool = sync.Pool{New: func() any {
+	return &dataBuffers{r: bufio.NewReaderSize(nil, 32<<10), vals: make([]byte, 0, 256)}
+}}
+
+// maxPooledVals bounds the header-value scratch space kept in dataPool (a
+// header may have a value of up to MaxHeaderBytes).
+const maxPooledVals = 4 << 10
 
 // dataFailure maps a failure while reading message data to the reply.
 // readErr is the error of the underlying data reader, if any.
