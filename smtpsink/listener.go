@@ -61,6 +61,16 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		tc := &trackedConn{Conn: c, l: l}
 		l.conns[tc] = struct{}{}
 		l.mu.Unlock()
+		if d := l.s.opts.ReadTimeout; d > 0 && d == l.s.opts.WriteTimeout {
+			// Both deadlines at once, here on the accepting goroutine:
+			// the runtime keeps one timer for equal read and write
+			// deadlines, and go-smtp's first SetWriteDeadline (the
+			// greeting) and SetReadDeadline (the first command), a few
+			// µs later, are then within coarse's slack and skipped. Two
+			// timer updates per connection become one, and the
+			// connection's goroutine no longer grows its stack for them.
+			tc.SetDeadline(time.Now().Add(d))
+		}
 		l.s.connections.Add(1)
 		l.s.active.Add(1)
 		if l.implicit != nil {
