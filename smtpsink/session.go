@@ -81,7 +81,18 @@ func (ss *session) Data(r io.Reader) error {
 // receive reads one message from r, streaming the body through the hasher
 // (and into SaveDir), and decides the final reply.
 func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) error {
-	in := &deadlineReader{r: r, conn: conn, timeout: s.opts.ReadTimeout}
+	bufs := dataPool.Get().(*dataBuffers)
+	hdr := headerFields{vals: bufs.vals[:0]}
+	defer func() {
+		bufs.r.Reset(nil)
+		bufs.in, bufs.hl = deadlineReader{}, headerLimitReader{}
+		if cap(hdr.vals) <= maxPooledVals {
+			bufs.vals = hdr.vals[:0]
+		}
+		dataPool.Put(bufs)
+	}()
+	in := &bufs.in
+	*in = deadlineReader{r: r, conn: conn, timeout: s.opts.ReadTimeout}
 	var src io.Reader = in
 	var save *saveWriter
 	if s.opts.SaveDir != "" {
@@ -93,18 +104,10 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		defer save.discard()
 		src = io.TeeReader(in, save)
 	}
-	hl := &headerLimitReader{r: src, left: MaxHeaderBytes}
-	bufs := dataPool.Get().(*dataBuffers)
+	hl := &bufs.hl
+	*hl = headerLimitReader{r: src, left: MaxHeaderBytes}
 	br := bufs.r
 	br.Reset(hl)
-	hdr := headerFields{vals: bufs.vals[:0]}
-	defer func() {
-		br.Reset(nil)
-		if cap(hdr.vals) <= maxPooledVals {
-			bufs.vals = hdr.vals[:0]
-		}
-		dataPool.Put(bufs)
-	}()
 	err := scanHeader(br, &hdr)
 	if err != nil && !(err == io.EOF && in.err == nil) {
 		return dataFailure(err, in.err, save)
@@ -176,9 +179,11 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 	return nil
 }
 
-// dataBuffers are what receive needs per message: the buffered reader of
-// message data and the scratch space for the header values it keeps.
+// dataBuffers are what receive needs per message: the readers of message
+// data and the scratch space for the header values it keeps.
 type dataBuffers struct {
+	in   deadlineReader
+	hl   headerLimitReader
 	r    *bufio.Reader
 	vals []byte
 }
