@@ -33,6 +33,10 @@ func TestFetchCutMidLiteral(t *testing.T) {
 	const header = "* 1 FETCH (UID 1 RFC822.SIZE 2000 FLAGS (\\Seen) "
 	partialHeader := header + "BODY[HEADER.FIELDS (FROM TO SUBJECT DATE MESSAGE-ID X-MAILBENCH-ID X-MAILBENCH-SENT)] {900}\r\nFrom: a@b\r\nSubject: cut"
 	partialBody := "* 1 FETCH (BODY[] {5000}\r\nFrom: a@b\r\nSubject: cut\r\n\r\nbody"
+	// Above 8 KiB go-imap streams the literal from the connection instead
+	// of reading it first (third_party/go-imap small-literal.patch): both
+	// paths are cut.
+	partialBigBody := "* 1 FETCH (BODY[] {50000}\r\nFrom: a@b\r\nSubject: cut\r\n\r\nbody"
 	ops := []struct {
 		name, verb, partial string
 		fn                  measure.Function
@@ -47,6 +51,10 @@ func TestFetchCutMidLiteral(t *testing.T) {
 			return err
 		}},
 		{"fetch body", "FETCH", partialBody, measure.IMAPFetchBody, func(ctx context.Context, c *Client) error {
+			_, err := c.FetchBody(ctx, 1)
+			return err
+		}},
+		{"fetch big body", "FETCH", partialBigBody, measure.IMAPFetchBody, func(ctx context.Context, c *Client) error {
 			_, err := c.FetchBody(ctx, 1)
 			return err
 		}},

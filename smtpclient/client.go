@@ -300,7 +300,7 @@ func (c *Client) connect(ctx context.Context) error {
 	dctx, cancel := context.WithDeadline(ctx, o.deadline)
 	dial := cfg.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
+		dial = sessionDialer.DialContext
 	}
 	raw, err := dial(dctx, "tcp", cfg.Address)
 	cancel()
@@ -568,3 +568,10 @@ func (c *Client) Close() error {
 	}
 	return err
 }
+
+// sessionDialer dials without TCP keep-alive probes. A benchmark session
+// is short and every operation has its own deadline, so probes would never
+// fire; enabling them costs four setsockopt calls per connection (Go's
+// default for net.Dialer), about 1% of a connect's CPU against a loopback
+// server.
+var sessionDialer = net.Dialer{KeepAlive: -1}

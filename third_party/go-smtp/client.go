@@ -708,7 +708,7 @@ func (c *Client) Data() (*DataCommand, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DataCommand{client: c, wc: c.text.DotWriter()}, nil
+	return &DataCommand{client: c, wc: newDotWriter(&c.text.Writer)}, nil // mailbench patch (dot-writer.patch)
 }
 
 // SendMail will use an existing connection to send an email from

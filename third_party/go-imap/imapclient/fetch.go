@@ -1,6 +1,7 @@
 package imapclient
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	netmail "net/mail"
@@ -737,7 +738,18 @@ func (c *Client) handleFetch(seqNum uint32) error {
 				}
 
 				var fetchLit imap.LiteralReader
-				if lit != nil {
+				if lit != nil && lit.Size() <= smallLiteralMax {
+					// mailbench patch (small-literal.patch): a small
+					// literal is read here, by the reader goroutine, and
+					// handed over in memory, instead of waiting for the
+					// message handler to read it from the connection
+					// (two goroutine hand-offs per literal).
+					b, err := readSmallLiteral(lit)
+					if err != nil {
+						return err
+					}
+					fetchLit = bytes.NewReader(b)
+				} else if lit != nil {
 					done = make(chan struct{})
 					fetchLit = &fetchLiteralReader{
 						LiteralReader: lit,
@@ -840,7 +852,7 @@ func readEnvelope(dec *imapwire.Decoder, options *Options) (*imap.Envelope, erro
 		return nil, dec.Err()
 	}
 	// TODO: handle error
-	envelope.Date, _ = netmail.ParseDate(date)
+	envelope.Date, _ = parseEnvelopeDate(date)
 	envelope.Subject, _ = options.decodeText(subject)
 
 	addrLists := []struct {
@@ -911,15 +923,84 @@ func readAddress(dec *imapwire.Decoder, options *Options) (*imap.Address, error)
 }
 
 func parseMsgID(s string) (string, error) {
+	// mailbench patch (envelope.patch): an empty field and a plain
+	// "<left@right>" are answered without building a mail.Header.
+	if s == "" {
+		return "", nil
+	}
+	if id, ok := plainMsgID(s); ok {
+		return id, nil
+	}
 	var h mail.Header
 	h.Set("Message-Id", s)
 	return h.MessageID()
 }
 
 func parseMsgIDList(s string) ([]string, error) {
+	// mailbench patch (envelope.patch): see parseMsgID.
+	if s == "" {
+		return nil, nil
+	}
+	if id, ok := plainMsgID(s); ok {
+		return []string{id}, nil
+	}
 	var h mail.Header
 	h.Set("In-Reply-To", s)
 	return h.MsgIDList("In-Reply-To")
+}
+
+// plainMsgID reports whether s is exactly "<left@right>" where left and
+// right are non-empty runs of printable ASCII other than RFC 5322 specials
+// (dots allowed), with nothing around it: the common case, for which
+// mail.Header's msg-id parser returns exactly left@right. Anything else
+// (comments, spaces, several ids, a domain literal, non-ASCII) is left to
+// that parser. mailbench patch (envelope.patch).
+func plainMsgID(s string) (string, bool) {
+	if len(s) < 5 || s[0] != '<' || s[len(s)-1] != '>' {
+		return "", false
+	}
+	id := s[1 : len(s)-1]
+	at := -1
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c == '@':
+			if at >= 0 {
+				return "", false
+			}
+			at = i
+		case c < '!' || c > '~':
+			return "", false
+		case c == '(' || c == ')' || c == '[' || c == ']' || c == ';' || c == '\\' ||
+			c == ',' || c == '<' || c == '>' || c == '"' || c == ':':
+			return "", false
+		}
+	}
+	if at <= 0 || at == len(id)-1 {
+		return "", false
+	}
+	return id, true
+}
+
+// parseEnvelopeDate is netmail.ParseDate(s), with one shortcut: a date
+// that starts with a day of the week ("Mon, 2 Jan ...") is first parsed
+// without it. ParseDate tries its 24 layouts without a weekday before
+// those with one, and every miss allocates a time.ParseError, so most
+// real mail (RFC 5322 dates carry the weekday) costs 24 failed parses per
+// ENVELOPE. ParseDate ignores the weekday's value (time.Parse checks only
+// its syntax) and its layouts with a weekday are "Mon, " followed by the
+// layouts without one in the same order, so the result is the same; a
+// failure falls back to the full parse. mailbench patch (envelope.patch).
+func parseEnvelopeDate(s string) (time.Time, error) {
+	if len(s) > 5 && s[3] == ',' && s[4] == ' ' && '0' <= s[5] && s[5] <= '9' {
+		switch s[:3] {
+		case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+			if t, err := netmail.ParseDate(s[5:]); err == nil {
+				return t, nil
+			}
+		}
+	}
+	return netmail.ParseDate(s)
 }
 
 func readBody(dec *imapwire.Decoder, options *Options) (imap.BodyStructure, error) {
@@ -1309,6 +1390,28 @@ func readSectionPart(dec *imapwire.Decoder) (part []int, dot bool) {
 		}
 		part = append(part, int(num))
 	}
+}
+
+// smallLiteralMax is the largest FETCH literal (BODY[...], BINARY[...]) that
+// the reader goroutine reads into memory before handing it over; larger
+// ones are streamed from the connection as before. A header-fields section
+// is a few hundred bytes; 8 KiB also covers small whole messages. At most
+// one such buffer per message item waits in the command's channels.
+// mailbench patch (small-literal.patch).
+const smallLiteralMax = 8 << 10
+
+// readSmallLiteral reads all of lit (Size() bytes) and its EOF, which hands
+// the decoder back to the response parser. mailbench patch.
+func readSmallLiteral(lit *imapwire.LiteralReader) ([]byte, error) {
+	b := make([]byte, lit.Size())
+	if _, err := io.ReadFull(lit, b); err != nil {
+		return nil, fmt.Errorf("in literal: %v", err)
+	}
+	var one [1]byte
+	if n, err := lit.Read(one[:]); n != 0 || err != io.EOF {
+		return nil, fmt.Errorf("in literal: got more than %d bytes", len(b))
+	}
+	return b, nil
 }
 
 type fetchLiteralReader struct {

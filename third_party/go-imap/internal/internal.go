@@ -178,6 +178,12 @@ func canonicalMailboxAttr(s string) imap.MailboxAttr {
 }
 
 func canonicalCap(s string) imap.Cap {
+	// mailbench patch (caps.patch): a name in upper-case ASCII is already
+	// canonical unless it is one of the two below (servers send nearly all
+	// capabilities this way, about 50 per LOGIN reply).
+	if isUpperASCII(s) && s != "IMAP4REV1" && s != "IMAP4REV2" {
+		return imap.Cap(s)
+	}
 	// Only two caps are not fully uppercase
 	for _, cap := range []imap.Cap{imap.CapIMAP4rev1, imap.CapIMAP4rev2} {
 		if strings.EqualFold(s, string(cap)) {
@@ -185,4 +191,15 @@ func canonicalCap(s string) imap.Cap {
 		}
 	}
 	return imap.Cap(strings.ToUpper(s))
+}
+
+// isUpperASCII reports whether s is ASCII without lower-case letters, so
+// that strings.ToUpper(s) == s. mailbench patch (caps.patch).
+func isUpperASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }

@@ -186,6 +186,11 @@ func (dec *Decoder) ExpectCRLF() bool {
 }
 
 func (dec *Decoder) Func(ptr *string, valid func(ch byte) bool) bool {
+	if run := dec.bufferedRun(valid); run != nil { // mailbench patch (runs.patch)
+		*ptr = string(run)
+		dec.consumeRun(len(run))
+		return true
+	}
 	var sb strings.Builder
 	for {
 		b, ok := dec.readByte()
@@ -232,6 +237,11 @@ func (dec *Decoder) ExpectSpecial(b byte) bool {
 }
 
 func (dec *Decoder) Text(ptr *string) bool {
+	if run := dec.bufferedRun(isTextChar); run != nil { // mailbench patch (runs.patch)
+		*ptr = string(run)
+		dec.consumeRun(len(run))
+		return true
+	}
 	var sb strings.Builder
 	for {
 		b, ok := dec.readByte()
@@ -302,6 +312,11 @@ func (dec *Decoder) DiscardValue() bool {
 }
 
 func (dec *Decoder) numberStr() (s string, ok bool) {
+	if run := dec.bufferedRun(isDigit); run != nil { // mailbench patch (runs.patch)
+		s = string(run)
+		dec.consumeRun(len(run))
+		return s, true
+	}
 	var sb strings.Builder
 	for {
 		ch, ok := dec.readByte()
@@ -412,6 +427,83 @@ func (dec *Decoder) Quoted(ptr *string) bool {
 	return true
 }
 
+// bufferedRun returns the non-empty run of bytes b with in(b) at the start
+// of the buffered input when the byte that ends it is buffered too and
+// reading the run and that byte one by one with readByte would neither
+// exceed MaxSize nor meet an open literal; else nil, and the caller falls
+// back to its byte-by-byte loop (which also handles an empty run, errors
+// and reading more input). It reads nothing. mailbench patch (runs.patch):
+// Func, Text and numberStr built every atom, text and number with one
+// strings.Builder.WriteByte per byte.
+func (dec *Decoder) bufferedRun(in func(ch byte) bool) []byte {
+	if dec.literal {
+		return nil
+	}
+	n := dec.r.Buffered()
+	if dec.MaxSize > 0 {
+		// The byte after the run is the last one read; readByte reads
+		// while readBytes <= MaxSize.
+		if left := dec.MaxSize - dec.readBytes + 1; left < int64(n) {
+			n = int(left)
+		}
+	}
+	if n <= 1 {
+		return nil
+	}
+	buf, _ := dec.r.Peek(n)
+	for i, b := range buf {
+		if !in(b) {
+			if i == 0 {
+				return nil
+			}
+			return buf[:i]
+		}
+	}
+	return nil
+}
+
+// consumeRun discards n bytes that bufferedRun returned, leaving the
+// decoder as the byte-by-byte loops do after reading the run and unreading
+// the byte after it. mailbench patch (runs.patch).
+func (dec *Decoder) consumeRun(n int) {
+	dec.r.Discard(n)
+	dec.readBytes += int64(n)
+	dec.crlf = false
+}
+
+func isTextChar(ch byte) bool { return ch != '\r' && ch != '\n' }
+
+func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
+
+const (
+	nstringOther  = iota // neither below: the caller's original code decides
+	nstringNIL           // the atom NIL, now consumed
+	nstringQuoted        // a '"' comes next (nothing consumed)
+)
+
+// peekNString looks at the buffered input for the two common shapes of an
+// nstring (and of NIL in place of a list): the atom "NIL" followed by a
+// byte that cannot continue an atom, which it consumes exactly as Atom
+// would (readBytes, crlf), and a quoted string, which it leaves for Quoted.
+// Anything else, not fully buffered, too close to MaxSize or inside an open
+// literal is nstringOther, and the caller runs its original code. With
+// NIL this saves Atom's string; with a quoted string, the Atom attempt
+// that reads '"' and unreads it. mailbench patch (nstring.patch).
+func (dec *Decoder) peekNString() int {
+	if dec.literal || (dec.MaxSize > 0 && dec.readBytes+4 > dec.MaxSize) {
+		return nstringOther
+	}
+	buf, _ := dec.r.Peek(dec.r.Buffered())
+	if len(buf) >= 1 && buf[0] == '"' {
+		return nstringQuoted
+	}
+	if len(buf) >= 4 && buf[0] == 'N' && buf[1] == 'I' && buf[2] == 'L' && !IsAtomChar(buf[3]) {
+		dec.consumeRun(3)
+		return nstringNIL
+	}
+	return nstringOther
+}
+
 // quotedRun appends to sb the bytes already buffered up to the next '"' or
 // '\\', as readByte would one by one: no further than MaxSize allows, and
 // not at all while a literal is open.
@@ -464,6 +556,13 @@ func (dec *Decoder) ExpectString(ptr *string) bool {
 }
 
 func (dec *Decoder) ExpectNString(ptr *string) bool {
+	switch dec.peekNString() { // mailbench patch (nstring.patch)
+	case nstringNIL:
+		*ptr = ""
+		return true
+	case nstringQuoted:
+		return dec.ExpectString(ptr)
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "nstring") {
@@ -476,6 +575,9 @@ func (dec *Decoder) ExpectNString(ptr *string) bool {
 }
 
 func (dec *Decoder) ExpectNStringReader() (lit *LiteralReader, nonSync, ok bool) {
+	if dec.peekNString() == nstringNIL { // mailbench patch (nstring.patch)
+		return nil, true, true
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "nstring") {
@@ -535,6 +637,9 @@ func (dec *Decoder) ExpectList(f func() error) error {
 }
 
 func (dec *Decoder) ExpectNList(f func() error) error {
+	if dec.peekNString() == nstringNIL { // mailbench patch (nstring.patch)
+		return nil
+	}
 	var s string
 	if dec.Atom(&s) {
 		if !dec.Expect(s == "NIL", "NIL") {

@@ -1,0 +1,101 @@
+package smtp
+
+// mailbench patch (dot-writer.patch): the DATA writer of the client.
+
+import (
+	"bufio"
+	"bytes"
+	"net/textproto"
+)
+
+// dotWriter is net/textproto's Writer.DotWriter with the same output and
+// the same Close, but it copies the runs of bytes between line ends in one
+// bufio.Writer.Write instead of one WriteByte per byte (textproto's
+// dotWriter.Write is a per-byte state machine: about a fifth of the CPU of
+// submitting a 5 KiB message). Like textproto's, it doubles a dot at the
+// start of a line, turns a bare LF into CRLF, and on Close ends an open
+// line and writes the ".\r\n" end line, then flushes.
+type dotWriter struct {
+	w     *textproto.Writer
+	state int
+}
+
+const (
+	dotBegin     = iota // first byte of the data
+	dotBeginLine        // first byte of a line
+	dotCR               // wrote a CR, waiting for LF
+	dotData             // inside a line
+)
+
+func newDotWriter(w *textproto.Writer) *dotWriter {
+	return &dotWriter{w: w}
+}
+
+func (d *dotWriter) Write(b []byte) (n int, err error) {
+	bw := d.w.W
+	for n < len(b) {
+		if d.state == dotData {
+			// Inside a line only CR and LF change the state: copy up to
+			// the next one at once.
+			i := bytes.IndexAny(b[n:], "\r\n")
+			if i < 0 {
+				m, err := bw.Write(b[n:])
+				return n + m, err
+			}
+			if i > 0 {
+				m, err := bw.Write(b[n : n+i])
+				n += m
+				if err != nil {
+					return n, err
+				}
+			}
+		}
+		if err = d.writeByte(bw, b[n]); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// writeByte is one step of textproto's dotWriter state machine.
+func (d *dotWriter) writeByte(bw *bufio.Writer, c byte) error {
+	switch d.state {
+	case dotBegin, dotBeginLine:
+		d.state = dotData
+		if c == '.' {
+			// escape leading dot
+			bw.WriteByte('.')
+		}
+		fallthrough
+	case dotData:
+		if c == '\r' {
+			d.state = dotCR
+		}
+		if c == '\n' {
+			bw.WriteByte('\r')
+			d.state = dotBeginLine
+		}
+	case dotCR:
+		d.state = dotData
+		if c == '\n' {
+			d.state = dotBeginLine
+		}
+	}
+	return bw.WriteByte(c)
+}
+
+func (d *dotWriter) Close() error {
+	bw := d.w.W
+	switch d.state {
+	default:
+		bw.WriteByte('\r')
+		fallthrough
+	case dotCR:
+		bw.WriteByte('\n')
+		fallthrough
+	case dotBeginLine:
+		bw.WriteString(".\r\n")
+	}
+	return bw.Flush()
+}
