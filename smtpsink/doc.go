@@ -5,8 +5,9 @@
 // The sink accepts any sender and any recipient, counts connections,
 // messages, recipients and bytes, and discards message bodies unless
 // Options.SaveDir is set. It never keeps a body in memory: the header is
-// parsed with go-message/textproto while the body streams through the
-// msgsum hasher (and, with SaveDir, into a file).
+// scanned for the fields below (with go-message/textproto's rules, without
+// building the whole header) while the body streams through the msgsum
+// hasher (and, with SaveDir, into a file).
 //
 // From the header stamped by mailbench's message generator it learns the
 // message id (X-Mailbench-Id), when the generator sent it (X-Mailbench-Sent,

@@ -61,6 +61,16 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		tc := &trackedConn{Conn: c, l: l}
 		l.conns[tc] = struct{}{}
 		l.mu.Unlock()
+		if d := l.s.opts.ReadTimeout; d > 0 && d == l.s.opts.WriteTimeout {
+			// Both deadlines at once, here on the accepting goroutine:
+			// the runtime keeps one timer for equal read and write
+			// deadlines, and go-smtp's first SetWriteDeadline (the
+			// greeting) and SetReadDeadline (the first command), a few
+			// µs later, are then within coarse's slack and skipped. Two
+			// timer updates per connection become one, and the
+			// connection's goroutine no longer grows its stack for them.
+			tc.SetDeadline(time.Now().Add(d))
+		}
 		l.s.connections.Add(1)
 		l.s.active.Add(1)
 		if l.implicit != nil {
@@ -135,8 +145,8 @@ type trackedConn struct {
 	once sync.Once
 
 	mu      sync.Mutex // held by Write, flush and Close: closeAll closes from another goroutine
-	pending []byte
-	werr    error // the first failed write; later writes fail with it
+	pending []byte     // pendingBuf[:n] until it grows beyond it
+	werr    error      // the first failed write; later writes fail with it
 
 	// Read-ahead, touched only by the goroutine that serves the connection
 	// (go-smtp reads from one goroutine): ahead[aheadOff:] is data read
@@ -150,6 +160,10 @@ type trackedConn struct {
 	// readDL and writeDL are the deadlines last set on the socket (see
 	// coarse); only the serving goroutine sets deadlines.
 	readDL, writeDL time.Time
+
+	// pendingBuf holds the replies of a usual exchange (the EHLO reply is
+	// about 150 bytes) without an allocation per connection.
+	pendingBuf [256]byte
 }
 
 // readAheadSize is the read-ahead buffer: go-smtp reads through a 4 KiB
@@ -195,6 +209,9 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 			}
 			return n, err
 		}
+	}
+	if c.pending == nil {
+		c.pending = c.pendingBuf[:0]
 	}
 	c.pending = append(c.pending, p...)
 	return len(p), nil

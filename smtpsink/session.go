@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emersion/go-message/textproto"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mailbench/mailbench/msgsum"
@@ -82,7 +81,18 @@ func (ss *session) Data(r io.Reader) error {
 // receive reads one message from r, streaming the body through the hasher
 // (and into SaveDir), and decides the final reply.
 func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) error {
-	in := &deadlineReader{r: r, conn: conn, timeout: s.opts.ReadTimeout}
+	bufs := dataPool.Get().(*dataBuffers)
+	hdr := headerFields{vals: bufs.vals[:0]}
+	defer func() {
+		bufs.r.Reset(nil)
+		bufs.in, bufs.hl = deadlineReader{}, headerLimitReader{}
+		if cap(hdr.vals) <= maxPooledVals {
+			bufs.vals = hdr.vals[:0]
+		}
+		dataPool.Put(bufs)
+	}()
+	in := &bufs.in
+	*in = deadlineReader{r: r, conn: conn, timeout: s.opts.ReadTimeout}
 	var src io.Reader = in
 	var save *saveWriter
 	if s.opts.SaveDir != "" {
@@ -94,14 +104,11 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		defer save.discard()
 		src = io.TeeReader(in, save)
 	}
-	hl := &headerLimitReader{r: src, left: MaxHeaderBytes}
-	br := readerPool.Get().(*bufio.Reader)
+	hl := &bufs.hl
+	*hl = headerLimitReader{r: src, left: MaxHeaderBytes}
+	br := bufs.r
 	br.Reset(hl)
-	defer func() {
-		br.Reset(nil)
-		readerPool.Put(br)
-	}()
-	hdr, err := textproto.ReadHeader(br)
+	err := scanHeader(br, &hdr)
 	if err != nil && !(err == io.EOF && in.err == nil) {
 		return dataFailure(err, in.err, save)
 	}
@@ -147,16 +154,17 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		save.kept = true
 	}
 
+	hdr.strings()
 	a := Arrival{
-		ID:         hdr.Get(HeaderID),
+		ID:         hdr.get(fieldID),
 		Received:   received,
-		Sum:        hdr.Get(HeaderSum),
+		Sum:        hdr.get(fieldSum),
 		BodySum:    bodySum(),
 		From:       from,
 		Recipients: rcpts,
 		Bytes:      in.n,
 	}
-	if v := hdr.Get(HeaderSent); v != "" {
+	if v := hdr.get(fieldSent); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 			a.Sent = t
 			s.recordRelayDelay(received.Sub(t))
@@ -171,9 +179,24 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 	return nil
 }
 
-// readerPool holds the buffered readers of message data, so that a message
-// doesn't cost a 32 KiB allocation (and the garbage collection after it).
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+// dataBuffers are what receive needs per message: the readers of message
+// data and the scratch space for the header values it keeps.
+type dataBuffers struct {
+	in   deadlineReader
+	hl   headerLimitReader
+	r    *bufio.Reader
+	vals []byte
+}
+
+// dataPool holds dataBuffers, so that a message doesn't cost a 32 KiB
+// allocation (and the garbage collection after it).
+var dataPool = sync.Pool{New: func() any {
+	return &dataBuffers{r: bufio.NewReaderSize(nil, 32<<10), vals: make([]byte, 0, 256)}
+}}
+
+// maxPooledVals bounds the header-value scratch space kept in dataPool (a
+// header may have a value of up to MaxHeaderBytes).
+const maxPooledVals = 4 << 10
 
 // dataFailure maps a failure while reading message data to the reply.
 // readErr is the error of the underlying data reader, if any.

@@ -38,8 +38,9 @@ var ErrClosed = errors.New("smtpsink: sink closed")
 
 // Options configure a Sink. Zero values mean the documented default.
 type Options struct {
-	// Listen, if set, replaces net.Listen for Start and ListenAndServe (an
-	// in-memory network in tests).
+	// Listen, if set, replaces the sink's own TCP listener for Start and
+	// ListenAndServe (an in-memory network in tests). The sink's own
+	// listener turns TCP keep-alive off on accepted connections.
 	Listen func(ctx context.Context, network, address string) (net.Listener, error)
 
 	Addr            string           // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
@@ -239,7 +240,16 @@ func (s *Sink) listen() (net.Listener, error) {
 	if s.opts.Listen != nil {
 		return s.opts.Listen(context.Background(), "tcp", s.opts.Addr)
 	}
-	return net.Listen("tcp", s.opts.Addr)
+	// No TCP keep-alive probes on accepted connections. Go enables them by
+	// default, with four setsockopt calls per connection (SO_KEEPALIVE,
+	// TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT): a cost per message when
+	// every message comes on a connection of its own. They would find dead
+	// peers after 15 s of silence plus 9 probes; the sink doesn't need
+	// them, since every read and write has a deadline (ReadTimeout and
+	// WriteTimeout are never zero), so a connection whose peer is gone ends
+	// within ReadTimeout anyway.
+	lc := net.ListenConfig{KeepAlive: -1}
+	return lc.Listen(context.Background(), "tcp", s.opts.Addr)
 }
 
 // ListenAndServe listens on TCP Options.Addr and calls Serve.

@@ -290,7 +290,7 @@ func (c *Conn) handleGreet(enhanced bool, arg string) {
 	}
 
 	if !enhanced {
-		c.writeResponse(250, EnhancedCode{2, 0, 0}, fmt.Sprintf("Hello %s", domain))
+		c.writeResponse(250, EnhancedCode{2, 0, 0}, "Hello "+domain) // reply-format.patch: was fmt.Sprintf("Hello %s", domain)
 		return
 	}
 
@@ -328,12 +328,12 @@ func (c *Conn) handleGreet(enhanced bool, arg string) {
 		caps = append(caps, "DSN")
 	}
 	if c.server.MaxMessageBytes > 0 {
-		caps = append(caps, fmt.Sprintf("SIZE %v", c.server.MaxMessageBytes))
+		caps = append(caps, "SIZE "+strconv.FormatInt(c.server.MaxMessageBytes, 10)) // reply-format.patch: was fmt.Sprintf("SIZE %v", ...)
 	} else {
 		caps = append(caps, "SIZE")
 	}
 	if c.server.MaxRecipients > 0 {
-		caps = append(caps, fmt.Sprintf("LIMITS RCPTMAX=%v", c.server.MaxRecipients))
+		caps = append(caps, "LIMITS RCPTMAX="+strconv.Itoa(c.server.MaxRecipients)) // reply-format.patch: was fmt.Sprintf("LIMITS RCPTMAX=%v", ...)
 	}
 	if c.server.EnableRRVS {
 		caps = append(caps, "RRVS")
@@ -488,7 +488,7 @@ func (c *Conn) handleMail(arg string) {
 		return
 	}
 
-	c.writeResponse(250, EnhancedCode{2, 0, 0}, fmt.Sprintf("Roger, accepting mail from <%v>", from))
+	c.writeResponse(250, EnhancedCode{2, 0, 0}, "Roger, accepting mail from <"+from+">") // reply-format.patch: was fmt.Sprintf
 	c.fromReceived = true
 }
 
@@ -832,7 +832,7 @@ func (c *Conn) handleRcpt(arg string) {
 		return
 	}
 	c.recipients = append(c.recipients, recipient)
-	c.writeResponse(250, EnhancedCode{2, 0, 0}, fmt.Sprintf("I'll make sure <%v> gets this", recipient))
+	c.writeResponse(250, EnhancedCode{2, 0, 0}, "I'll make sure <"+recipient+"> gets this") // reply-format.patch: was fmt.Sprintf
 }
 
 func checkNotifySet(values []DSNNotify) error {
@@ -1324,7 +1324,7 @@ func (c *Conn) greet() {
 	if c.server.LMTP {
 		protocol = "LMTP"
 	}
-	c.writeResponse(220, NoEnhancedCode, fmt.Sprintf("%v %s Service Ready", c.server.Domain, protocol))
+	c.writeResponse(220, NoEnhancedCode, c.server.Domain+" "+protocol+" Service Ready") // reply-format.patch: was fmt.Sprintf("%v %s Service Ready", ...)
 }
 
 func (c *Conn) writeResponse(code int, enhCode EnhancedCode, text ...string) {
@@ -1345,18 +1345,57 @@ func (c *Conn) writeResponse(code int, enhCode EnhancedCode, text ...string) {
 		}
 	}
 
-	// transform each single line with \n, into separate lines
-	text = strings.Split(strings.Join(text, "\n"), "\n")
+	// mailbench patch (reply-format.patch): the lines are written straight
+	// into the connection's bufio.Writer, without fmt, and flushed once per
+	// reply instead of once per line. The bytes are those of
+	//
+	//	text = strings.Split(strings.Join(text, "\n"), "\n")
+	//	for each line but the last: c.text.PrintfLine("%d-%v", code, line)
+	//	last: c.text.PrintfLine("%d %v", code, line) with NoEnhancedCode,
+	//	else c.text.PrintfLine("%d %v.%v.%v %v", code, enhCode[0], enhCode[1], enhCode[2], line)
+	//
+	// (go-smtp's server never opens a textproto DotWriter, whose closing
+	// is all PrintfLine does besides formatting and flushing.)
+	w := c.text.W
+	if len(text) == 0 {
+		text = []string{""} // Split(Join(nil)) is one empty line
+	}
+	for i, t := range text {
+		for {
+			line, rest, more := strings.Cut(t, "\n")
+			last := !more && i == len(text)-1
+			writeReplyLine(w, code, enhCode, line, last)
+			if !more {
+				break
+			}
+			t = rest
+		}
+	}
+	w.Flush()
+}
 
-	lastLineIndex := len(text) - 1
-	for i := 0; i < lastLineIndex; i++ {
-		c.text.PrintfLine("%d-%v", code, text[i])
+// writeReplyLine writes one line of a reply: "code-line" or, for the last
+// line, "code line" or "code e.n.h line", then CRLF (reply-format.patch).
+func writeReplyLine(w *bufio.Writer, code int, enhCode EnhancedCode, line string, last bool) {
+	b := w.AvailableBuffer()
+	b = strconv.AppendInt(b, int64(code), 10)
+	switch {
+	case !last:
+		b = append(b, '-')
+	case enhCode == NoEnhancedCode:
+		b = append(b, ' ')
+	default:
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(enhCode[0]), 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(enhCode[1]), 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(enhCode[2]), 10)
+		b = append(b, ' ')
 	}
-	if enhCode == NoEnhancedCode {
-		c.text.PrintfLine("%d %v", code, text[lastLineIndex])
-	} else {
-		c.text.PrintfLine("%d %v.%v.%v %v", code, enhCode[0], enhCode[1], enhCode[2], text[lastLineIndex])
-	}
+	w.Write(b)
+	w.WriteString(line)
+	w.WriteString("\r\n")
 }
 
 func (c *Conn) writeError(code int, enhCode EnhancedCode, err error) {
