@@ -59,7 +59,9 @@ func main() {
 	cfg.Load.SessionsPerHour = *rate
 	cfg.Phases.Warmup.Duration = *warmup
 	cfg.Phases.Measurement.Duration = *measurement
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	// As short as the config allows: running operations get their whole
+	// op_timeout (workload's rule), and not less than 5 s.
+	cfg.Phases.Rampdown.Duration = max(5*time.Second, cfg.Load.OpTimeout.Duration)
 	cfg.Phases.Settle.Duration = 2 * time.Second
 
 	type sample struct {
