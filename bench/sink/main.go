@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -28,7 +29,11 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:2627", "loopback address to listen on")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole serving time to `FILE`")
 	maxRun := flag.Duration("max", 10*time.Minute, "stop after this long whatever happens")
+	cores := flag.Int("cores", 1, "GOMAXPROCS, as `mailbench sink --cores` (default 1); 0: all")
 	flag.Parse()
+	if *cores > 0 {
+		runtime.GOMAXPROCS(*cores)
+	}
 	log.SetFlags(0)
 	log.SetPrefix("bench/sink: ")
 

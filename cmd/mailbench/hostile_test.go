@@ -129,6 +129,11 @@ func TestHostileInput(t *testing.T) {
 			})
 		}
 	}
+	for _, cores := range []string{"-1", "5000"} {
+		t.Run("sink --cores "+cores, func(t *testing.T) {
+			check(t, []string{"sink", "--listen", "127.0.0.1:0", "--cores=" + cores}, "--cores "+cores+": out of range: must be 0 (all) to 4096", exitUsage)
+		})
+	}
 }
 
 // TestHostileReports: merges that would count a run twice, mix runs of
