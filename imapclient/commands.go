@@ -16,14 +16,16 @@ import (
 	goimap "github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/msgsum"
 )
 
-// Trace header fields stamped by mailbench's message generator.
+// Trace header fields stamped by mailbench's message generator (one
+// definition: package message).
 const (
-	HeaderID   = "X-Mailbench-Id"
-	HeaderSent = "X-Mailbench-Sent"
-	HeaderSum  = msgsum.Header
+	HeaderID   = message.HeaderID
+	HeaderSent = message.HeaderSent
+	HeaderSum  = message.HeaderSum
 )
 
 // HeaderFields are the fields requested by the two range fetches, in the
@@ -301,7 +303,7 @@ func headerField(b []byte, name string) string {
 			return "" // end of the header
 		}
 		colon := bytes.IndexByte(line, ':')
-		if colon != len(name) || !asciiEqualFold(line[:colon], name) {
+		if colon != len(name) || !message.FieldNameIs(line[:colon], name) {
 			continue
 		}
 		value := bytes.Trim(line[colon+1:], " \t")
@@ -331,25 +333,6 @@ func nextLine(b []byte) (line, rest []byte) {
 	}
 	line, rest = b[:i], b[i+1:]
 	return bytes.TrimSuffix(line, []byte("\r")), rest
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // keptPrefix is a writer that keeps the first maxKeptHeader bytes written

@@ -63,7 +63,7 @@ func (b *syncBuffer) String() string {
 // answers EHLO and NOOP on a new connection.
 func FuzzSession(f *testing.F) {
 	body := "hello\r\n..dot\r\n"
-	msg := string(message("seed", time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), body))
+	msg := string(testMessage("seed", time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), body))
 	for _, seed := range []string{
 		"EHLO c\r\nMAIL FROM:<a@x>\r\nRCPT TO:<b@y>\r\nDATA\r\n" + msg + ".\r\nQUIT\r\n",
 		"HELO c\r\nMAIL FROM:<> SIZE=10\r\nRCPT TO:<b@y>\r\nRCPT TO:<c@y>\r\nDATA\r\nSubject: x\r\n\r\nbody\r\n.\r\nRSET\r\nNOOP\r\n",
@@ -139,7 +139,7 @@ func FuzzSession(f *testing.F) {
 // TestFeed checks that feed drives the sink through whole transactions, so
 // that FuzzSession reaches message handling.
 func TestFeed(t *testing.T) {
-	msg := string(message("f", time.Time{}, "x\r\n"))
+	msg := string(testMessage("f", time.Time{}, "x\r\n"))
 	txn := "MAIL FROM:<a@x>\r\nRCPT TO:<b@y>\r\nDATA\r\n" + msg + ".\r\n"
 	tests := []struct {
 		name  string

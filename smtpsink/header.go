@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/mailbench/mailbench/message"
 )
 
 // errMalformedHeader is scanHeader's error for a header that go-message's
@@ -218,7 +220,7 @@ func (f *fieldScan) firstLine(h *headerFields, l []byte) {
 	f.colon = true
 	if !f.badKey && f.keyLen <= len(f.key) {
 		for j, name := range fieldNames {
-			if !h.have[j] && asciiEqualFold(f.key[:f.keyLen], name) {
+			if !h.have[j] && message.FieldNameIs(f.key[:f.keyLen], name) {
 				f.field, f.keep = j, true
 				break
 			}
@@ -281,23 +283,4 @@ func (f *fieldScan) drop(h *headerFields) {
 	if f.keep {
 		h.vals = h.vals[:f.valStart]
 	}
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

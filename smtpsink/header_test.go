@@ -201,7 +201,7 @@ var headerCases = []string{
 	"X-Mailbench-Id: a:b:c\r\n\r\n",
 	"X-Mailbench-Id::\r\n\r\n",
 	// the sink's own header shape
-	string(message("m-1", timeSample, "hello\r\n")),
+	string(testMessage("m-1", timeSample, "hello\r\n")),
 	string(benchBody),
 }
 

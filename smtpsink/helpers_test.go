@@ -56,8 +56,8 @@ func dialClient(t testing.TB, s *Sink) *smtp.Client {
 	return c
 }
 
-// message renders a message in the generator's format; a zero sent omits the header.
-func message(id string, sent time.Time, body string) []byte {
+// testMessage renders a message in the generator's format; a zero sent omits the header.
+func testMessage(id string, sent time.Time, body string) []byte {
 	var b strings.Builder
 	b.WriteString("From: <a@example.test>\r\nTo: <b@remote.test>\r\nSubject: test\r\n")
 	if id != "" {

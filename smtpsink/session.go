@@ -14,14 +14,16 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/msgsum"
 )
 
-// Header fields stamped by mailbench's message generator.
+// Trace header fields stamped by mailbench's message generator (one
+// definition: package message).
 const (
-	HeaderID   = "X-Mailbench-Id"
-	HeaderSent = "X-Mailbench-Sent"
-	HeaderSum  = msgsum.Header
+	HeaderID   = message.HeaderID
+	HeaderSent = message.HeaderSent
+	HeaderSum  = message.HeaderSum
 )
 
 // MaxHeaderBytes bounds the message header the sink parses.

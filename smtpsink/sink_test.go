@@ -78,7 +78,7 @@ func TestAcceptsAndCounts(t *testing.T) {
 	c := dialClient(t, s)
 	var wantRcpts, wantBytes int64
 	for i, tt := range tests {
-		msg := message(fmt.Sprintf("id-%d", i), time.Time{}, tt.body)
+		msg := testMessage(fmt.Sprintf("id-%d", i), time.Time{}, tt.body)
 		if code, step, err := send(c, tt.from, tt.to, msg); err != nil {
 			t.Fatalf("%s: %s failed with %d: %v", tt.name, step, code, err)
 		}
@@ -114,7 +114,7 @@ func TestBodySumDetectsCorruption(t *testing.T) {
 	var got arrivals
 	s := startSink(t, Options{OnMessage: got.hook})
 	c := dialClient(t, s)
-	msg := message("x", time.Time{}, "original\r\n")
+	msg := testMessage("x", time.Time{}, "original\r\n")
 	msg = bytes.Replace(msg, []byte("original"), []byte("tampered"), 1)
 	if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, msg); err != nil {
 		t.Fatalf("%s: %d %v", step, code, err)
@@ -146,7 +146,7 @@ func TestRelayDelay(t *testing.T) {
 			var got arrivals
 			s := startSink(t, Options{OnMessage: got.hook, Now: func() time.Time { return tt.received }})
 			c := dialClient(t, s)
-			msg := message("id", time.Time{}, "body\r\n")
+			msg := testMessage("id", time.Time{}, "body\r\n")
 			if tt.header != "" {
 				msg = append([]byte(HeaderSent+": "+tt.header+"\r\n"), msg...)
 			}
@@ -199,11 +199,11 @@ func TestLimits(t *testing.T) {
 		wantStep string
 		errors   int64 // Counts.Errors afterwards
 	}{
-		{"message too big", Options{MaxMessageBytes: 1000}, 1, message("big", time.Time{}, strings.Repeat("0123456789\r\n", 200)), 552, "dot", 1},
-		{"too many recipients", Options{MaxRecipients: 2}, 3, message("r", time.Time{}, "x\r\n"), 452, "RCPT", 0},
-		{"long line in body", Options{}, 1, message("l", time.Time{}, long+"\r\n"), 554, "dot", 1},
-		{"long line within a raised limit", Options{MaxLineLength: 4000}, 1, message("l", time.Time{}, long+"\r\n"), 0, "", 0},
-		{"long header line", Options{}, 1, append([]byte("X-Long: "+long+"\r\n"), message("h", time.Time{}, "x\r\n")...), 554, "dot", 1},
+		{"message too big", Options{MaxMessageBytes: 1000}, 1, testMessage("big", time.Time{}, strings.Repeat("0123456789\r\n", 200)), 552, "dot", 1},
+		{"too many recipients", Options{MaxRecipients: 2}, 3, testMessage("r", time.Time{}, "x\r\n"), 452, "RCPT", 0},
+		{"long line in body", Options{}, 1, testMessage("l", time.Time{}, long+"\r\n"), 554, "dot", 1},
+		{"long line within a raised limit", Options{MaxLineLength: 4000}, 1, testMessage("l", time.Time{}, long+"\r\n"), 0, "", 0},
+		{"long header line", Options{}, 1, append([]byte("X-Long: "+long+"\r\n"), testMessage("h", time.Time{}, "x\r\n")...), 554, "dot", 1},
 		{"malformed header", Options{}, 1, []byte("this is not a header\r\n\r\nbody\r\n"), 554, "dot", 1},
 	}
 	for _, tt := range tests {
@@ -252,7 +252,7 @@ func TestLongCommandLineClosesConnection(t *testing.T) {
 // TestRawDialogues covers input that go-smtp's client doesn't produce.
 func TestRawDialogues(t *testing.T) {
 	body := "chunked\r\nbody\r\n"
-	bdatMsg := string(message("bdat", time.Time{}, body))
+	bdatMsg := string(testMessage("bdat", time.Time{}, body))
 	tests := []struct {
 		name      string
 		steps     []string // each written, then one reply read
@@ -318,7 +318,7 @@ func TestRejectEvery(t *testing.T) {
 			c := dialClient(t, s)
 			var accepted, rejected int64
 			for i, want := range tt.wantCodes {
-				code, _, err := send(c, "a@example.test", []string{"b@remote.test"}, message(fmt.Sprint(i), time.Time{}, "x\r\n"))
+				code, _, err := send(c, "a@example.test", []string{"b@remote.test"}, testMessage(fmt.Sprint(i), time.Time{}, "x\r\n"))
 				if code != want {
 					t.Fatalf("message %d: code %d (%v), want %d", i+1, code, err, want)
 				}
@@ -341,7 +341,7 @@ func TestDelay(t *testing.T) {
 	s := startSink(t, Options{Faults: Faults{Delay: delay}})
 	c := dialClient(t, s)
 	start := time.Now()
-	if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, message("d", time.Time{}, "x\r\n")); err != nil {
+	if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, testMessage("d", time.Time{}, "x\r\n")); err != nil {
 		t.Fatalf("%s: %d %v", step, code, err)
 	}
 	if took := time.Since(start); took < delay {
@@ -362,7 +362,7 @@ func TestCloseAbortsDelay(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		code, _, err := send(c, "a@example.test", []string{"b@remote.test"}, message("d", time.Time{}, "x\r\n"))
+		code, _, err := send(c, "a@example.test", []string{"b@remote.test"}, testMessage("d", time.Time{}, "x\r\n"))
 		done <- result{code, err}
 	}()
 	select {
@@ -405,7 +405,7 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	eventually(t, "the connection to be released", func() bool { return s.Counts().Active == 1 })
 	c3 := dialClient(t, s)
-	if code, step, err := send(c3, "a@example.test", []string{"b@remote.test"}, message("c", time.Time{}, "x\r\n")); err != nil {
+	if code, step, err := send(c3, "a@example.test", []string{"b@remote.test"}, testMessage("c", time.Time{}, "x\r\n")); err != nil {
 		t.Fatalf("%s: %d %v", step, code, err)
 	}
 }
@@ -465,7 +465,7 @@ func TestTLS(t *testing.T) {
 			if ok, _ := c.Extension("STARTTLS"); ok {
 				t.Error("STARTTLS offered inside TLS")
 			}
-			if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, message("t", time.Time{}, "x\r\n")); err != nil {
+			if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, testMessage("t", time.Time{}, "x\r\n")); err != nil {
 				t.Fatalf("%s: %d %v", step, code, err)
 			}
 			if n := s.Counts().Messages; n != 1 {
@@ -492,7 +492,7 @@ func TestSaveDir(t *testing.T) {
 			c := dialClient(t, s)
 			var msgs [][]byte
 			for i := range tt.sent {
-				msg := message(fmt.Sprint(i), time.Time{}, fmt.Sprintf("message %d\r\n.dot\r\n", i))
+				msg := testMessage(fmt.Sprint(i), time.Time{}, fmt.Sprintf("message %d\r\n.dot\r\n", i))
 				msgs = append(msgs, msg)
 				send(c, "a@example.test", []string{"b@remote.test"}, msg)
 			}
@@ -529,7 +529,7 @@ func TestSaveDirFailedTransferLeavesNoFile(t *testing.T) {
 	dir := t.TempDir()
 	s := startSink(t, Options{SaveDir: dir, MaxMessageBytes: 500})
 	c := dialClient(t, s)
-	if code, _, _ := send(c, "a@x", []string{"b@y"}, message("big", time.Time{}, strings.Repeat("y", 70)+strings.Repeat("\r\nzzzz", 200)+"\r\n")); code != 552 {
+	if code, _, _ := send(c, "a@x", []string{"b@y"}, testMessage("big", time.Time{}, strings.Repeat("y", 70)+strings.Repeat("\r\nzzzz", 200)+"\r\n")); code != 552 {
 		t.Fatalf("code %d, want 552", code)
 	}
 	entries, _ := os.ReadDir(dir)
