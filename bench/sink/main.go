@@ -11,14 +11,13 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
+	"github.com/mailbench/mailbench/bench/internal/benchutil"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/smtpsink"
 )
@@ -37,32 +36,22 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("bench/sink: ")
 
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil {
+	if err := benchutil.Loopback("listen", *listen); err != nil {
 		log.Fatal(err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		log.Fatalf("-listen %s: loopback addresses only", *listen)
 	}
 	s, err := smtpsink.New(smtpsink.Options{Addr: *listen})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Print(err)
-			}
-		}()
+	stopProfile, err := benchutil.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
 	}
+	defer func() {
+		if err := stopProfile(); err != nil {
+			log.Print(err)
+		}
+	}()
 	if err := s.Start(); err != nil {
 		log.Fatal(err)
 	}

@@ -19,13 +19,11 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"os"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/bench/internal/benchutil"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
@@ -48,12 +46,8 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("bench/submit: ")
 
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil {
+	if err := benchutil.Loopback("addr", *addr); err != nil {
 		log.Fatal(err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		log.Fatalf("-addr %s: loopback addresses only", *addr)
 	}
 	if *mode != "reconnect" && *mode != "keep" {
 		log.Fatalf("-mode wants reconnect or keep, got %q", *mode)
@@ -67,21 +61,15 @@ func main() {
 	}
 	cfg := smtpclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard}
 
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Print(err)
-			}
-		}()
+	stopProfile, err := benchutil.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
 	}
+	defer func() {
+		if err := stopProfile(); err != nil {
+			log.Print(err)
+		}
+	}()
 
 	ctx := context.Background()
 	var seq atomic.Uint64

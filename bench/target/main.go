@@ -18,13 +18,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
+	"github.com/mailbench/mailbench/bench/internal/benchutil"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/population"
@@ -43,13 +42,9 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("bench/target: ")
 
-	for _, a := range []string{*imapAddr, *smtpAddr} {
-		host, _, err := net.SplitHostPort(a)
-		if err != nil {
+	for flagName, a := range map[string]string{"imap": *imapAddr, "smtp": *smtpAddr} {
+		if err := benchutil.Loopback(flagName, a); err != nil {
 			log.Fatal(err)
-		}
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			log.Fatalf("%s: loopback addresses only", a)
 		}
 	}
 	cfg, err := workload.LoadNamed(*config)
@@ -87,16 +82,11 @@ func main() {
 	fmt.Printf("imap %s smtp %s users %d populated in %v\n", tg.IMAPAddr(), tg.SMTPAddr(), len(us), time.Since(t0).Round(time.Millisecond))
 	startCPU := metrics.ProcessCPU()
 
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfile, err := benchutil.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
 	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {

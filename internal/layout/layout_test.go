@@ -42,7 +42,7 @@ var stage = map[string]int{
 	// 8: what carries out runs: one run, TLS variants, load sweeps, certification, sizing.
 	"orchestrator": 8, "compare": 8, "sweep": 8, "certify": 8, "sizing": 8,
 	// 9: programs and tests of the whole.
-	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "integration": 9,
+	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/internal/benchutil": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.
 	"deploy/kubernetes": 9,
 	// Test helpers (internal): only tests import them.
