@@ -154,6 +154,16 @@ func (t Table) Rules() Rules {
 	return r
 }
 
+// Row returns the row of function f, and whether t has one.
+func (t Table) Row(f measure.Function) (Row, bool) {
+	for _, row := range t.Rows {
+		if row.Function == f {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
 func usToDuration(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
 
 // FormatCompliant renders 100 × within / ops with two decimals, rounded

@@ -638,24 +638,7 @@ func deliveryChart(r *Run) (chartSpec, bool) {
 // WriteSideBySide and its charts.
 func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 	c := &htmlCompare{Labels: labels}
-	var funcs []measure.Function
-	seen := map[measure.Function]bool{}
-	for _, r := range runs {
-		for _, row := range r.Table.Rows {
-			if !seen[row.Function] {
-				seen[row.Function] = true
-				funcs = append(funcs, row.Function)
-			}
-		}
-	}
-	rowOf := func(r *Run, f measure.Function) (compliance.Row, bool) {
-		for _, row := range r.Table.Rows {
-			if row.Function == f {
-				return row, true
-			}
-		}
-		return compliance.Row{}, false
-	}
+	funcs := tableFunctions(runs)
 	line := func(name string, cell func(*Run) htmlCell) {
 		l := htmlLine{Name: name}
 		for _, r := range runs {
@@ -676,7 +659,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 	line("late / dropped sessions", text(func(r *Run) string { return fmtInt(r.SessionsLate) + " / " + fmtInt(r.SessionsDropped) }))
 	for _, f := range funcs {
 		line(string(f)+" % compliant", func(r *Run) htmlCell {
-			row, ok := rowOf(r, f)
+			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				if ok {
 					return htmlCell{Text: "- " + passFail(row.Pass), Class: passClass(row.Pass)}
@@ -686,7 +669,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 			return htmlCell{Text: compliance.FormatCompliant(row.WithinLimit, row.Operations) + "% " + passFail(row.Pass), Class: passClass(row.Pass)}
 		})
 		line(string(f)+" p95 (ms)", text(func(r *Run) string {
-			row, ok := rowOf(r, f)
+			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
@@ -735,7 +718,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 	for i, r := range runs {
 		ds := chartDataset{Label: labels[i], Color: palette[i%len(palette)]}
 		for _, f := range funcs {
-			row, ok := rowOf(r, f)
+			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				ds.Data = append(ds.Data, nil)
 				continue

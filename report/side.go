@@ -169,25 +169,7 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		}
 	}
 
-	// The functions of every run's table, in table (SPEC) order.
-	var funcs []measure.Function
-	seen := make(map[measure.Function]bool)
-	for _, r := range runs {
-		for _, row := range r.Table.Rows {
-			if !seen[row.Function] {
-				seen[row.Function] = true
-				funcs = append(funcs, row.Function)
-			}
-		}
-	}
-	rowOf := func(r *Run, f measure.Function) (compliance.Row, bool) {
-		for _, row := range r.Table.Rows {
-			if row.Function == f {
-				return row, true
-			}
-		}
-		return compliance.Row{}, false
-	}
+	funcs := tableFunctions(runs)
 
 	names := make([]string, len(runs))
 	for i, r := range runs {
@@ -225,14 +207,14 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 			name = "  " + parts[len(parts)-1]
 		}
 		line(name+" % compliant", func(r *Run) string {
-			row, ok := rowOf(r, f)
+			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
 			return compliance.FormatCompliant(row.WithinLimit, row.Operations) + "% " + passFail(row.Pass)
 		})
 		line("  p95 (ms)", func(r *Run) string {
-			row, ok := rowOf(r, f)
+			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
@@ -261,4 +243,20 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		}
 	}
 	return t.Write(w)
+}
+
+// tableFunctions returns the functions of every run's compliance table,
+// each once, in table (SPEC) order.
+func tableFunctions(runs []*Run) []measure.Function {
+	var funcs []measure.Function
+	seen := make(map[measure.Function]bool)
+	for _, r := range runs {
+		for _, row := range r.Table.Rows {
+			if !seen[row.Function] {
+				seen[row.Function] = true
+				funcs = append(funcs, row.Function)
+			}
+		}
+	}
+	return funcs
 }
