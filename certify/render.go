@@ -288,9 +288,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		j.Runs = append(j.Runs, jr)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return report.WriteIndentedJSON(w, j)
 }
 
 // ReadJSON reads a document written by WriteJSON (at most
@@ -302,8 +300,8 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	if err := report.ReadStrictJSON(rd, "certify result", &j); err != nil {
 		return nil, err
 	}
-	if j.Schema != Schema || j.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("read certify result: schema %q version %d, want %q version %d", j.Schema, j.SchemaVersion, Schema, SchemaVersion)
+	if err := report.CheckSchema("certify result", j.Schema, j.SchemaVersion, Schema, SchemaVersion); err != nil {
+		return nil, err
 	}
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	d, m := j.Disclosure, j.Disclosure.Machine

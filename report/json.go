@@ -557,3 +557,20 @@ func EmbeddedJSON(r *Run) (json.RawMessage, error) {
 	}
 	return bytes.TrimSpace(buf.Bytes()), nil
 }
+
+// WriteIndentedJSON writes v as indented JSON: the one layout of the
+// documents that embed runs (sweep, certify, size).
+func WriteIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// CheckSchema returns an error naming what was read unless its schema and
+// version are the wanted ones. It doesn't perform I/O.
+func CheckSchema(what, schema string, version int, wantSchema string, wantVersion int) error {
+	if schema != wantSchema || version != wantVersion {
+		return fmt.Errorf("read %s: schema %q version %d, want %q version %d", what, schema, version, wantSchema, wantVersion)
+	}
+	return nil
+}

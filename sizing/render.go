@@ -216,9 +216,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		j.Curve = append(j.Curve, jc)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return report.WriteIndentedJSON(w, j)
 }
 
 // ReadJSON reads a document written by WriteJSON (at most
@@ -229,8 +227,8 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	if err := report.ReadStrictJSON(rd, "size result", &j); err != nil {
 		return nil, err
 	}
-	if j.Schema != Schema || j.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("read size result: schema %q version %d, want %q version %d", j.Schema, j.SchemaVersion, Schema, SchemaVersion)
+	if err := report.CheckSchema("size result", j.Schema, j.SchemaVersion, Schema, SchemaVersion); err != nil {
+		return nil, err
 	}
 	r := &Result{
 		Name: j.Name, Config: j.Config, Embedded: j.Embedded, PerUserHour: j.PerUserHour, Precision: j.Precision,

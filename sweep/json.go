@@ -92,7 +92,5 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		j.Levels = append(j.Levels, jl)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return report.WriteIndentedJSON(w, j)
 }
