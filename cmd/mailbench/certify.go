@@ -90,17 +90,9 @@ func (c *certifyCmd) Run(e *env) error {
 		return err
 	}
 	res.Disclosure.Banners = opts.Disclosure.Banners // an embedded target's, recorded during the first run
-	if err := res.WriteText(e.stdout); err != nil {
-		return err
-	}
-	if err := jsonOut.write(res.WriteJSON); err != nil {
-		return err
-	}
 	runs, labels := certifyRuns(res)
-	if len(runs) > 0 {
-		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench certify: " + res.Name, Labels: labels})); err != nil {
-			return err
-		}
+	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "certify: "+res.Name, runs, labels); err != nil {
+		return err
 	}
 	if res.Partial {
 		return couldNotRun(errors.New("the certification was stopped before its last run: not a valid result"))

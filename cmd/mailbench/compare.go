@@ -74,9 +74,6 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := res.WriteText(e.stdout); err != nil {
-		return err
-	}
 	var runs []*report.Run
 	var labels []string
 	for _, r := range res.Rows {
@@ -84,10 +81,8 @@ func (c *compareTLSCmd) Run(e *env) error {
 			runs, labels = append(runs, r.Run), append(labels, r.Variant)
 		}
 	}
-	if len(runs) > 0 {
-		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench compare-tls: " + res.Name, Labels: labels})); err != nil {
-			return err
-		}
+	if err := writeResults(e, res.WriteText, nil, nil, htmlOut, "compare-tls: "+res.Name, runs, labels); err != nil {
+		return err
 	}
 	for _, r := range res.Rows {
 		if r.Partial {

@@ -82,3 +82,22 @@ func probeOutput(flag, path string) error {
 func htmlWriter(runs []*report.Run, opts report.HTMLOptions) func(io.Writer) error {
 	return func(w io.Writer) error { return report.WriteHTML(w, runs, opts) }
 }
+
+// writeResults writes the outputs of a command over several runs (sweep,
+// compare-tls, certify, size): writeText to stdout, writeJSON (nil: none)
+// to jsonOut, and one HTML page of runs, titled "mailbench " + title, to
+// htmlOut when there is a run to show. nil outputs are not written.
+func writeResults(e *env, writeText, writeJSON func(io.Writer) error, jsonOut, htmlOut *outputFile, title string, runs []*report.Run, labels []string) error {
+	if err := writeText(e.stdout); err != nil {
+		return err
+	}
+	if writeJSON != nil {
+		if err := jsonOut.write(writeJSON); err != nil {
+			return err
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	return htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
+}

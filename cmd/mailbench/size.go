@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/sizing"
 	"github.com/mailbench/mailbench/sweep"
 )
@@ -71,16 +70,9 @@ func (c *sizeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := res.WriteText(e.stdout); err != nil {
+	runs, labels := res.RunsAndLabels()
+	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "size: "+res.Name, runs, labels); err != nil {
 		return err
-	}
-	if err := jsonOut.write(res.WriteJSON); err != nil {
-		return err
-	}
-	if runs, labels := res.RunsAndLabels(); len(runs) > 0 {
-		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench size: " + res.Name, Labels: labels})); err != nil {
-			return err
-		}
 	}
 	if stop.Err() != nil {
 		return couldNotRun(errors.New("the search was stopped: " + res.Stopped))

@@ -82,12 +82,6 @@ func (c *sweepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := res.WriteText(e.stdout); err != nil {
-		return err
-	}
-	if err := jsonOut.write(res.WriteJSON); err != nil {
-		return err
-	}
 	var runs []*report.Run
 	var labels []string
 	for _, l := range res.Levels {
@@ -98,10 +92,8 @@ func (c *sweepCmd) Run(e *env) error {
 			}
 		}
 	}
-	if len(runs) > 0 {
-		if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench sweep: " + res.Name, Labels: labels})); err != nil {
-			return err
-		}
+	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "sweep: "+res.Name, runs, labels); err != nil {
+		return err
 	}
 	if res.Partial {
 		return couldNotRun(errors.New("the sweep was stopped before its last run: levels not run in full are not valid results"))
