@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -89,6 +90,7 @@ type RunResult struct {
 	Iteration int     // 1-based, within the level
 	Rate      float64 // target sessions/hour
 	Seed      int64   // the schedule seed: sweep.DeriveSeed(cfg.Seed, k), k its 1-based number
+	Users     int     // users simulated: ⌈Rate ÷ sessions_per_user_hour⌉ (users.count of a users file's config otherwise)
 	Prepared  string  // "fresh embedded target", "initialised and verified", or why not
 	PrepareOK bool
 	Run       *report.Run // nil when it could not be carried out
@@ -220,6 +222,14 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 		}
 		c := sweep.LevelConfig(cfg, base, pct)
 		c.ScheduleSeed = rr.Seed
+		// users = sessions/hour ÷ sessions_per_user_hour, at every level
+		// (the population of a users file stays as it is: the users rule
+		// then fails).
+		if cfg.Users.File == "" && c.Load.SessionsPerUserHour > 0 {
+			c.Users.Count = max(int(math.Ceil(rr.Rate/c.Load.SessionsPerUserHour)), 1)
+			c.Delivery.WatchUsers = min(c.Delivery.WatchUsers, c.Users.Count)
+		}
+		rr.Users = c.Users.Count
 		switch {
 		case cfg.Target.Embedded:
 			rr.Prepared, rr.PrepareOK = "fresh embedded target", true
@@ -289,8 +299,23 @@ func check(cfg *workload.Config, rules Rules, res *Result) []Check {
 	w, m := cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration
 	add(RuleWarmup, w >= rules.MinWarmup, fmt.Sprintf("%v (at least %v)", w, rules.MinWarmup))
 	add(RuleMeasurement, m >= rules.MinMeasurement, fmt.Sprintf("%v (at least %v)", m, rules.MinMeasurement))
-	add(RuleUsers, cfg.Load.SessionsPerUserHour == rules.PerUserHour,
-		fmt.Sprintf("load.sessions_per_user_hour = %g (must be %g)", cfg.Load.SessionsPerUserHour, rules.PerUserHour))
+	usersOK, usersWhy := cfg.Load.SessionsPerUserHour == rules.PerUserHour, fmt.Sprintf("load.sessions_per_user_hour = %g (must be %g)", cfg.Load.SessionsPerUserHour, rules.PerUserHour)
+	for i, r := range res.Runs {
+		if r.Run == nil || r.Run.Users == 0 { // 0: a report that does not record its users
+			continue
+		}
+		if u, ok := r.Run.UsersFigure(); !ok {
+			usersOK = false
+			usersWhy += fmt.Sprintf("; run %d ran %d users for %s sessions/hour (needs ⌈rate ÷ %g⌉)", i+1, r.Run.Users, report.FormatFloat(r.Rate, 0), cfg.Load.SessionsPerUserHour)
+		} else if i == 0 {
+			usersWhy += fmt.Sprintf("; every run simulates rate ÷ %g users (run 1: %d)", cfg.Load.SessionsPerUserHour, u)
+		}
+	}
+	if cfg.Users.File != "" {
+		usersOK = false
+		usersWhy += "; the users come from users.file, a fixed population"
+	}
+	add(RuleUsers, usersOK, usersWhy)
 
 	seeds := map[int64]bool{}
 	n, distinct := 0, true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func (f *fake) run(stop, kill context.Context, cfg *workload.Config) (*report.Ru
 	run := &report.Run{Tool: "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: cfg.Seed,
 		Started: t0, Ended: t0.Add(time.Hour), Measurement: 30 * time.Minute,
 		TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved, SessionsPerUserHour: 4.8,
-		EquivalentUsers: achieved / 4.8, SessionsStarted: 1000, SessionsLate: f.late,
+		Users: cfg.Users.Count, SessionsStarted: 1000, SessionsLate: f.late,
 		Functions: map[measure.Function]*metrics.FunctionStats{measure.IMAPConnect: fs}}
 	run.Evaluate(compliance.Rules{MaxErrorPercent: 1, Functions: []compliance.Rule{{Function: measure.IMAPConnect, Limit: time.Second, RequiredPercent: 95}}})
 	return run, nil
@@ -74,8 +75,11 @@ func TestCertifyPasses(t *testing.T) {
 	wantLevels := []float64{80, 100, 100, 100, 120}
 	seeds := map[int64]bool{}
 	for i, c := range f.cfgs {
-		if c.Load.SessionsPerHour != 12000*wantLevels[i]/100 || c.Seed != cfg.Seed || c.Users != cfg.Users {
-			t.Errorf("run %d: rate %v seed %d", i+1, c.Load.SessionsPerHour, c.Seed)
+		// users = ⌈rate ÷ 4.8⌉ at every level, the rest of [users] as configured.
+		wantUsers := cfg.Users
+		wantUsers.Count = int(math.Ceil(12000 * wantLevels[i] / 100 / 4.8))
+		if c.Load.SessionsPerHour != 12000*wantLevels[i]/100 || c.Seed != cfg.Seed || c.Users != wantUsers || res.Runs[i].Users != wantUsers.Count {
+			t.Errorf("run %d: rate %v seed %d users %d", i+1, c.Load.SessionsPerHour, c.Seed, c.Users.Count)
 		}
 		if seeds[c.ScheduleSeed] || c.ScheduleSeed == 0 || c.ScheduleSeed != res.Runs[i].Seed {
 			t.Errorf("run %d: schedule seed %d not distinct", i+1, c.ScheduleSeed)
@@ -180,4 +184,27 @@ func TestCertifyPrepareAndErrors(t *testing.T) {
 	if len(got) != 2 || !strings.Contains(strings.Join(got, "|"), RuleMailboxes) || !strings.Contains(strings.Join(got, "|"), RuleComplete) {
 		t.Errorf("broken %q, want %q", got, want)
 	}
+}
+
+// TestCertifyUsersRule: a population that does not match rate ÷ 4.8 (here a
+// users file, which certify leaves as it is) breaks the users rule, naming
+// the run and its users.
+func TestCertifyUsersRule(t *testing.T) {
+	f := &fake{capacity: 13000, failCall: -1}
+	cfg := goodConfig()
+	cfg.Users.File = "users.csv"
+	cfg.Users.Count = 100
+	res, err := Run(context.Background(), context.Background(), cfg, Options{Run: f.run, Disclosure: Disclosure{MailbenchVersion: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Checks {
+		if c.Rule == RuleUsers {
+			if c.Pass || !strings.Contains(c.Detail, "run 1 ran 100 users for 384 sessions/hour") || !strings.Contains(c.Detail, "users.file") {
+				t.Errorf("users rule: pass %v, %q", c.Pass, c.Detail)
+			}
+			return
+		}
+	}
+	t.Fatal("no users rule")
 }

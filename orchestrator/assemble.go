@@ -14,7 +14,7 @@ import (
 
 // buildReport assembles the run's report from what the runner, the recorder
 // and the sink measured. It doesn't perform I/O.
-func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Recorder, sink *smtpsink.Sink) *report.Run {
+func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResult, rec *metrics.Recorder, sink *smtpsink.Sink) *report.Run {
 	meas := cfg.Phases.Measurement.Duration
 	// The rate is over the window the run really measured: until the end
 	// of measurement, or until the arrivals ended if that was earlier (a
@@ -27,7 +27,8 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		Target: report.Target{
 			IMAP: cfg.Target.IMAP.Address, SMTP: cfg.Target.SMTP.Address, Embedded: cfg.Target.Embedded,
 		},
-		TargetSessionsPerHour: cfg.TargetRate(),
+		// A shard offers its share of the arrivals (every Shards-th).
+		TargetSessionsPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)),
 		SessionsPerUserHour:   cfg.Load.SessionsPerUserHour,
 		SessionsScheduled:     res.Sessions.Scheduled,
 		SessionsStarted:       res.Sessions.Started,
@@ -38,7 +39,10 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		SessionsDropped:       res.Sessions.Dropped,
 		SessionsByType:        map[string]int64{},
 		MaxConcurrentObserved: int(res.Sessions.MaxActive),
-		Inbound: report.InboundSummary{TargetPerHour: cfg.TargetRate() * cfg.Load.InboundPerSession,
+		SessionsDroppedAtCap:  res.Sessions.DroppedAtCap,
+		MaxConcurrentSessions: cfg.Load.MaxConcurrent,
+		Users:                 res.Users,
+		Inbound: report.InboundSummary{TargetPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)) * cfg.Load.InboundPerSession,
 			Scheduled: res.Inbound.Scheduled, Started: res.Inbound.Started, Late: res.Inbound.Late, Dropped: res.Inbound.Dropped},
 		MaxDroppedPercent: cfg.Compliance.MaxDroppedPercent,
 		Functions:         rec.Stats(workload.Measurement).Snapshot(),
@@ -50,8 +54,16 @@ func buildReport(cfg *workload.Config, res *session.RunResult, rec *metrics.Reco
 		// Achieved: sessions the server let in, not the ones mailbench started.
 		run.AchievedSessionsPerHour = float64(res.SessionsLoggedIn) / window.Hours()
 	}
-	if run.SessionsPerUserHour > 0 {
-		run.EquivalentUsers = run.AchievedSessionsPerHour / run.SessionsPerUserHour
+	run.SessionsDroppedUsersBusy = res.Sessions.Dropped - res.Sessions.DroppedAtCap
+	if plan != nil {
+		run.PlannedSessionDuration = plan.MeanSessionDuration
+		run.PlannedConcurrency = run.TargetSessionsPerHour / 3600 * plan.MeanSessionDuration.Seconds()
+	}
+	if res.Sessions.Started > 0 {
+		run.MeanSessionDuration = res.SessionTime / time.Duration(res.Sessions.Started)
+	}
+	if u, ok := run.UsersFigure(); ok {
+		run.EquivalentUsers = float64(u)
 	}
 	for k, n := range res.SessionsByKind {
 		run.SessionsByType[string(k)] = n

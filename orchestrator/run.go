@@ -330,7 +330,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	}
 	rec2, pending := opts.reconcile(led)
 
-	run := buildReport(cfg, res, rec, sink)
+	run := buildReport(cfg, plan, res, rec, sink)
 	run.Generator = generatorHealth(cfg, res, genUse, useOK, stalls)
 	run.Delivery = &rec2
 	opts.shardReport(cfg, run, runID, win, pending)

@@ -85,6 +85,21 @@ type jsonSessions struct {
 	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
 	ByType                map[string]int64 `json:"by_type"`
 	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
+	// The population, the drops by cause and the concurrency behind them
+	// (report/load.go); absent in reports before them.
+	Users              int     `json:"users"`
+	UsersFigure        bool    `json:"users_figure"`
+	PerUser            float64 `json:"sessions_per_user"`
+	DroppedAtCap       int64   `json:"dropped_at_cap"`
+	DroppedUsersBusy   int64   `json:"dropped_users_busy"`
+	DropsBy            string  `json:"drops_by"`
+	MaxConcurrent      int     `json:"max_concurrent_sessions"`
+	PlannedSessionUS   int64   `json:"planned_session_us"`
+	PlannedConcurrency float64 `json:"planned_concurrency"`
+	MeanSessionUS      int64   `json:"mean_session_us"`
+	MeanConcurrency    float64 `json:"mean_concurrency"`
+	AchievedBandLow    float64 `json:"achieved_band_low_per_hour"`
+	AchievedBandHigh   float64 `json:"achieved_band_high_per_hour"`
 }
 
 type jsonInbound struct {
@@ -132,11 +147,11 @@ func latenessToJSON(h *hdrhistogram.Histogram) (*jsonLateness, error) {
 	return &jsonLateness{Count: h.TotalCount(), P50US: h.ValueAtQuantile(50), P99US: h.ValueAtQuantile(99), MaxUS: h.Max(), Histogram: enc}, nil
 }
 
-func generatorToJSON(g *GeneratorHealth) (*jsonGenerator, error) {
+func generatorToJSON(g *GeneratorHealth, reasons []string) (*jsonGenerator, error) {
 	if g == nil {
 		return nil, nil
 	}
-	j := &jsonGenerator{Reasons: g.BoundReasons(), LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
+	j := &jsonGenerator{Reasons: reasons, LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
 		CPUUS: us(g.CPU), CPUWindowUS: us(g.CPUWindow), Cores: g.Cores, CPUPercent: g.CPUPercent(),
 		GCPauseUS: us(g.GCPause), GCCycles: g.GCCycles, Stalls: g.Stalls, StallLimitUS: us(g.StallLimit), WorstStallUS: us(g.WorstStall)}
 	j.Bound = len(j.Reasons) > 0
@@ -281,6 +296,10 @@ func WriteJSON(w io.Writer, r *Run) error {
 			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
 			Late: r.SessionsLate, Dropped: r.SessionsDropped, MaxDroppedPercent: r.MaxDroppedPercent, ByType: r.SessionsByType,
 			MaxConcurrentObserved: r.MaxConcurrentObserved,
+			Users:                 r.Users, PerUser: r.SessionsPerUser(),
+			DroppedAtCap: r.SessionsDroppedAtCap, DroppedUsersBusy: r.SessionsDroppedUsersBusy, DropsBy: string(r.DropsBy()),
+			MaxConcurrent: r.MaxConcurrentSessions, PlannedSessionUS: us(r.PlannedSessionDuration),
+			PlannedConcurrency: r.PlannedConcurrency, MeanSessionUS: us(r.MeanSessionDuration), MeanConcurrency: r.ObservedConcurrency(),
 		},
 		Sink: jsonSink{
 			Messages: r.Sink.Messages, Recipients: r.Sink.Recipients, Bytes: r.Sink.Bytes,
@@ -303,7 +322,9 @@ func WriteJSON(w io.Writer, r *Run) error {
 		},
 	}
 	j.Sessions.Expected, j.Sessions.ExpectedLow, j.Sessions.ExpectedHigh = r.ExpectedSessions()
-	gen, err := generatorToJSON(r.Generator)
+	j.Sessions.AchievedBandLow, j.Sessions.AchievedBandHigh = r.AchievedBand()
+	_, j.Sessions.UsersFigure = r.UsersFigure()
+	gen, err := generatorToJSON(r.Generator, r.GeneratorBound())
 	if err != nil {
 		return fmt.Errorf("write report: generator: %w", err)
 	}
@@ -426,13 +447,20 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		CouldNotRun:             j.CouldNotRun,
 		Inbound: InboundSummary{TargetPerHour: j.Inbound.TargetPerHour, Scheduled: j.Inbound.Scheduled, Started: j.Inbound.Started,
 			Late: j.Inbound.Late, Dropped: j.Inbound.Dropped},
-		SessionsStarted:       j.Sessions.Started,
-		SessionsCompleted:     j.Sessions.Completed,
-		SessionsFailed:        j.Sessions.Failed,
-		SessionsLate:          j.Sessions.Late,
-		SessionsDropped:       j.Sessions.Dropped,
-		MaxDroppedPercent:     j.Sessions.MaxDroppedPercent,
-		MaxConcurrentObserved: j.Sessions.MaxConcurrentObserved,
+		SessionsStarted:          j.Sessions.Started,
+		SessionsCompleted:        j.Sessions.Completed,
+		SessionsFailed:           j.Sessions.Failed,
+		SessionsLate:             j.Sessions.Late,
+		SessionsDropped:          j.Sessions.Dropped,
+		MaxDroppedPercent:        j.Sessions.MaxDroppedPercent,
+		MaxConcurrentObserved:    j.Sessions.MaxConcurrentObserved,
+		SessionsDroppedAtCap:     j.Sessions.DroppedAtCap,
+		SessionsDroppedUsersBusy: j.Sessions.DroppedUsersBusy,
+		MaxConcurrentSessions:    j.Sessions.MaxConcurrent,
+		Users:                    j.Sessions.Users,
+		PlannedSessionDuration:   fromUS(j.Sessions.PlannedSessionUS),
+		PlannedConcurrency:       j.Sessions.PlannedConcurrency,
+		MeanSessionDuration:      fromUS(j.Sessions.MeanSessionUS),
 		Sink: SinkSummary{
 			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
 			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),

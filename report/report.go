@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,7 +71,26 @@ type Run struct {
 	SessionsCompleted int64
 	SessionsFailed    int64
 	SessionsLate      int64 // started, but later than the tolerance
-	SessionsDropped   int64 // never started: generator at its cap or too late
+	SessionsDropped   int64 // never started: generator at its cap or every user busy
+	// SessionsDroppedAtCap and SessionsDroppedUsersBusy split
+	// SessionsDropped by cause: the generator at load.max_concurrent_sessions
+	// (MaxConcurrentSessions), or every one of the Users already in a
+	// session. Reports before the split have both 0.
+	SessionsDroppedAtCap     int64
+	SessionsDroppedUsersBusy int64
+	MaxConcurrentSessions    int // load.max_concurrent_sessions: mailbench's own cap
+	// Users is how many users (mailboxes) the run drew its sessions from;
+	// 0: not recorded.
+	Users int
+	// PlannedSessionDuration is the plan's mean session length
+	// (workload.Plan.MeanSessionDuration: think times plus a nominal time
+	// per operation) and PlannedConcurrency the concurrency it implies at
+	// the target rate (Little's law). MeanSessionDuration is the measured
+	// mean length of the sessions started in the window. A server that
+	// slows sessions down shows as MeanSessionDuration above the plan.
+	PlannedSessionDuration time.Duration
+	PlannedConcurrency     float64
+	MeanSessionDuration    time.Duration
 	// MaxDroppedPercent: the run fails when SessionsDropped reaches this
 	// share of the sessions due (started + dropped); 0 disables the check.
 	MaxDroppedPercent     float64
@@ -124,9 +144,29 @@ type InboundSummary struct {
 	Scheduled, Started, Late, Dropped int64
 }
 
+// GeneratorMaxLatePercent is the share of the sessions started in the
+// window that may start late (later than load.late_tolerance) before the
+// run is GENERATOR-BOUND.
+const GeneratorMaxLatePercent = 1.0
+
 // GeneratorBound lists why the load generator, not the server, was the
-// bottleneck of the run (GeneratorHealth.BoundReasons); none: it kept up.
-func (r *Run) GeneratorBound() []string { return r.Generator.BoundReasons() }
+// bottleneck of the run; none: it kept up. It is mailbench's one
+// definition of GENERATOR-BOUND, used by run, sweep, compare-tls, size and
+// certify alike (docs/run-rules.md, "GENERATOR-BOUND"): the lateness p99 of
+// sessions or inbound mail above the late tolerance, the generator's CPU
+// above GeneratorCPULimit of its cores, operations timed longer than
+// op_timeout allows (GeneratorHealth.BoundReasons), or more than
+// GeneratorMaxLatePercent of the sessions started late.
+func (r *Run) GeneratorBound() []string {
+	why := r.Generator.BoundReasons()
+	if r.SessionsStarted > 0 {
+		if pct := 100 * float64(r.SessionsLate) / float64(r.SessionsStarted); pct > GeneratorMaxLatePercent {
+			why = append(why, fmt.Sprintf("%s of %s sessions started late (%s%% > %s%%): the generator could not keep to the schedule",
+				fmtInt(r.SessionsLate), fmtInt(r.SessionsStarted), strconv.FormatFloat(pct, 'f', 2, 64), trimFloat(GeneratorMaxLatePercent)))
+		}
+	}
+	return why
+}
 
 // NotAResult says why r is no result for the server ("" when it is one):
 // abandoned (could not run), stopped early (partial), or generator-bound.
@@ -301,6 +341,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		warn = append(warn, fmt.Sprintf("merged runs have %d different seeds; seed shown as 0", len(seeds)))
 	}
 
+	var sessionTime float64 // seconds, over every shard's started sessions
 	for i, r := range runs {
 		if i == 0 || r.Started.Before(m.Started) {
 			m.Started = r.Started
@@ -327,6 +368,13 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.SessionsDropped += r.SessionsDropped
 		m.MaxDroppedPercent = max(m.MaxDroppedPercent, r.MaxDroppedPercent)
 		m.MaxConcurrentObserved += r.MaxConcurrentObserved
+		m.SessionsDroppedAtCap += r.SessionsDroppedAtCap
+		m.SessionsDroppedUsersBusy += r.SessionsDroppedUsersBusy
+		m.MaxConcurrentSessions += r.MaxConcurrentSessions
+		m.Users += r.Users
+		m.PlannedConcurrency += r.PlannedConcurrency
+		m.PlannedSessionDuration = max(m.PlannedSessionDuration, r.PlannedSessionDuration)
+		sessionTime += r.MeanSessionDuration.Seconds() * float64(r.SessionsStarted)
 		m.Sink.Messages += r.Sink.Messages
 		m.Sink.Recipients += r.Sink.Recipients
 		m.Sink.Bytes += r.Sink.Bytes
@@ -351,6 +399,9 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 			m.DeliveryChecks.Commands += r.DeliveryChecks.Commands
 			m.DeliveryChecks.Errors += r.DeliveryChecks.Errors
 		}
+	}
+	if m.SessionsStarted > 0 {
+		m.MeanSessionDuration = time.Duration(sessionTime / float64(m.SessionsStarted) * float64(time.Second))
 	}
 	if m.Target.Embedded && len(runs) > 1 {
 		warn = append(warn, "merged runs include an embedded target: each shard loaded its own server")
@@ -384,12 +435,11 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 	}
 	if len(spuh) == 1 && runs[0].SessionsPerUserHour > 0 {
 		m.SessionsPerUserHour = runs[0].SessionsPerUserHour
-		m.EquivalentUsers = m.AchievedSessionsPerHour / m.SessionsPerUserHour
-	} else {
-		m.EquivalentUsers = sumSorted(runs, func(r *Run) float64 { return r.EquivalentUsers })
-		if len(spuh) > 1 {
-			warn = append(warn, "merged runs have different sessions per user-hour; equivalent users are summed")
-		}
+	} else if len(spuh) > 1 {
+		warn = append(warn, "merged runs have different sessions per user-hour: no users figure")
+	}
+	if u, ok := m.UsersFigure(); ok {
+		m.EquivalentUsers = float64(u)
 	}
 
 	var snaps []*metrics.ConnectSnapshot

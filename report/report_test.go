@@ -60,7 +60,8 @@ func compliantRun() *Run {
 		Warmup: time.Minute, Measurement: 10 * time.Minute, Rampdown: 90 * time.Second,
 		Target:                Target{IMAP: "mail.example.test:993", SMTP: "mail.example.test:587", Sink: "10.0.0.5:2525"},
 		TargetSessionsPerHour: 12000, AchievedSessionsPerHour: 12019.2, SessionsPerUserHour: 4.8,
-		EquivalentUsers:   12019.2 / 4.8,
+		EquivalentUsers: 2500, Users: 2500, MaxConcurrentSessions: 1000,
+		PlannedSessionDuration: 10 * time.Second, PlannedConcurrency: 12000.0 / 3600 * 10, MeanSessionDuration: 11 * time.Second,
 		SessionsScheduled: 2003, SessionsStarted: 2003, SessionsLoggedIn: 1998, SessionsCompleted: 1990, SessionsFailed: 13, SessionsLate: 2, SessionsDropped: 0,
 		Inbound: InboundSummary{TargetPerHour: 6000, Scheduled: 1011, Started: 1011, Late: 1},
 		Generator: &GeneratorHealth{LateTolerance: time.Second, SessionLateness: latenessOf(2003, 300*time.Microsecond),
@@ -120,8 +121,9 @@ func failingRun() *Run {
 		Warmup: 10 * time.Second, Measurement: 2 * time.Minute, Rampdown: 10 * time.Second,
 		Partial: true, PartialReason: "interrupted by SIGINT",
 		Target:                Target{IMAP: "127.0.0.1:41143", SMTP: "127.0.0.1:41025", Embedded: true},
-		TargetSessionsPerHour: 600, AchievedSessionsPerHour: 587.5, SessionsPerUserHour: 4.8, EquivalentUsers: 587.5 / 4.8,
-		SessionsScheduled: 48, SessionsStarted: 47, SessionsLoggedIn: 41, SessionsCompleted: 40, SessionsFailed: 7, SessionsLate: 3, SessionsDropped: 1,
+		TargetSessionsPerHour: 600, AchievedSessionsPerHour: 587.5, SessionsPerUserHour: 4.8,
+		SessionsScheduled: 48, SessionsStarted: 47, SessionsLoggedIn: 41, SessionsCompleted: 40, SessionsFailed: 7, SessionsLate: 0, SessionsDropped: 1,
+		SessionsDroppedAtCap: 1, MaxConcurrentSessions: 5, Users: 50,
 		MaxConcurrentObserved: 5,
 		Warnings:              []string{"TLS certificate verification disabled for IMAP", "measurement window shorter than configured"},
 		Functions:             s.Snapshot(),
@@ -334,7 +336,9 @@ func shards(n int) (whole *Run, parts []*Run) {
 			Started: t0.Add(time.Duration(i) * time.Second), Ended: t0.Add(time.Duration(10-i) * time.Minute),
 			Measurement: 5 * time.Minute, SessionsPerUserHour: 4.8,
 			TargetSessionsPerHour: 1000, AchievedSessionsPerHour: 1000.1 * float64(i+1),
-			SessionsStarted: int64(10 + i), SessionsByType: map[string]int64{"check": int64(i), fmt.Sprint("t", i): 1},
+			SessionsStarted: int64(10 + i), Users: 209 - i, // ⌈1000 ÷ 4.8⌉ = 209 users of each shard's share, 625 in all
+			MeanSessionDuration: time.Duration(i+1) * time.Second, SessionsDroppedAtCap: int64(i), SessionsDroppedUsersBusy: 1,
+			SessionsByType:        map[string]int64{"check": int64(i), fmt.Sprint("t", i): 1},
 			MaxConcurrentObserved: i + 2,
 			Target:                Target{IMAP: fmt.Sprint("imap", i%2)},
 			Sink:                  SinkSummary{Messages: 1, RelayDelay: hs[i]},
@@ -359,8 +363,14 @@ func TestMergeExact(t *testing.T) {
 	if m.SessionsStarted != 33 || m.MaxConcurrentObserved != 9 || m.SessionsByType["check"] != 3 || m.SessionsByType["t2"] != 1 {
 		t.Errorf("session counts: %+v", m)
 	}
-	if m.TargetSessionsPerHour != 3000 || m.EquivalentUsers != m.AchievedSessionsPerHour/4.8 {
-		t.Errorf("rates: target %v achieved %v users %v", m.TargetSessionsPerHour, m.AchievedSessionsPerHour, m.EquivalentUsers)
+	if m.TargetSessionsPerHour != 3000 || m.Users != 624 || m.EquivalentUsers != 624 {
+		t.Errorf("rates: target %v achieved %v users %v (%v simulated)", m.TargetSessionsPerHour, m.AchievedSessionsPerHour, m.EquivalentUsers, m.Users)
+	}
+	// The mean session length is weighted by the shards' sessions: (10×1 + 11×2 + 12×3) / 33 s.
+	secs := float64(10*1+11*2+12*3) / 33
+	if want := time.Duration(secs * float64(time.Second)); m.MeanSessionDuration-want > time.Microsecond || want-m.MeanSessionDuration > time.Microsecond ||
+		m.SessionsDroppedAtCap != 3 || m.SessionsDroppedUsersBusy != 3 {
+		t.Errorf("mean session %v (want %v), dropped at cap %d, users busy %d", m.MeanSessionDuration, want, m.SessionsDroppedAtCap, m.SessionsDroppedUsersBusy)
 	}
 	if m.Sink.RelayDelay.TotalCount() != 3 || m.Sink.RelayDelayMax < 3*time.Second || m.Sink.RelayDelayMax > 3*time.Second+5*time.Millisecond {
 		t.Errorf("sink: %+v", m.Sink)

@@ -117,12 +117,16 @@ func WriteText(w io.Writer, r *Run) error {
 	lw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	lp := func(k, format string, a ...any) { fmt.Fprintf(lw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
 	lp("Target sessions/hour", "%s", fmtFloat1(r.TargetSessionsPerHour))
-	lp("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
-	if r.SessionsPerUserHour > 0 {
-		lp("Equivalent users", "%s (at %s sessions per user per hour)", fmtInt(int64(math.Floor(r.EquivalentUsers))),
-			strconv.FormatFloat(r.SessionsPerUserHour, 'f', -1, 64))
+	if lo, hi := r.AchievedBand(); hi > 0 && !r.Partial && r.CouldNotRun == "" {
+		lp("Achieved sessions/hour", "%s (the target's 95%% Poisson band over this window: %s–%s)", fmtFloat1(r.AchievedSessionsPerHour), fmtFloat0(lo), fmtFloat0(hi))
 	} else {
-		lp("Equivalent users", "%s", fmtInt(int64(math.Floor(r.EquivalentUsers))))
+		lp("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
+	}
+	if u, ok := r.UsersFigure(); ok {
+		lp("Users", "%s simulated (at %s sessions per user-hour)", fmtInt(int64(u)), trimFloat(r.SessionsPerUserHour))
+	} else if r.Users > 0 {
+		lp("Users", "%s mailboxes at %s sessions per user-hour: no users figure (that needs target ÷ %s users)", fmtInt(int64(r.Users)),
+			trimFloat(math.Round(r.SessionsPerUser()*10)/10), trimFloat(r.SessionsPerUserHour))
 	}
 	if mean, lo, hi := r.ExpectedSessions(); mean > 0 && !r.Partial && r.CouldNotRun == "" { // the band is for the whole window
 		lp("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
@@ -130,6 +134,10 @@ func WriteText(w io.Writer, r *Run) error {
 	lp("Sessions", "started %s, logged in %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsLoggedIn),
 		fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))
 	lp("Late / dropped sessions", "%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))
+	if parts := r.DropCounts(); len(parts) > 0 {
+		lp("Dropped by cause", "%s", strings.Join(parts, "; "))
+		lp("Drops attributed to", "%s", r.DropAttribution())
+	}
 	if in := r.Inbound; in.TargetPerHour > 0 || in.Scheduled > 0 {
 		lp("Inbound mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(in.Scheduled), fmtInt(in.Started),
 			fmtInt(in.Late), fmtInt(in.Dropped), fmtFloat1(in.TargetPerHour))
@@ -141,7 +149,11 @@ func WriteText(w io.Writer, r *Run) error {
 		}
 		lp("Sessions by type", "%s", strings.Join(parts, ", "))
 	}
-	lp("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
+	if l := r.ConcurrencyLine(); l != "" {
+		lp("Concurrency", "%s", l)
+	} else {
+		lp("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
+	}
 	if r.Target.Sink != "" || r.Sink.Messages > 0 {
 		lp("Sink", "%s messages, %s recipients, %s bytes",
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes))

@@ -87,6 +87,12 @@ type RunResult struct {
 	StopAt                           time.Time // when arrivals ended (end of measurement, or the stop)
 	Users                            int       // simulated users
 	CutSessions                      int64     // sessions still running at the end of ramp-down
+	// SessionTime is the summed wall time of the sessions started in the
+	// measurement window, from hand-out to return: with Sessions.Started
+	// it gives the mean session length the server allowed.
+	SessionTime time.Duration
+	// Shards is how many shards the run is split into (1: a whole run).
+	Shards int
 }
 
 // Run runs the workload. Cancelling stop ends new arrivals at once (the run
@@ -141,7 +147,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	pool := newUserPool(r.Shard.Users(len(r.Users)))
 	var mu sync.Mutex
-	var failed, loggedIn, completed atomic.Int64
+	var failed, loggedIn, completed, sessionNanos atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
@@ -167,6 +173,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 				if !counted {
 					return
 				}
+				sessionNanos.Add(int64(time.Since(a.Actual)))
 				if in {
 					loggedIn.Add(1)
 				}
@@ -250,6 +257,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	res.Sessions = sessions.Counts()
 	res.Inbound = inbound.Counts()
 	res.SessionsFailed = failed.Load()
+	res.SessionTime = time.Duration(sessionNanos.Load())
+	res.Shards = max(r.Shard.Count, 1)
 	res.SessionsLoggedIn, res.SessionsCompleted = loggedIn.Load(), completed.Load()
 	res.SessionLateness, res.InboundLateness = sessions.Lateness(), inbound.Lateness()
 	return res, nil

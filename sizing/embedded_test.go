@@ -12,6 +12,7 @@ import (
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/sizing"
 	"github.com/mailbench/mailbench/sweep"
 	"github.com/mailbench/mailbench/target"
@@ -150,6 +151,15 @@ func TestSizeFindsKnownCapacity(t *testing.T) {
 		if bound.Pass || bound.Run == nil || bound.Rate != res.High || !strings.Contains(bound.Reason, "failing: ") {
 			t.Errorf("bounding run: rate %v pass %v reason %q", bound.Rate, bound.Pass, bound.Reason)
 		}
+		// The bounding step simulated rate ÷ 4.8 users, and its report
+		// carries the users figure.
+		wantUsers := int(math.Ceil(bound.Rate / 4.8))
+		if u, ok := bound.Run.UsersFigure(); bound.Users != wantUsers || bound.Run.Users != wantUsers || !ok || u != wantUsers {
+			t.Errorf("bounding step at %.0f/h ran %d users (report %d, figure %d %v), want %d", bound.Rate, bound.Users, bound.Run.Users, u, ok, wantUsers)
+		}
+		if res.BoundingRow() == nil || res.BoundingRow().P95 < slope || res.MailbenchBound != "" {
+			t.Errorf("bounding row %+v, mailbench bound %q", res.BoundingRow(), res.MailbenchBound)
+		}
 		curve := res.Curve()
 		lo, hi := curve[0], curve[len(curve)-1]
 		if hi.P95["IMAP SELECT_INBOX"] < slope || lo.P95["IMAP SELECT_INBOX"] >= slope {
@@ -157,4 +167,83 @@ func TestSizeFindsKnownCapacity(t *testing.T) {
 		}
 	})
 	t.Logf("%v of real time", time.Since(start).Round(time.Millisecond))
+}
+
+// TestSizeBoundedByPopulation: a fixed population of 10 users at a rate
+// whose sessions need 33 at once (no contention in the target): every user
+// is busy, sessions are dropped, the sessions lasted as planned, so the
+// bound is mailbench's population, not the server: no capacity, the bound
+// named.
+func TestSizeBoundedByPopulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole runs")
+	}
+	defer watchdog(t, 2*time.Minute)()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := kneeConfig(t)
+		cfg.Users.Count = 10
+		cfg.Load.SessionsPerHour = 400
+		res, err := sizing.Search(context.Background(), context.Background(), cfg, sizing.Options{
+			Run:        sweep.ManagerRunner(orchestrator.Options{Network: memnet.New()}),
+			FixedUsers: true, FixedUsersWhy: "--fixed-users", Confirm: -1, MaxRuns: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_ = res.WriteText(&b)
+		t.Log(b.String())
+		if res.Found() || res.MailbenchBound == "" || len(res.Probes) != 1 {
+			t.Fatalf("found %v, %d runs, mailbench bound %q", res.Found(), len(res.Probes), res.MailbenchBound)
+		}
+		p := res.Probes[0]
+		if p.Outcome != sizing.MailbenchBound || p.Run.DropsBy() != report.DropsPopulation || p.Run.SessionsDroppedUsersBusy == 0 ||
+			!strings.Contains(res.MailbenchBound, "every one of the 10 users busy") {
+			t.Errorf("probe %s, drops by %q (%d users busy): %s", p.Outcome, p.Run.DropsBy(), p.Run.SessionsDroppedUsersBusy, res.MailbenchBound)
+		}
+		for _, want := range []string{"bounded by mailbench, not by the server", "Bounded by mailbench (not the server)"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("text lacks %q", want)
+			}
+		}
+		if strings.Contains(res.CapacityLine(), "users (simulated") {
+			t.Errorf("a users figure from a fixed population: %s", res.CapacityLine())
+		}
+	})
+}
+
+// TestSizeRaisesTheGeneratorCap: the generator's cap of 10 concurrent
+// sessions, below the 33 the rate needs, drops sessions that lasted as
+// planned: mailbench's own limit. The search runs the step again with the
+// cap raised (within the memory budget) and the step passes.
+func TestSizeRaisesTheGeneratorCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole runs")
+	}
+	defer watchdog(t, 2*time.Minute)()
+	synctest.Test(t, func(t *testing.T) {
+		cfg := kneeConfig(t)
+		cfg.Load.MaxConcurrent = 10
+		cfg.Load.SessionsPerHour = 400
+		res, err := sizing.Search(context.Background(), context.Background(), cfg, sizing.Options{
+			Run:     sweep.ManagerRunner(orchestrator.Options{Network: memnet.New()}),
+			Confirm: -1, MaxRuns: 2, MemoryAvailable: 16 << 30,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_ = res.WriteText(&b)
+		t.Log(b.String())
+		if len(res.Probes) != 2 {
+			t.Fatalf("%d runs, want 2", len(res.Probes))
+		}
+		first, again := res.Probes[0], res.Probes[1]
+		if first.Outcome != sizing.Superseded || first.Run.DropsBy() != report.DropsGeneratorCap || first.Run.SessionsDroppedAtCap == 0 {
+			t.Errorf("first run: %s, drops by %q (%d at the cap)", first.Outcome, first.Run.DropsBy(), first.Run.SessionsDroppedAtCap)
+		}
+		if again.Purpose != sizing.RaiseCap || again.Cap <= 10 || !again.Pass || again.Run.SessionsDropped != 0 || res.Low != 400 {
+			t.Errorf("second run: %s cap %d, %s, %d dropped; low %v", again.Purpose, again.Cap, again.Outcome, again.Run.SessionsDropped, res.Low)
+		}
+	})
 }

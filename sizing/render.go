@@ -18,21 +18,50 @@ import (
 // (docs/size.md).
 const (
 	Schema        = "mailbench-size"
-	SchemaVersion = 1
+	SchemaVersion = 2 // 2: users per step, outcomes, mailbench's bound, the bounding row
 )
 
+// population renders the population of a capacity at rate: "≡ 2,344
+// users (simulated, 4.8 sessions per user-hour)", or, with fixed users,
+// "on 300 mailboxes (37.5 sessions per user-hour; fixed users: why)".
+func (r *Result) population(rate float64) string {
+	if !r.FixedUsers && r.PerUserHour > 0 {
+		return fmt.Sprintf("≡ %s users (simulated: every step ran rate ÷ %s users)",
+			report.FormatCount(int64(r.Users(rate))), report.FormatFloat(r.PerUserHour, 1))
+	}
+	u := 0
+	for _, p := range r.Probes {
+		if p.Rate == rate && p.Users > 0 {
+			u = p.Users
+		}
+	}
+	if u == 0 {
+		return "(users not known)"
+	}
+	return fmt.Sprintf("on %s mailboxes (%s sessions per user-hour; no users figure: %s)",
+		report.FormatCount(int64(u)), report.FormatFloat(rate/float64(u), 1), r.FixedUsersWhy)
+}
+
 // CapacityLine is the one-sentence result, e.g. "Capacity: 11,250
-// sessions/hour ≡ 2,343 users (bracket [11,250, 11,700): +4.0%, confirmed by
-// 2 runs)".
+// sessions/hour ≡ 2,344 users (simulated ...) (bracket [11,250, 11,700):
+// +4.0%, confirmed)". It never gives a users figure that no step
+// simulated, and never calls mailbench's own bound the server's capacity.
 func (r *Result) CapacityLine() string {
+	if r.MailbenchBound != "" {
+		at := "no step passed"
+		if r.Low > 0 {
+			at = fmt.Sprintf("the server carried at least %s sessions/hour %s", report.FormatFloat(r.Low, 0), r.population(r.Low))
+		}
+		return "Capacity: none found for the server: the search was bounded by mailbench, not by the server (" + at + ")"
+	}
 	switch {
 	case r.Low <= 0 && !math.IsInf(r.High, 1):
-		return fmt.Sprintf("Capacity: none found: no compliant rate (the lowest failing run: %s sessions/hour)", report.FormatFloat(r.High, 0))
+		return fmt.Sprintf("Capacity: none found: no compliant rate (the lowest rate that did not pass: %s sessions/hour)", report.FormatFloat(r.High, 0))
 	case r.Low <= 0:
 		return "Capacity: none found: no run passed"
 	case math.IsInf(r.High, 1):
-		return fmt.Sprintf("Capacity: at least %s sessions/hour ≡ %s users: no run failed, the upper end is not known",
-			report.FormatFloat(r.Low, 0), report.FormatCount(int64(math.Floor(r.Users(r.Low)))))
+		return fmt.Sprintf("Capacity: at least %s sessions/hour %s: no run failed, the upper end is not known",
+			report.FormatFloat(r.Low, 0), r.population(r.Low))
 	}
 	state := "confirmed"
 	switch {
@@ -41,27 +70,92 @@ func (r *Result) CapacityLine() string {
 	case !r.Confirmed:
 		state = "NOT confirmed"
 	}
-	return fmt.Sprintf("Capacity: %s sessions/hour ≡ %s users (bracket [%s, %s) sessions/hour ≡ [%s, %s) users: +%s%%, %s)",
-		report.FormatFloat(r.Low, 0), report.FormatCount(int64(math.Floor(r.Users(r.Low)))),
+	return fmt.Sprintf("Capacity: %s sessions/hour %s (bracket [%s, %s) sessions/hour: +%s%%, %s)",
+		report.FormatFloat(r.Low, 0), r.population(r.Low),
 		report.FormatFloat(r.Low, 0), report.FormatFloat(r.High, 0),
-		report.FormatCount(int64(math.Floor(r.Users(r.Low)))), report.FormatCount(int64(math.Floor(r.Users(r.High)))),
 		report.FormatFloat(r.BracketPercent(), 1), state)
 }
 
-// BoundingLine names the failing run that bounded the capacity; "" when
-// none did.
+// BoundingLine names the run that bounded the capacity; "" when none did.
 func (r *Result) BoundingLine() string {
 	if r.Bounding < 0 || r.Bounding >= len(r.Probes) {
 		return ""
 	}
 	p := r.Probes[r.Bounding]
-	return fmt.Sprintf("Bounded by run %d at %s sessions/hour (%s): %s", r.Bounding+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Reason)
+	who := "the server"
+	switch p.Outcome {
+	case MailbenchBound:
+		who = "mailbench (not the server)"
+	case Undecided:
+		who = "too few operations to decide (not shown to be the server)"
+	}
+	return fmt.Sprintf("Bounded by %s: run %d at %s sessions/hour (%s, %d users): %s",
+		who, r.Bounding+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Users, p.Reason)
 }
 
-// WriteText renders r: the capacity, the bounding run, why the search
-// stopped early (if it did), then the curve as one table with a column per
-// run by rate: target and achieved sessions/hour, verdict, and the p95 (ms)
-// of every function that ran. It performs I/O only on w.
+// RowSummary is one function's figures in one run.
+type RowSummary struct {
+	Function         string
+	P95, Limit       time.Duration
+	PercentCompliant float64
+	RequiredPercent  float64
+	Operations       int64
+}
+
+// BoundingRow is the server-side row that bounded the capacity: of the
+// bounding run's function rows, the one furthest below its requirement
+// (nil when the bound is not the server's or no row fell short).
+func (r *Result) BoundingRow() *RowSummary {
+	if r.Bounding < 0 || r.Bounding >= len(r.Probes) {
+		return nil
+	}
+	p := r.Probes[r.Bounding]
+	if p.Run == nil || p.Outcome == MailbenchBound {
+		return nil
+	}
+	var best *RowSummary
+	for _, row := range p.Run.Table.Rows {
+		if row.Operations <= 0 {
+			continue
+		}
+		pct := 100 * float64(row.WithinLimit) / float64(row.Operations)
+		if pct > row.RequiredPercent {
+			continue
+		}
+		if best == nil || pct-row.RequiredPercent < best.PercentCompliant-best.RequiredPercent {
+			best = &RowSummary{Function: string(row.Function), P95: row.P95, Limit: row.Limit, PercentCompliant: pct,
+				RequiredPercent: row.RequiredPercent, Operations: row.Operations}
+		}
+	}
+	return best
+}
+
+// BoundingRowLine renders BoundingRow ("" when none).
+func (r *Result) BoundingRowLine() string {
+	b := r.BoundingRow()
+	if b == nil {
+		return ""
+	}
+	return fmt.Sprintf("Bounding row (the server's): %s, p95 %s ms, %s%% within %v against >%s%% required (%s operations)",
+		b.Function, report.FormatMS(b.P95), report.FormatFloat(math.Floor(b.PercentCompliant*100)/100, 2), b.Limit,
+		report.FormatFloat(b.RequiredPercent, 1), report.FormatCount(b.Operations))
+}
+
+// PrepareLine says what growing the population cost ("" when nothing was
+// prepared).
+func (r *Result) PrepareLine() string {
+	if r.PreparedUsers == 0 && r.PreparedMessages == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Population grown as the search climbed: %s users made ready, %s messages appended, in %v",
+		report.FormatCount(int64(r.PreparedUsers)), report.FormatCount(r.PreparedMessages), r.PrepareTime.Round(time.Second))
+}
+
+// WriteText renders r: the capacity, the bounding run and row, why the
+// search stopped early (if it did), then the curve as one table with a
+// column per run by rate: target and achieved sessions/hour, users,
+// outcome, and the p95 (ms) and % compliant of every function that ran.
+// It performs I/O only on w.
 func (r *Result) WriteText(w io.Writer) error {
 	target := "server under test"
 	if r.Embedded {
@@ -71,29 +165,34 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Sprintf("Sizing: %q (%s), precision %s%%, %d runs in %v", r.Name, target, report.FormatFloat(r.Precision, 1), len(r.Probes), r.Elapsed.Round(time.Second)),
 	}}
 	head := []string{r.CapacityLine()}
-	if l := r.BoundingLine(); l != "" {
-		head = append(head, l)
+	for _, l := range []string{r.BoundingLine(), r.BoundingRowLine(), r.PrepareLine()} {
+		if l != "" {
+			head = append(head, l)
+		}
 	}
 	if r.Stopped != "" {
 		head = append(head, "*** The search ended early: "+r.Stopped+". ***")
 	}
 	t.Title = append(t.Title, "")
 	t.Title = append(t.Title, head...)
-	t.Title = append(t.Title, "", "p95 per function against load (ms):")
+	t.Title = append(t.Title, "", "p95 (ms) and % compliant per function against load:")
 	curve := r.Curve()
 	for _, p := range curve {
 		t.Head = append(t.Head, report.FormatFloat(p.Rate, 0)+"/h")
 	}
 	t.Add("purpose", func(i int) string { return string(curve[i].Purpose) })
+	t.Add("users", func(i int) string { return report.FormatCount(int64(curve[i].Users)) })
 	t.Add("achieved sessions/hour", func(i int) string { return report.FormatFloat(curve[i].Achieved, 0) })
-	t.Add("verdict", func(i int) string {
-		if curve[i].Pass {
-			return "PASS"
+	t.Add("target's 95% band", func(i int) string {
+		if curve[i].BandHigh <= 0 {
+			return "-"
 		}
-		return "FAIL"
+		return report.FormatFloat(curve[i].BandLow, 0) + "–" + report.FormatFloat(curve[i].BandHigh, 0)
 	})
-	for _, fn := range curveFunctions(curve) {
-		t.Add(fn, func(i int) string {
+	t.Add("outcome", func(i int) string { return strings.ToUpper(string(curve[i].Outcome)) })
+	fns := curveFunctions(curve)
+	for _, fn := range fns {
+		t.Add(fn+" p95", func(i int) string {
 			d, ok := curve[i].P95[fn]
 			if !ok {
 				return "-"
@@ -101,16 +200,31 @@ func (r *Result) WriteText(w io.Writer) error {
 			return report.FormatMS(d)
 		})
 	}
+	for _, fn := range fns {
+		t.Add(fn+" %", func(i int) string {
+			c, ok := curve[i].Compliant[fn]
+			if !ok {
+				return "-"
+			}
+			return report.FormatFloat(math.Floor(c*100)/100, 2)
+		})
+	}
 	t.Sections = append(t.Sections, []string{
-		"Every run has its own schedule seed (docs/size.md); a run passes when it is complete, compliant and not",
-		"generator-bound. The true limit lies in the bracket [highest passing, lowest failing).",
+		"Every run has its own schedule seed and rate ÷ sessions_per_user_hour users (docs/size.md). A run passes when",
+		"every row passes with 95% confidence (Wilson interval), nothing is lost, no session is dropped and the generator",
+		"keeps up; too few operations to decide make it UNDECIDED (lengthened first). The true limit lies in the",
+		"bracket [highest passing, lowest not passing).",
 	})
 	for i, p := range r.Probes {
 		switch {
 		case p.Err != "":
 			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s sessions/hour) could not be carried out: %s", i+1, report.FormatFloat(p.Rate, 0), p.Err))
 		case !p.Pass:
-			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s sessions/hour, %s): %s", i+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Reason))
+			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s sessions/hour, %s, %s): %s", i+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Outcome, p.Reason))
+		}
+		if p.Prepared != nil {
+			t.Notes = append(t.Notes, fmt.Sprintf("note: before run %d the population grew by %d users, %d messages appended, in %v",
+				i+1, p.Prepared.Users, p.Prepared.Messages, p.Prepared.Elapsed.Round(time.Millisecond)))
 		}
 	}
 	return t.Write(w)
@@ -142,6 +256,11 @@ type jsonResult struct {
 	Start         float64          `json:"start_per_hour"`
 	Capacity      jsonCapacity     `json:"capacity"`
 	Stopped       string           `json:"stopped"`
+	FixedUsers    bool             `json:"fixed_users"`
+	FixedWhy      string           `json:"fixed_users_why,omitempty"`
+	Mailbench     string           `json:"mailbench_bound,omitempty"`
+	BoundingRow   *jsonRowSummary  `json:"bounding_row"`
+	Prepared      jsonPrepared     `json:"prepared"`
 	Bounding      *int             `json:"bounding_run"` // 0-based index into runs; null: none
 	ElapsedS      float64          `json:"elapsed_s"`
 	Runs          []jsonProbe      `json:"runs"`
@@ -153,7 +272,7 @@ type jsonCapacity struct {
 	Converged      bool     `json:"converged"`
 	Confirmed      bool     `json:"confirmed"`
 	SessionsPerH   float64  `json:"sessions_per_hour"` // the bracket's low end
-	Users          float64  `json:"users"`
+	Users          float64  `json:"users"`             // simulated in the step at sessions_per_hour; 0 with fixed users
 	BracketLow     float64  `json:"bracket_low"`
 	BracketHigh    *float64 `json:"bracket_high"`    // null: no run failed
 	BracketPercent *float64 `json:"bracket_percent"` // null: no bracket
@@ -167,6 +286,12 @@ type jsonProbe struct {
 	Reason         string          `json:"reason,omitempty"`
 	GeneratorBound bool            `json:"generator_bound"`
 	Error          string          `json:"error,omitempty"`
+	Outcome        Outcome         `json:"outcome"`
+	Users          int             `json:"users"`
+	Cap            int             `json:"max_concurrent_sessions"`
+	MeasurementS   float64         `json:"measurement_s"`
+	Undecided      []string        `json:"undecided,omitempty"`
+	Prepared       *jsonPrepared   `json:"prepared,omitempty"`
 	Report         json.RawMessage `json:"report"` // report.WriteJSON form; null when none
 }
 
@@ -176,6 +301,27 @@ type jsonCurvePoint struct {
 	Pass     bool             `json:"pass"`
 	Purpose  Purpose          `json:"purpose"`
 	P95US    map[string]int64 `json:"p95_us"`
+	// The fields below are absent in schema version 1.
+	Users     int                `json:"users"`
+	Outcome   Outcome            `json:"outcome"`
+	BandLow   float64            `json:"band_low_per_hour"`
+	BandHigh  float64            `json:"band_high_per_hour"`
+	Compliant map[string]float64 `json:"percent_compliant"`
+}
+
+type jsonPrepared struct {
+	Users    int     `json:"users"`
+	Messages int64   `json:"messages"`
+	ElapsedS float64 `json:"elapsed_s"`
+}
+
+type jsonRowSummary struct {
+	Function         string  `json:"function"`
+	P95US            int64   `json:"p95_us"`
+	LimitUS          int64   `json:"limit_us"`
+	PercentCompliant float64 `json:"percent_compliant"`
+	RequiredPercent  float64 `json:"required_percent"`
+	Operations       int64   `json:"operations"`
 }
 
 // WriteJSON writes r as one JSON document (docs/size.md): the capacity and
@@ -186,6 +332,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded,
 		PerUserHour: r.PerUserHour, Precision: r.Precision, BudgetS: r.Budget.Seconds(), Start: r.Start,
 		Stopped: r.Stopped, ElapsedS: r.Elapsed.Seconds(), Runs: []jsonProbe{}, Curve: []jsonCurvePoint{},
+		FixedUsers: r.FixedUsers, FixedWhy: r.FixedUsersWhy, Mailbench: r.MailbenchBound,
+		Prepared: jsonPrepared{Users: r.PreparedUsers, Messages: r.PreparedMessages, ElapsedS: r.PrepareTime.Seconds()},
 		Capacity: jsonCapacity{Found: r.Found(), Converged: r.Converged, Confirmed: r.Confirmed,
 			SessionsPerH: r.Low, Users: r.Users(r.Low), BracketLow: r.Low},
 	}
@@ -200,9 +348,17 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		b := r.Bounding
 		j.Bounding = &b
 	}
+	if b := r.BoundingRow(); b != nil {
+		j.BoundingRow = &jsonRowSummary{Function: b.Function, P95US: b.P95.Microseconds(), LimitUS: b.Limit.Microseconds(),
+			PercentCompliant: b.PercentCompliant, RequiredPercent: b.RequiredPercent, Operations: b.Operations}
+	}
 	for _, p := range r.Probes {
 		jp := jsonProbe{Rate: p.Rate, Seed: p.Seed, Purpose: p.Purpose, Pass: p.Pass, Reason: p.Reason,
-			GeneratorBound: p.GeneratorBound, Error: p.Err}
+			GeneratorBound: p.GeneratorBound, Error: p.Err, Outcome: p.Outcome, Users: p.Users, Cap: p.Cap,
+			MeasurementS: p.Measurement.Seconds(), Undecided: p.Undecided}
+		if p.Prepared != nil {
+			jp.Prepared = &jsonPrepared{Users: p.Prepared.Users, Messages: p.Prepared.Messages, ElapsedS: p.Prepared.Elapsed.Seconds()}
+		}
 		var err error
 		if jp.Report, err = report.EmbeddedJSON(p.Run); err != nil {
 			return err
@@ -210,7 +366,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		j.Runs = append(j.Runs, jp)
 	}
 	for _, c := range r.Curve() {
-		jc := jsonCurvePoint{Rate: c.Rate, Achieved: c.Achieved, Pass: c.Pass, Purpose: c.Purpose, P95US: map[string]int64{}}
+		jc := jsonCurvePoint{Rate: c.Rate, Achieved: c.Achieved, Pass: c.Pass, Purpose: c.Purpose, P95US: map[string]int64{},
+			Users: c.Users, Outcome: c.Outcome, BandLow: c.BandLow, BandHigh: c.BandHigh, Compliant: c.Compliant}
 		for fn, d := range c.P95 {
 			jc.P95US[fn] = d.Microseconds()
 		}
@@ -227,14 +384,20 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	if err := report.ReadStrictJSON(rd, "size result", &j); err != nil {
 		return nil, err
 	}
-	if err := report.CheckSchema("size result", j.Schema, j.SchemaVersion, Schema, SchemaVersion); err != nil {
-		return nil, err
+	if j.SchemaVersion != 1 { // version 1 reads as 2 with the newer fields absent
+		if err := report.CheckSchema("size result", j.Schema, j.SchemaVersion, Schema, SchemaVersion); err != nil {
+			return nil, err
+		}
+	} else if j.Schema != Schema {
+		return nil, report.CheckSchema("size result", j.Schema, j.SchemaVersion, Schema, SchemaVersion)
 	}
 	r := &Result{
 		Name: j.Name, Config: j.Config, Embedded: j.Embedded, PerUserHour: j.PerUserHour, Precision: j.Precision,
 		Budget: time.Duration(j.BudgetS * float64(time.Second)), Start: j.Start, Low: j.Capacity.BracketLow, High: math.Inf(1),
 		Converged: j.Capacity.Converged, Confirmed: j.Capacity.Confirmed, Stopped: j.Stopped, Bounding: -1,
-		Elapsed: time.Duration(j.ElapsedS * float64(time.Second)),
+		Elapsed:    time.Duration(j.ElapsedS * float64(time.Second)),
+		FixedUsers: j.FixedUsers, FixedUsersWhy: j.FixedWhy, MailbenchBound: j.Mailbench,
+		PreparedUsers: j.Prepared.Users, PreparedMessages: j.Prepared.Messages, PrepareTime: time.Duration(j.Prepared.ElapsedS * float64(time.Second)),
 	}
 	if j.Capacity.BracketHigh != nil {
 		r.High = *j.Capacity.BracketHigh
@@ -246,7 +409,17 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		r.Bounding = *j.Bounding
 	}
 	for i, jp := range j.Runs {
-		p := Probe{Rate: jp.Rate, Seed: jp.Seed, Purpose: jp.Purpose, Pass: jp.Pass, Reason: jp.Reason, GeneratorBound: jp.GeneratorBound, Err: jp.Error}
+		p := Probe{Rate: jp.Rate, Seed: jp.Seed, Purpose: jp.Purpose, Pass: jp.Pass, Reason: jp.Reason, GeneratorBound: jp.GeneratorBound, Err: jp.Error,
+			Outcome: jp.Outcome, Users: jp.Users, Cap: jp.Cap, Measurement: time.Duration(jp.MeasurementS * float64(time.Second)), Undecided: jp.Undecided}
+		if p.Outcome == "" { // schema version 1
+			p.Outcome = Fail
+			if p.Pass {
+				p.Outcome = Pass
+			}
+		}
+		if jp.Prepared != nil {
+			p.Prepared = &Prepared{Users: jp.Prepared.Users, Messages: jp.Prepared.Messages, Elapsed: time.Duration(jp.Prepared.ElapsedS * float64(time.Second))}
+		}
 		if len(jp.Report) > 0 && strings.TrimSpace(string(jp.Report)) != "null" {
 			run, err := report.ReadJSON(bytes.NewReader(jp.Report))
 			if err != nil {

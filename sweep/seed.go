@@ -36,35 +36,9 @@ func DeriveSeed(seed int64, i int) int64 {
 // DefaultGeneratorBound.
 type GeneratorBound func(*report.Run) (bound bool, why string)
 
-// DefaultMaxLatePercent is the share of late sessions (of those started in
-// the measurement window) above which LateSessions calls a run
-// generator-bound.
-const DefaultMaxLatePercent = 1.0
-
-// LateSessions is the default GeneratorBound: a run is generator-bound when
-// more than maxPercent of the sessions started in its measurement window
-// started late (later than load.late_tolerance after their scheduled time:
-// the generator could not keep to the schedule). Dropped sessions are
-// already a compliance row. It doesn't perform I/O.
-func LateSessions(maxPercent float64) GeneratorBound {
-	return func(r *report.Run) (bool, string) {
-		if r == nil || r.SessionsStarted == 0 {
-			return false, ""
-		}
-		pct := 100 * float64(r.SessionsLate) / float64(r.SessionsStarted)
-		if pct > maxPercent {
-			return true, fmtLate(r.SessionsLate, r.SessionsStarted, pct, maxPercent)
-		}
-		return false, ""
-	}
-}
-
-// DefaultGeneratorBound is the run's own GENERATOR-BOUND verdict
-// (report.Run.GeneratorBound: lateness p99 above the tolerance, CPU near its
-// limit, impossible durations), and, for reports that predate it,
-// LateSessions(DefaultMaxLatePercent).
+// DefaultGeneratorBound is the one definition of GENERATOR-BOUND,
+// report.Run.GeneratorBound, as a GeneratorBound.
 func DefaultGeneratorBound() GeneratorBound {
-	late := LateSessions(DefaultMaxLatePercent)
 	return func(r *report.Run) (bool, string) {
 		if r == nil {
 			return false, ""
@@ -72,11 +46,6 @@ func DefaultGeneratorBound() GeneratorBound {
 		if why := r.GeneratorBound(); len(why) > 0 {
 			return true, "GENERATOR-BOUND: " + strings.Join(why, "; ")
 		}
-		return late(r)
+		return false, ""
 	}
-}
-
-func fmtLate(late, started int64, pct, max float64) string {
-	return report.FormatCount(late) + " of " + report.FormatCount(started) + " sessions started late (" +
-		report.FormatFloat(pct, 2) + "% > " + report.FormatFloat(max, 2) + "%): the generator could not keep to the schedule"
 }

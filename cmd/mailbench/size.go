@@ -5,9 +5,27 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/sizing"
 	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/workload"
 )
+
+// growPopulation makes users from..cfg.Users.Count-1 of a real server ready
+// for a size step: the top-up of `mailbench init` on those users only
+// (from = 0: every user).
+func growPopulation(ctx context.Context, e *env, cfg *workload.Config, from int, quiet bool) (sizing.Prepared, error) {
+	users, err := cfg.LoadUsers()
+	if err != nil {
+		return sizing.Prepared{}, err
+	}
+	popts := populate.Options{Users: users[min(from, len(users)):]}
+	if !quiet {
+		popts.Progress = e.stderr
+	}
+	sum, err := populate.Init(ctx, cfg, popts)
+	return sizing.Prepared{Users: sum.Users, Messages: sum.Appended, Elapsed: sum.Duration}, err
+}
 
 // sizeCmd is `mailbench size`.
 type sizeCmd struct {
@@ -20,6 +38,8 @@ type sizeCmd struct {
 	JSON        string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
 	HTML        string         `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
 	Quiet       bool           `short:"q" help:"No progress lines on stderr."`
+	FixedUsers  bool           `name:"fixed-users" help:"Keep the config's users in every step instead of rate ÷ load.sessions_per_user_hour (the result then has no users figure)."`
+	DryRun      bool           `name:"dry-run" help:"Print the search's plan (users, messages and memory of each step of the climb) and exit."`
 	usersFlag   `embed:""`
 }
 
@@ -29,14 +49,31 @@ runs at the start rate, doubles the rate after every pass (halves it after
 every failure) until the first failure (pass), then bisects between the
 highest passing and the lowest failing rate until they are within
 --precision percent, and confirms the found rate with --confirm more runs.
-Every run has its own derived schedule seed. A run passes when it is
-complete, compliant and not generator-bound. Prints the capacity in
-sessions/hour and users with its bracket, the failing run that bounded it
-and the p95 of every function against load (docs/size.md).
+Every run has its own derived schedule seed and runs rate ÷
+load.sessions_per_user_hour users: the population grows as the search
+climbs (a top-up of the new users, as init does, on a real server; a fresh
+embedded target within the memory budget). --users, --fixed-users or a
+users file keep the population fixed: the result is then "N sessions/hour
+on U mailboxes", never a users figure.
+
+A run passes when every row passes with 95% confidence (a row with too few
+operations is undecided: the run is repeated with a longer measurement),
+nothing is lost, no session is dropped and the generator keeps up. A step
+bounded only by mailbench (its concurrency cap, which is raised within the
+memory budget, its population, memory or CPU) is no server failure: the
+search ends "bounded by mailbench, not by the server". Prints the capacity
+with its bracket, the run and the server's row that bounded it, and the p95
+and % compliant of every function against load (docs/size.md).
+
+Examples:
+  mailbench size quick --dry-run
+  mailbench size quick --budget 30m --json size.json
+  mailbench size dovecot-postfix --measurement 2m --precision 10 --html size.html
 
 Exit codes: 0 a capacity was found and confirmed, 1 not (the budget ran
 out, nothing passed, a confirmation failed), 2 usage or config error,
-3 stopped or a run could not be carried out.`
+3 stopped, a run could not be carried out, or the search was bounded by
+mailbench, not by the server (no result for the server).`
 }
 
 func (c *sizeCmd) Run(e *env) error {
@@ -53,6 +90,27 @@ func (c *sizeCmd) Run(e *env) error {
 	}
 	if _, err := sizing.CheckOptions(opts); err != nil {
 		return usage(err)
+	}
+	switch {
+	case c.FixedUsers:
+		opts.FixedUsers, opts.FixedUsersWhy = true, "--fixed-users"
+	case c.Users != nil:
+		opts.FixedUsers, opts.FixedUsersWhy = true, "--users"
+	}
+	if avail, err := workload.AvailableMemory(); err == nil {
+		opts.MemoryAvailable = avail
+	}
+	if c.DryRun {
+		sp, err := sizing.PlanSearch(cfg, opts)
+		if err != nil {
+			return usage(err)
+		}
+		return sp.WriteText(e.stdout)
+	}
+	if !cfg.Target.Embedded {
+		opts.Prepare = func(ctx context.Context, rc *workload.Config, from int) (sizing.Prepared, error) {
+			return growPopulation(ctx, e, rc, from, c.Quiet)
+		}
 	}
 	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
 	if err != nil {
@@ -81,6 +139,9 @@ func (c *sizeCmd) Run(e *env) error {
 		if p.Err != "" {
 			return couldNotRun(errors.New(res.Stopped))
 		}
+	}
+	if res.MailbenchBound != "" {
+		return couldNotRun(errors.New(res.Stopped + ": no result for the server"))
 	}
 	if !res.Found() {
 		return errNotCompliant
