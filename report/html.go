@@ -358,16 +358,19 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	v.ErrorClasses = errorClasses(r.Table)
 	v.Failing = failingReasons(r)
 
-	users := fmtInt(int64(math.Floor(r.EquivalentUsers)))
-	if r.SessionsPerUserHour > 0 {
-		users += " (at " + strconv.FormatFloat(r.SessionsPerUserHour, 'f', -1, 64) + " sessions per user per hour)"
+	achieved := fmtFloat1(r.AchievedSessionsPerHour)
+	if lo, hi := r.AchievedBand(); hi > 0 && !r.Partial && r.CouldNotRun == "" {
+		achieved += " (the target's 95% Poisson band over this window: " + fmtFloat0(lo) + "–" + fmtFloat0(hi) + ")"
 	}
 	v.Figures = []htmlKV{
 		{"Target sessions/hour", fmtFloat1(r.TargetSessionsPerHour)},
-		{"Achieved sessions/hour", fmtFloat1(r.AchievedSessionsPerHour)},
-		{"Equivalent users", users},
+		{"Achieved sessions/hour", achieved},
+		{"Load", r.LoadLine(r.TargetSessionsPerHour)},
 		{"Sessions", fmt.Sprintf("started %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))},
 		{"Late / dropped sessions", fmt.Sprintf("%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))},
+	}
+	if parts := r.DropCounts(); len(parts) > 0 {
+		v.Figures = append(v.Figures, htmlKV{"Dropped by cause", strings.Join(parts, "; ")}, htmlKV{"Drops attributed to", r.DropAttribution()})
 	}
 	if len(r.SessionsByType) > 0 {
 		var parts []string
@@ -376,7 +379,11 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		}
 		v.Figures = append(v.Figures, htmlKV{"Sessions by type", strings.Join(parts, ", ")})
 	}
-	v.Figures = append(v.Figures, htmlKV{"Max concurrent sessions", fmtInt(int64(r.MaxConcurrentObserved))})
+	if l := r.ConcurrencyLine(); l != "" {
+		v.Figures = append(v.Figures, htmlKV{"Concurrency", l})
+	} else {
+		v.Figures = append(v.Figures, htmlKV{"Max concurrent sessions", fmtInt(int64(r.MaxConcurrentObserved))})
+	}
 	if r.Target.Sink != "" || r.Sink.Messages > 0 {
 		v.Figures = append(v.Figures, htmlKV{"Sink", fmt.Sprintf("%s messages, %s recipients, %s bytes; relay delay p50 %s ms, p95 %s ms, max %s ms",
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes),
@@ -655,8 +662,8 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 	line("measurement", text(func(r *Run) string { return r.Measurement.String() }))
 	line("target sessions/hour", text(func(r *Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) }))
 	line("achieved sessions/hour", text(func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) }))
-	line("equivalent users", text(func(r *Run) string { return fmtInt(int64(math.Floor(r.EquivalentUsers))) }))
-	line("late / dropped sessions", text(func(r *Run) string { return fmtInt(r.SessionsLate) + " / " + fmtInt(r.SessionsDropped) }))
+	line("users", text(func(r *Run) string { return r.UsersCell() }))
+	line("late / dropped sessions", text(func(r *Run) string { return r.DroppedCell() }))
 	for _, f := range funcs {
 		line(string(f)+" % compliant", func(r *Run) htmlCell {
 			row, ok := r.Table.Row(f)

@@ -191,3 +191,26 @@ func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func fmtSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
 }
+
+// UsersCell is the users of the run for a comparison column: "2,500" when
+// it has a users figure, "50 mailboxes (288/user-hour)" when it does not,
+// "-" when the users are not recorded.
+func (r *Run) UsersCell() string {
+	if u, ok := r.UsersFigure(); ok {
+		return fmtInt(int64(u))
+	}
+	if r.Users > 0 {
+		return fmtInt(int64(r.Users)) + " mailboxes (" + trimFloat(math.Round(r.SessionsPerUser()*10)/10) + "/user-hour)"
+	}
+	return "-"
+}
+
+// DroppedCell is "late / dropped (at cap, users busy)" for a comparison
+// column.
+func (r *Run) DroppedCell() string {
+	s := fmtInt(r.SessionsLate) + " / " + fmtInt(r.SessionsDropped)
+	if r.SessionsDropped > 0 {
+		s += " (cap " + fmtInt(r.SessionsDroppedAtCap) + ", users busy " + fmtInt(r.SessionsDroppedUsersBusy) + ")"
+	}
+	return s
+}

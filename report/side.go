@@ -188,10 +188,8 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 	line("measurement", func(r *Run) string { return r.Measurement.String() })
 	line("target sessions/hour", func(r *Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) })
 	line("achieved sessions/hour", func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) })
-	line("equivalent users", func(r *Run) string { return fmtInt(int64(math.Floor(r.EquivalentUsers))) })
-	line("late / dropped sessions", func(r *Run) string {
-		return fmtInt(r.SessionsLate) + " / " + fmtInt(r.SessionsDropped)
-	})
+	line("users", func(r *Run) string { return r.UsersCell() })
+	line("late / dropped sessions", func(r *Run) string { return r.DroppedCell() })
 	for _, f := range funcs {
 		// The function's name on lines of its own, so that the longest
 		// SPEC names do not widen the label column past the terminal.

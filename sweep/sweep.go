@@ -96,8 +96,12 @@ type Level struct {
 	Iterations    []Iteration
 
 	AchievedPerHour float64 // median
-	EquivalentUsers float64 // median
-	Late, Dropped   int64   // sums
+	EquivalentUsers float64 // median; 0 when a run has no users figure (report.Run.UsersFigure)
+	// Users is the most users (mailboxes) a run of the level drew from;
+	// UsersFigure: every run simulated the users its rate stands for.
+	Users         int
+	UsersFigure   bool
+	Late, Dropped int64 // sums
 	// WorstPercent is the median over iterations of the lowest % compliant
 	// of any function row that ran; WorstFunction is the function of that
 	// row in the middle iteration (the lower middle one of an even count),
@@ -287,6 +291,12 @@ func (l *Level) aggregate() {
 		}
 		achieved = append(achieved, r.AchievedSessionsPerHour)
 		users = append(users, r.EquivalentUsers)
+		if len(users) == 1 {
+			l.UsersFigure = true
+		}
+		_, fig := r.UsersFigure()
+		l.UsersFigure = l.UsersFigure && fig
+		l.Users = max(l.Users, r.Users)
 		errPct = append(errPct, r.Table.Errors.Percent)
 		l.Late += r.SessionsLate
 		l.Dropped += r.SessionsDropped
@@ -302,6 +312,9 @@ func (l *Level) aggregate() {
 	}
 	l.AchievedPerHour = Median(achieved)
 	l.EquivalentUsers = Median(users)
+	if !l.UsersFigure {
+		l.EquivalentUsers = 0
+	}
 	l.ErrorPercent = Median(errPct)
 	if len(worsts) > 0 {
 		pcts := make([]float64, len(worsts))
@@ -353,4 +366,17 @@ func (l *Level) Verdict() string {
 		}
 	}
 	return "INCOMPLETE"
+}
+
+// UsersText renders the level's population: "2,500" when its runs
+// simulated the users their rate stands for, "100 mailboxes" when not, "-"
+// when not recorded.
+func (l *Level) UsersText() string {
+	switch {
+	case l.UsersFigure:
+		return report.FormatCount(int64(math.Floor(l.EquivalentUsers)))
+	case l.Users > 0:
+		return report.FormatCount(int64(l.Users)) + " mailboxes"
+	}
+	return "-"
 }

@@ -80,7 +80,7 @@ func (f *fakeServer) run(stop, kill context.Context, cfg *workload.Config) (*rep
 		Tool: "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: 1,
 		Started: t0, Ended: t0.Add(time.Minute), Measurement: time.Minute,
 		TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved,
-		SessionsPerUserHour: 4.8, EquivalentUsers: achieved / 4.8,
+		SessionsPerUserHour: 4.8, Users: int(math.Ceil(rate / 4.8)), EquivalentUsers: math.Ceil(rate / 4.8),
 		SessionsStarted: int64(achieved / 60), SessionsLate: 2,
 		Delivery:  &ledger.Reconciliation{},
 		Functions: stats,
@@ -196,10 +196,11 @@ func TestRunLevelsAndIterations(t *testing.T) {
 		dup             int64
 	}
 	wants := []want{
-		// median of 1.00, 0.99, 0.98 × target
-		{"PASS", 9600 * 0.99, 9600 * 0.99 / 4.8, 6, string(measure.IMAPAppend), 0},
-		{"PASS", 12000 * 0.99, 12000 * 0.99 / 4.8, 6, string(measure.IMAPAppend), 0},
-		{"FAIL", 14400 * 0.99, 14400 * 0.99 / 4.8, 6, string(measure.IMAPAppend), 3},
+		// achieved: the median of 1.00, 0.99, 0.98 × target; users: the
+		// ⌈target ÷ 4.8⌉ users every run simulated
+		{"PASS", 9600 * 0.99, 2000, 6, string(measure.IMAPAppend), 0},
+		{"PASS", 12000 * 0.99, 2500, 6, string(measure.IMAPAppend), 0},
+		{"FAIL", 14400 * 0.99, 3000, 6, string(measure.IMAPAppend), 3},
 	}
 	for i, w := range wants {
 		l := res.Levels[i]
@@ -228,7 +229,7 @@ func TestRunLevelsAndIterations(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "three-iterations.txt", buf.Bytes())
-	if !strings.Contains(buf.String(), "Capacity: the highest level compliant in every iteration: 100% (11,880 sessions/hour ≡ 2,475 users)") {
+	if !strings.Contains(buf.String(), "Capacity: the highest level compliant in every iteration: 100% (11,880 sessions/hour ≡ 2,500 users)") {
 		t.Errorf("capacity line:\n%s", buf.String())
 	}
 }

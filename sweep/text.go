@@ -50,7 +50,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	always("target sessions/hour", func(l *Level) string { return report.FormatFloat(l.TargetPerHour, 0) })
 	line("achieved sessions/hour", func(l *Level) string { return report.FormatFloat(l.AchievedPerHour, 0) })
-	line("equivalent users", func(l *Level) string { return report.FormatCount(int64(math.Floor(l.EquivalentUsers))) })
+	line("users", func(l *Level) string { return l.UsersText() })
 	line("late / dropped sessions", func(l *Level) string {
 		return report.FormatCount(l.Late) + " / " + report.FormatCount(l.Dropped)
 	})
@@ -114,9 +114,12 @@ func (r *Result) CapacityLine() string {
 	if !ok {
 		return "Capacity: no level was compliant in every iteration"
 	}
-	return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s sessions/hour ≡ %s users)",
-		report.FormatFloat(l.Percent, decimals(l.Percent)), report.FormatFloat(l.AchievedPerHour, 0),
-		report.FormatCount(int64(math.Floor(l.EquivalentUsers))))
+	pop := "≡ " + l.UsersText() + " users"
+	if !l.UsersFigure {
+		pop = "on " + l.UsersText() + ", not a users figure"
+	}
+	return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s sessions/hour %s)",
+		report.FormatFloat(l.Percent, decimals(l.Percent)), report.FormatFloat(l.AchievedPerHour, 0), pop)
 }
 
 // ran reports whether any iteration of l produced a report.

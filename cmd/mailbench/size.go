@@ -19,7 +19,7 @@ func growPopulation(ctx context.Context, e *env, cfg *workload.Config, from int,
 	if err != nil {
 		return sizing.Prepared{}, err
 	}
-	popts := populate.Options{Users: users[min(from, len(users)):]}
+	popts := populate.Options{Users: users[min(from, len(users)):], Workers: sizeInitWorkers}
 	if !quiet {
 		popts.Progress = e.stderr
 	}
@@ -148,3 +148,8 @@ func (c *sizeCmd) Run(e *env) error {
 	}
 	return nil
 }
+
+// sizeInitWorkers is how many users a size step's top-up works on at once:
+// more than init's default, since a search may have to make tens of
+// thousands of users ready between two runs.
+const sizeInitWorkers = 32
