@@ -87,18 +87,17 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 		}
 		c := s.stepConfig(rate, users, s.cap, cfg.Phases.Measurement.Duration, 1)
 		if cfg.Users.File == "" {
-			c.Users.Count = max(users, counted)
-			us, err := c.LoadUsers()
-			if err != nil {
-				return nil, err
-			}
-			for _, u := range us[counted:users] {
-				for _, mb := range population.Mailboxes(c, u.Login) {
+			for i := counted; i < users; i++ {
+				// the login as workload.Config.LoadUsers makes it (no password needed)
+				login := fmt.Sprintf(c.Users.Pattern, i+1)
+				if c.Users.LoginWithDomain {
+					login += "@" + c.Users.LocalDomain
+				}
+				for _, mb := range population.Mailboxes(c, login) {
 					msgs += int64(mb.Messages)
 				}
 			}
 			counted = max(counted, users)
-			c.Users.Count = users
 		}
 		st := PlanStep{Rate: rate, Users: users, Messages: msgs, Fits: true}
 		if plan, err := workload.NewPlan(c); err == nil {

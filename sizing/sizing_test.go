@@ -330,3 +330,36 @@ func TestSearchResolutionLimit(t *testing.T) {
 		t.Errorf("%d runs: %s", len(res.Probes), res.CapacityLine())
 	}
 }
+
+// TestPlanSearch: the dry run lists the climb with ⌈rate ÷ 4.8⌉ users and
+// their messages, and ends it where the memory budget would.
+func TestPlanSearch(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Load.SessionsPerHour = 4800 // 1,000 users
+	cfg.Mailboxes.InboxMessages, cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax = 5, 1, 2
+	sp, err := PlanSearch(cfg, Options{MemoryAvailable: 2 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.Steps) < 2 || sp.Steps[0].Users != 1000 || sp.Steps[1].Users != 2000 || sp.Steps[1].Rate != 9600 {
+		t.Fatalf("steps %+v", sp.Steps)
+	}
+	last := sp.Steps[len(sp.Steps)-1]
+	if last.Fits || !strings.Contains(sp.Ceiling, "memory budget") || last.Memory.Total <= 2<<30 {
+		t.Errorf("last step %+v, ceiling %q", last, sp.Ceiling)
+	}
+	for i := 1; i < len(sp.Steps); i++ {
+		if sp.Steps[i].Messages <= sp.Steps[i-1].Messages {
+			t.Errorf("messages do not grow with users: %+v", sp.Steps)
+		}
+	}
+	fixed, err := PlanSearch(cfg, Options{FixedUsers: true, FixedUsersWhy: "--users", MemoryAvailable: 1 << 40, MaxRuns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	_ = fixed.WriteText(&b)
+	if len(fixed.Steps) != 3 || fixed.Steps[2].Users != cfg.Users.Count || !strings.Contains(b.String(), "fixed (--users)") {
+		t.Errorf("fixed: %+v\n%s", fixed.Steps, b.String())
+	}
+}
