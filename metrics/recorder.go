@@ -30,6 +30,10 @@ type Recorder struct {
 	stream  *bufio.Writer
 	closer  io.Closer
 	werr    error
+	// flushed is when the per-operation stream was last flushed (Advance
+	// flushes it once per timeline interval; the timeline's CSV is flushed
+	// as each interval closes).
+	flushed time.Time
 
 	// The interval recorder (timeline.go), behind its own mutex.
 	tmu      sync.Mutex

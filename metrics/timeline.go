@@ -582,10 +582,20 @@ func (r *Recorder) SetTimeline(o TimelineOptions) {
 // now (writing their CSV lines), as an observation ending at now would. Call
 // it now and then (the manager does, once a second) so that intervals close
 // even when no operation ends. It is safe for concurrent use.
+//
+// Advance also flushes the per-operation stream once per interval, so that
+// a killed run loses at most the last interval of it.
 func (r *Recorder) Advance(now time.Time) {
 	r.tmu.Lock()
 	r.tl.advance(now)
+	every := r.tl.d
 	r.tmu.Unlock()
+	r.mu.Lock()
+	if r.stream != nil && r.werr == nil && now.Sub(r.flushed) >= every {
+		r.flushed = now
+		r.werr = r.stream.Flush() // kept, and returned by Close
+	}
+	r.mu.Unlock()
 }
 
 // SessionsStarted tells the timeline that started sessions of the

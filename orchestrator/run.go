@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/mailbench/mailbench/deliverycheck"
 	"github.com/mailbench/mailbench/deliverywatch"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
@@ -86,6 +86,14 @@ type Network interface {
 // listener that could not start, a run stopped before its end. The CLI's
 // exit code 3. Usage and configuration problems are ConfigError instead.
 type ErrRun struct{ Err error }
+
+// ErrOutput is returned with the run's report when an output file the run
+// streams (the per-operation results, the timeseries) could not be written
+// completely: the report is good, the file is not (exit 3).
+type ErrOutput struct{ Err error }
+
+func (e *ErrOutput) Error() string { return e.Err.Error() }
+func (e *ErrOutput) Unwrap() error { return e.Err }
 
 func (e *ErrRun) Error() string { return e.Err.Error() }
 func (e *ErrRun) Unwrap() error { return e.Err }
@@ -178,13 +186,26 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		return nil, usageErr(err)
 	}
 
+	// The CSV files are written beside their paths (atomicfile) and put in
+	// place when the recorder closes them at the end of the run; a run that
+	// fails keeps what it wrote in PATH.partial and leaves PATH as it was.
 	var stream io.Writer
+	var streams []*atomicfile.File
+	closed := false
+	defer func() {
+		if !closed {
+			for _, f := range streams {
+				_ = f.Keep()
+			}
+		}
+	}()
 	if opts.ResultsFile != "" {
-		f, err := os.Create(opts.ResultsFile)
+		f, err := atomicfile.Create(opts.ResultsFile)
 		if err != nil {
 			return nil, err
 		}
 		stream = f
+		streams = append(streams, f)
 	}
 	// The recorder's window is fixed from the intended run start; the runner
 	// starts its clock right after, so the skew is microseconds.
@@ -195,12 +216,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
 	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.TimeseriesFile != "" {
-		f, err := os.Create(opts.TimeseriesFile)
+		f, err := atomicfile.Create(opts.TimeseriesFile)
 		if err != nil {
-			rec.Close() // the results stream, if any
 			return nil, err
 		}
 		tlOpts.CSV = f
+		streams = append(streams, f)
 	}
 	rec.SetTimeline(tlOpts)
 	progress := func(p session.RunProgress) {
@@ -325,8 +346,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	waitWatch()
 	led.Finish()
 	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
+	closed = true
+	var outErr error
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
+		outErr = &ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
 	}
 	rec2, pending := opts.reconcile(led)
 
@@ -348,7 +372,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		run.Partial = true
 		run.PartialReason = "stopped by the user before the end of the measurement window"
 	}
-	return run, nil
+	return run, outErr
 }
 
 // deliveryTiming states how local deliveries were timed, for the report.

@@ -242,7 +242,7 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 	return cfg, nil
 }
 
-// signalContext returns stop, cancelled by the first SIGINT or SIGTERM:
+// signalContext returns stop, cancelled by the first SIGINT, SIGTERM or SIGHUP:
 // the command stops new sessions, drains, and writes its report marked
 // partial. The second signal exits the process at once, exit code 3, after
 // one line on stderr: nothing is drained and no report is written. release
@@ -254,7 +254,7 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 func signalContext(stderr io.Writer) (stop context.Context, release func()) {
 	stop, cancelStop := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {

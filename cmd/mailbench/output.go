@@ -1,32 +1,37 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/mailbench/mailbench/internal/atomicfile"
 
 	"github.com/mailbench/mailbench/report"
 )
 
-// outputFile is a file a command writes when its work is done. It is
-// created before any work starts, so that a path that cannot be written
-// fails at once as a usage error (exit 2) instead of after a long run.
+// outputFile is a file a command writes when its work is done. Its
+// partial file (atomicfile) is created before any work starts, so that a
+// path that cannot be written fails at once as a usage error (exit 2)
+// instead of after a long run; the file at the path itself is replaced only
+// when the new one is complete, so a run that fails or is killed never
+// destroys an earlier output.
 type outputFile struct {
-	path string
-	f    *os.File
+	flag string
+	f    *atomicfile.File
 }
 
-// createOutput creates path for flag ("" : no file, nil). The caller
-// writes it with write, or removes it with abandon when the command fails.
+// createOutput starts path for flag ("" : no file, nil). The caller
+// writes it with write, or drops it with abandon when the command fails.
 func createOutput(flag, path string) (*outputFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, usage(fmt.Errorf("--%s: %w", flag, err))
 	}
-	return &outputFile{path: path, f: f}, nil
+	return &outputFile{flag: flag, f: f}, nil
 }
 
 // createReportOutputs creates the --json and --html files of a command
@@ -42,7 +47,9 @@ func createReportOutputs(jsonPath, htmlPath string) (jsonOut, htmlOut *outputFil
 	return jsonOut, htmlOut, nil
 }
 
-// write fills the file with fn's output and closes it; nil o does nothing.
+// write fills the file with fn's output and puts it in place; nil o does
+// nothing. A failure leaves the earlier file at the path as it was and is
+// an output error (exit 3) naming the flag and the path.
 func (o *outputFile) write(fn func(io.Writer) error) error {
 	if o == nil || o.f == nil {
 		return nil
@@ -50,21 +57,46 @@ func (o *outputFile) write(fn func(io.Writer) error) error {
 	f := o.f
 	o.f = nil
 	if err := fn(f); err != nil {
-		f.Close()
-		return err
+		f.Abort()
+		return outputError("--"+o.flag+" "+f.Path(), err)
 	}
-	return f.Close()
+	if err := f.Commit(); err != nil {
+		return outputError("--"+o.flag, err)
+	}
+	return nil
 }
 
-// abandon removes a file that was never written; nil o, or a written
-// file, is left alone.
+// abandon drops a file that was never written; nil o, or a written file,
+// is left alone.
 func (o *outputFile) abandon() {
 	if o == nil || o.f == nil {
 		return
 	}
-	o.f.Close()
-	os.Remove(o.path)
+	o.f.Abort()
 	o.f = nil
+}
+
+// outputError is an output that could not be written: the run's result is
+// not where the user asked for it (exit 3).
+func outputError(what string, err error) error {
+	return couldNotRun(fmt.Errorf("writing %s failed: %w", what, err))
+}
+
+// writeOutputs writes every output of a finished command, the files
+// first and the text on stdout last, so that a failing terminal (or
+// /dev/full) loses none of the files; every failure is reported, and any
+// is exit 3.
+func writeOutputs(e *env, writeText func(io.Writer) error, files ...func() error) error {
+	var errs []error
+	for _, f := range files {
+		if err := f(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := writeText(e.stdout); err != nil {
+		errs = append(errs, outputError("the text report (stdout)", err))
+	}
+	return errors.Join(errs...)
 }
 
 // probeOutput checks up front that path can be created for flag, for files
@@ -88,16 +120,17 @@ func htmlWriter(runs []*report.Run, opts report.HTMLOptions) func(io.Writer) err
 // to jsonOut, and one HTML page of runs, titled "mailbench " + title, to
 // htmlOut when there is a run to show. nil outputs are not written.
 func writeResults(e *env, writeText, writeJSON func(io.Writer) error, jsonOut, htmlOut *outputFile, title string, runs []*report.Run, labels []string) error {
-	if err := writeText(e.stdout); err != nil {
-		return err
-	}
-	if writeJSON != nil {
-		if err := jsonOut.write(writeJSON); err != nil {
-			return err
-		}
-	}
-	if len(runs) == 0 {
-		return nil
-	}
-	return htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
+	return writeOutputs(e, writeText,
+		func() error {
+			if writeJSON == nil {
+				return nil
+			}
+			return jsonOut.write(writeJSON)
+		},
+		func() error {
+			if len(runs) == 0 {
+				return nil
+			}
+			return htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
+		})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -75,17 +76,18 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	run, err := orchestrator.Run(stop, context.Background(), cfg, opts)
-	if err != nil {
+	var streamErr *orchestrator.ErrOutput
+	if err != nil && !(errors.As(err, &streamErr) && run != nil) {
 		return err
 	}
-	if err := report.WriteText(e.stdout, run); err != nil {
-		return err
+	if err := writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
+		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
+		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
+	); err != nil {
+		return errors.Join(err, orNil(streamErr))
 	}
-	if err := jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }); err != nil {
-		return err
-	}
-	if err := htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})); err != nil {
-		return err
+	if streamErr != nil {
+		return outputError("--results/--timeseries", streamErr)
 	}
 	if run.Partial {
 		return errPartial
@@ -136,4 +138,13 @@ func (c *checkCmd) Run(e *env) error {
 		}
 	}
 	return nil
+}
+
+// orNil is err as an error, nil when err is nil (a typed nil pointer is not
+// a nil error).
+func orNil(err *orchestrator.ErrOutput) error {
+	if err == nil {
+		return nil
+	}
+	return err
 }

@@ -68,12 +68,12 @@ type signalRun struct {
 	lines  chan string
 }
 
-func startSignalRun(t *testing.T, bin, config string) *signalRun {
+func startSignalRun(t *testing.T, bin, config string, extra ...string) *signalRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // the bound of everything
 	t.Cleanup(cancel)
 	r := &signalRun{lines: make(chan string, 1000)}
-	r.cmd = exec.CommandContext(ctx, bin, "run", config, "--measurement", "60s")
+	r.cmd = exec.CommandContext(ctx, bin, append([]string{"run", config, "--measurement", "60s"}, extra...)...)
 	r.cmd.Stdout = &r.stdout
 	errPipe, err := r.cmd.StderrPipe()
 	if err != nil {
@@ -157,24 +157,38 @@ func TestSignals(t *testing.T) {
 	bin := buildMailbench(t)
 	config := slowQuick(t)
 
-	t.Run("first signal: partial report", func(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run("first signal: partial report: "+sig.String(), func(t *testing.T) {
+			t.Parallel()
+			firstSignal(t, bin, config, sig)
+		})
+	}
+
+	// SIGKILL in the measurement: the CSV's flushed intervals survive (in
+	// FILE.partial), and the --json of an earlier run is left intact.
+	t.Run("SIGKILL: earlier intervals and the old report survive", func(t *testing.T) {
 		t.Parallel()
-		r := startSignalRun(t, bin, config)
-		r.waitLine(t, "embedded target:", 30*time.Second)
-		time.Sleep(2 * time.Second)
-		if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		dir := t.TempDir()
+		jsonPath, csvPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "ops.csv")
+		if err := os.WriteFile(jsonPath, []byte(`{"an":"earlier report"}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// Drain (the 10 s ramp-down) and settle (5 s) at most.
-		code := r.wait(t, 45*time.Second)
-		if code != exitRunFailed {
-			t.Errorf("exit code %d, want %d\nstderr:\n%s", code, exitRunFailed, r.stderrText())
+		r := startSignalRun(t, bin, config, "--json", jsonPath, "--results", csvPath, "--timeseries-interval", "1s")
+		r.waitLine(t, "embedded target:", 30*time.Second)
+		time.Sleep(6 * time.Second) // warm-up is 2 s: several 1 s intervals of the measurement
+		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
 		}
-		if out := r.stdout.String(); !strings.Contains(out, "PARTIAL") {
-			t.Errorf("the report is not marked PARTIAL:\n%s", out)
+		r.wait(t, 10*time.Second)
+		if b, _ := os.ReadFile(jsonPath); string(b) != `{"an":"earlier report"}` {
+			t.Errorf("the earlier --json now reads %q", b)
 		}
-		if !strings.Contains(r.stderrText(), "stopping: no new sessions") {
-			t.Errorf("no stopping line on stderr:\n%s", r.stderrText())
+		b, err := os.ReadFile(csvPath + ".partial")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Count(string(b), "\n"); lines < 2 || !strings.HasPrefix(string(b), "start_unix_ns,") {
+			t.Errorf("%s holds %d lines after SIGKILL:\n%.300s", csvPath+".partial", lines, b)
 		}
 	})
 
@@ -203,4 +217,26 @@ func TestSignals(t *testing.T) {
 			t.Errorf("a report was written after the second signal:\n%s", out)
 		}
 	})
+}
+
+// firstSignal sends sig once into a running run: it stops, drains and
+// writes a report marked PARTIAL (exit 3).
+func firstSignal(t *testing.T, bin, config string, sig syscall.Signal) {
+	r := startSignalRun(t, bin, config)
+	r.waitLine(t, "embedded target:", 30*time.Second)
+	time.Sleep(2 * time.Second)
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	// Drain (the 10 s ramp-down) and settle (5 s) at most.
+	code := r.wait(t, 45*time.Second)
+	if code != exitRunFailed {
+		t.Errorf("exit code %d, want %d\nstderr:\n%s", code, exitRunFailed, r.stderrText())
+	}
+	if out := r.stdout.String(); !strings.Contains(out, "PARTIAL") {
+		t.Errorf("the report is not marked PARTIAL:\n%s", out)
+	}
+	if !strings.Contains(r.stderrText(), "stopping: no new sessions") {
+		t.Errorf("no stopping line on stderr:\n%s", r.stderrText())
+	}
 }
