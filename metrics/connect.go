@@ -291,11 +291,11 @@ func (s *ConnectSnapshot) WriteText(w io.Writer) error {
 	if !any {
 		return nil
 	}
-	if _, err := fmt.Fprintln(w, "Connect time breakdown (successful connects; p50 / p95)"); err != nil {
+	if _, err := fmt.Fprintln(w, "Connect time breakdown (successful connects; p50 / p95; failed connects by class in the table's errors)"); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "function\tconnects\tTCP\tTLS\tgreeting\tauth\thandshakes\tresumed")
+	fmt.Fprintln(tw, "function\tsucceeded\tfailed\tTCP\tTLS\tgreeting\tauth\thandshakes\tresumed")
 	for _, f := range s.Functions {
 		if f.Connects == 0 {
 			continue
@@ -304,7 +304,7 @@ func (s *ConnectSnapshot) WriteText(w io.Writer) error {
 		if pct, ok := f.ResumedPercent(); ok {
 			resumed = fmt.Sprintf("%d (%.1f%%)", f.Resumed, pct)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Function, f.Connects,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Function, f.Connects-f.Failed, f.Failed,
 			FormatPart(f.TCP), FormatPart(f.TLS), FormatPart(f.Greeting), FormatPart(f.Auth), f.Handshakes, resumed)
 	}
 	return tw.Flush()

@@ -357,6 +357,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	run := buildReport(cfg, plan, res, rec, sink)
 	run.Generator = generatorHealth(cfg, res, genUse, useOK, stalls)
 	run.Delivery = &rec2
+	if hint := relayDiagnosis(cfg, rec2, pending, run.Target.Sink); hint != "" {
+		run.Warnings = append(run.Warnings, hint)
+	}
 	opts.shardReport(cfg, run, runID, win, pending)
 	run.Connect = connect.Snapshot()
 	run.ServerClock = clock
@@ -543,4 +546,19 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 	}
 	imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
 	return tg, nil
+}
+
+// relayDiagnosis names the likely fault when the server accepted remote
+// deliveries and the sink received none or under half of them: its relay of
+// the remote domain to the sink's address. "" when the sink received them,
+// when no sink of this run was the relay's target, or when the deliveries
+// await reconciliation against an external sink.
+func relayDiagnosis(cfg *workload.Config, rec ledger.Reconciliation, pending *ledger.Pending, sinkAddr string) string {
+	if sinkAddr == "" || (pending != nil && len(pending.Deliveries) > 0) || rec.RemoteDeliveries == 0 || 2*rec.RelayedRemote >= rec.RemoteDeliveries {
+		return ""
+	}
+	return fmt.Sprintf("diagnosis: the server accepted %d deliveries for the remote domain and the sink received %d: "+
+		"the likely fault is the server's relay of users.remote_domain (%q) to sink.listen (%s): "+
+		"check its transport or smarthost for that domain (docs/real-server.md)",
+		rec.RemoteDeliveries, rec.RelayedRemote, cfg.Users.RemoteDomain, sinkAddr)
 }

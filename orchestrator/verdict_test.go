@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // A target where nothing listens is no server to measure: the run is
@@ -107,5 +109,34 @@ func TestRunGeneratorBoundAndNotMeasured(t *testing.T) {
 		if v := run.VerdictLine(); !strings.Contains(v, "not a full SPEC-style run (not measured: IMAP APPEND") {
 			t.Errorf("verdict %q", v)
 		}
+	}
+}
+
+func TestRelayDiagnosis(t *testing.T) {
+	cfg := workload.DefaultConfig()
+	cfg.Users.RemoteDomain = "remote.test"
+	for _, c := range []struct {
+		name     string
+		rec      ledger.Reconciliation
+		pending  *ledger.Pending
+		sink     string
+		wantHint bool
+	}{
+		{"nothing relayed", ledger.Reconciliation{RemoteDeliveries: 5}, nil, "127.0.0.1:2526", true},
+		{"a third relayed", ledger.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 3}, nil, "127.0.0.1:2526", true},
+		{"most relayed", ledger.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 8}, nil, "127.0.0.1:2526", false},
+		{"no remote mail", ledger.Reconciliation{}, nil, "127.0.0.1:2526", false},
+		{"no sink", ledger.Reconciliation{RemoteDeliveries: 5}, nil, "", false},
+		{"external sink", ledger.Reconciliation{RemoteDeliveries: 5}, &ledger.Pending{Deliveries: make([]ledger.PendingDelivery, 5)}, "127.0.0.1:2526", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := relayDiagnosis(cfg, c.rec, c.pending, c.sink)
+			if (h != "") != c.wantHint {
+				t.Fatalf("hint %q, want one: %v", h, c.wantHint)
+			}
+			if h != "" && (!strings.Contains(h, `users.remote_domain ("remote.test")`) || !strings.Contains(h, "sink.listen (127.0.0.1:2526)")) {
+				t.Errorf("hint does not name the keys: %q", h)
+			}
+		})
 	}
 }

@@ -187,9 +187,15 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 
 	if !r.Table.Compliant {
-		p("\nFailing:\n")
+		if r.Partial {
+			// A partial run has no verdict: rows that merely had no
+			// operations yet are not failures of the server.
+			p("\nFailing so far (a partial run: no verdict; rows without operations left out):\n")
+		} else {
+			p("\nFailing:\n")
+		}
 		for _, row := range r.Table.Rows {
-			if !row.Pass && !notMeasured(row) {
+			if !row.Pass && !notMeasured(row) && !(r.Partial && row.Operations == 0) {
 				p("  - %s: %s\n", row.Function, row.Reason)
 			}
 		}
@@ -218,6 +224,8 @@ func (r *Run) VerdictLine() string {
 	switch {
 	case r.CouldNotRun != "":
 		return "Verdict: NONE, COULD NOT RUN (" + r.CouldNotRun + ")"
+	case r.Partial:
+		return "Verdict: NONE, no verdict (partial: " + orValue(r.PartialReason, "stopped early") + ")"
 	case len(r.GeneratorBound()) > 0:
 		return "Verdict: NONE, GENERATOR-BOUND (" + joinReasons(r.GeneratorBound()) + "): not a result for the server"
 	}
