@@ -181,6 +181,14 @@ func (r *Result) SPECRule() (ok bool, why string) {
 
 // CheckOptions validates o's levels and iterations (after defaults) and
 // returns them. It doesn't perform I/O.
+// The bounds of Options: each is far beyond a useful campaign, and each
+// keeps a typo from asking for one that never ends.
+const (
+	MaxIterations   = 100
+	MaxLevels       = 100
+	MaxLevelPercent = 10000
+)
+
 func CheckOptions(o Options) (levels []float64, iterations int, err error) {
 	levels, iterations = o.Levels, o.Iterations
 	if levels == nil {
@@ -192,12 +200,15 @@ func CheckOptions(o Options) (levels []float64, iterations int, err error) {
 	if len(levels) == 0 {
 		return nil, 0, errors.New("sweep: no levels")
 	}
-	if iterations < 0 {
-		return nil, 0, fmt.Errorf("sweep: %d iterations", iterations)
+	if iterations < 0 || iterations > MaxIterations {
+		return nil, 0, fmt.Errorf("sweep: --iterations %d: out of range: must be 1 to %d", iterations, MaxIterations)
+	}
+	if len(levels) > MaxLevels {
+		return nil, 0, fmt.Errorf("sweep: --levels: %d levels: at most %d", len(levels), MaxLevels)
 	}
 	for i, l := range levels {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return nil, 0, fmt.Errorf("sweep: level %g%%: a level must be a positive percentage", l)
+		if !(l > 0) || math.IsInf(l, 0) || l > MaxLevelPercent {
+			return nil, 0, fmt.Errorf("sweep: level %g%%: out of range: a level must be above 0 and at most %g%%", l, float64(MaxLevelPercent))
 		}
 		if slices.Contains(levels[:i], l) {
 			return nil, 0, fmt.Errorf("sweep: level %g%% appears twice", l)

@@ -28,6 +28,9 @@ const (
 	MaxConcurrentSessions = 1_000_000
 	// MaxInboundPerSession bounds load.inbound_per_session.
 	MaxInboundPerSession = 1000
+	// MinOpTimeout bounds load.op_timeout from below: a deadline a real
+	// round trip (a TCP connect and a login on a loaded server) can meet.
+	MinOpTimeout = 10 * time.Millisecond
 	// MaxThinkTime bounds load.think_time, the mean pause between steps.
 	MaxThinkTime = time.Hour
 	// MaxPhase bounds each of phases.warmup, measurement, rampdown and

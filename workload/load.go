@@ -904,6 +904,9 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	v.atMost(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
 	v.duration(pathOf("load", "late_tolerance"), l.LateTolerance, false)
 	v.duration(pathOf("load", "op_timeout"), l.OpTimeout, true)
+	if d := l.OpTimeout.Duration; d > 0 && d < MinOpTimeout {
+		v.add(pathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
+	}
 	v.duration(pathOf("load", "think_time"), l.ThinkTime, false)
 	v.atMostDuration(pathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
 	if v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {

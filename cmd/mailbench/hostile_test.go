@@ -51,6 +51,7 @@ func TestHostileInput(t *testing.T) {
 		"noca": write("noca.toml", "name = \"h\"\n[target.imap]\naddress = \"127.0.0.1:1\"\ntls = \"implicit\"\nca_file = "+
 			fmt.Sprintf("%q", filepath.Join(dir, "nope.pem"))+"\n[target.smtp]\naddress = \"127.0.0.1:1\"\n[users]\npassword = \"sekFile\"\n"),
 		"csvusers": fromFile("csvusers.toml", "users.csv"),
+		"1ns":      write("1ns.toml", embedded+"[users]\npassword = \"sekFile\"\n[load]\nop_timeout = \"1ns\"\n"),
 	}
 
 	check := func(t *testing.T, args []string, want string, wantCode int) {
@@ -83,6 +84,7 @@ func TestHostileInput(t *testing.T) {
 		{"duplicate CSV", []string{"@dupcsv"}, "$DIR/dup.csv:2: user \"Alice@example.test\" already listed on line 1", exitUsage},
 		{"unset password_env", []string{"@pwenv"}, "$DIR/pwenv.toml:5: users.password_env: environment variable " + pwEnv + " is empty or unset and users.password is not set", exitUsage},
 		{"missing ca_file", []string{"@noca"}, "$DIR/noca.toml:5: target.imap.ca_file: $DIR/nope.pem: no such file", exitUsage},
+		{"op_timeout 1ns", []string{"@1ns"}, "$DIR/1ns.toml:7: load.op_timeout: 1ns is below the minimum of 10ms", exitUsage},
 	}
 	// A shipped config whose password comes from the environment only.
 	t.Run("check enterprise without its password", func(t *testing.T) {
@@ -128,6 +130,32 @@ func TestHostileInput(t *testing.T) {
 				check(t, append([]string{cmd}, expand(tt.args)...), tt.want, tt.code)
 			})
 		}
+	}
+	// One command's own flags.
+	single := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sweep --iterations 2^63-1", []string{"sweep", "@good", "--iterations", "9223372036854775807"}, "--iterations 9223372036854775807: out of range: must be 1 to 100"},
+		{"sweep --levels 1e9", []string{"sweep", "@good", "--levels", "80,1e9"}, "level 1e+09%: out of range: a level must be above 0 and at most 10000%"},
+		{"run --timeseries-interval 2000000h", []string{"run", "@good", "--timeseries-interval", "2000000h"}, "--timeseries-interval 2000000h0m0s: out of range: must be 100ms to 24h0m0s"},
+		{"run --timeseries-interval 0", []string{"run", "@good", "--timeseries-interval", "0"}, "--timeseries-interval 0s: out of range"},
+		{"run --start-at 9999", []string{"run", "@good", "--start-at", "9999-01-01T00:00:00Z"}, "--start-at 9999-01-01T00:00:00Z is "},
+		{"run --start-at 1970", []string{"run", "@good", "--start-at", "1970-01-01T00:00:00Z"}, "must be within 24h0m0s of now (--force-start-at accepts it)"},
+		{"run --start-at tomorrow", []string{"run", "@good", "--start-at", "tomorrow"}, "--start-at \"tomorrow\": want an RFC 3339 time such as 20"},
+		{"sink --listen ''", []string{"sink", "--listen", ""}, "--listen \"\": want HOST:PORT"},
+		{"sink --listen :2526", []string{"sink", "--listen", ":2526"}, "--listen \":2526\": names no host, which would listen on every interface"},
+		{"sink --max-recipients -1", []string{"sink", "--max-recipients=-1"}, "--max-recipients -1: out of range: must be 1 to 1000000"},
+		{"sink --max-connections -1", []string{"sink", "--max-connections=-1"}, "--max-connections -1: out of range: must be 1 to 10000000"},
+		{"sink --max-message-bytes -1", []string{"sink", "--max-message-bytes=-1"}, "--max-message-bytes -1: out of range: must be 1 to 1099511627776"},
+		{"sink --every -1s", []string{"sink", "--every=-1s"}, "--every -1s: out of range: must be 100ms to 24h0m0s"},
+		{"sink --every 0", []string{"sink", "--every", "0"}, "--every 0s: out of range"},
+	}
+	for _, tt := range single {
+		t.Run(tt.name, func(t *testing.T) {
+			check(t, expand(tt.args), tt.want, exitUsage)
+		})
 	}
 	for _, cores := range []string{"-1", "5000"} {
 		t.Run("sink --cores "+cores, func(t *testing.T) {

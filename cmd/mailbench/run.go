@@ -46,7 +46,17 @@ Examples:
   mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s`
 }
 
+// The bounds of --timeseries-interval: below a tenth of a second the
+// timeline's points are noise; above a day no run shows two of them.
+const (
+	minTimeseriesInterval = 100 * time.Millisecond
+	maxTimeseriesInterval = 24 * time.Hour
+)
+
 func (c *runCmd) Run(e *env) error {
+	if d := c.TimeseriesInterval; d < minTimeseriesInterval || d > maxTimeseriesInterval {
+		return usage(fmt.Errorf("--timeseries-interval %v: out of range: must be %v to %v", d, minTimeseriesInterval, maxTimeseriesInterval))
+	}
 	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {
 		return err

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,9 +47,61 @@ Examples:
 // maxSinkCores bounds --cores (a typo, not a machine).
 const maxSinkCores = 4096
 
+// The sink flags' bounds: a limit of 0 or below would mean "no limit" to
+// the sink, which a typo must not ask for.
+const (
+	maxSinkMessageBytes = 1 << 40
+	maxSinkRecipients   = 1_000_000
+	maxSinkConnections  = 10_000_000
+	minSinkEvery        = 100 * time.Millisecond
+	maxSinkEvery        = 24 * time.Hour
+	maxSinkTimeout      = 24 * time.Hour
+)
+
+// check range-checks the sink's flags (a usage error naming the flag and
+// its limit).
+func (c *sinkCmd) check() error {
+	switch {
+	case c.Cores < 0 || c.Cores > maxSinkCores:
+		return fmt.Errorf("--cores %d: out of range: must be 0 (all) to %d", c.Cores, maxSinkCores)
+	case c.MaxMessageBytes < 1 || c.MaxMessageBytes > maxSinkMessageBytes:
+		return fmt.Errorf("--max-message-bytes %d: out of range: must be 1 to %d", c.MaxMessageBytes, int64(maxSinkMessageBytes))
+	case c.MaxRecipients < 1 || c.MaxRecipients > maxSinkRecipients:
+		return fmt.Errorf("--max-recipients %d: out of range: must be 1 to %d", c.MaxRecipients, maxSinkRecipients)
+	case c.MaxConnections < 1 || c.MaxConnections > maxSinkConnections:
+		return fmt.Errorf("--max-connections %d: out of range: must be 1 to %d", c.MaxConnections, maxSinkConnections)
+	case c.Every < minSinkEvery || c.Every > maxSinkEvery:
+		return fmt.Errorf("--every %v: out of range: must be %v to %v", c.Every, minSinkEvery, maxSinkEvery)
+	case c.Timeout <= 0 || c.Timeout > maxSinkTimeout:
+		return fmt.Errorf("--timeout %v: out of range: must be above 0 and at most %v", c.Timeout, maxSinkTimeout)
+	case c.RejectEvery < 0:
+		return fmt.Errorf("--reject-every %d: out of range: must be 0 (never) or more", c.RejectEvery)
+	case c.Delay < 0 || c.Delay > maxSinkTimeout:
+		return fmt.Errorf("--delay %v: out of range: must be 0 to %v", c.Delay, maxSinkTimeout)
+	}
+	return checkListen("--listen", c.Listen)
+}
+
+// checkListen refuses a listen address without a host: ":2526" or "" would
+// listen on every interface, which a benchmark's sink must ask for by name
+// (0.0.0.0 or [::]).
+func checkListen(flag, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT (e.g. 127.0.0.1:2526): %v", flag, addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%s %q: names no host, which would listen on every interface: name one (127.0.0.1, or 0.0.0.0 for all)", flag, addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%s %q: port must be 0 to 65535", flag, addr)
+	}
+	return nil
+}
+
 func (c *sinkCmd) Run(e *env) error {
-	if c.Cores < 0 || c.Cores > maxSinkCores {
-		return usage(fmt.Errorf("--cores %d: out of range: must be 0 (all) to %d", c.Cores, maxSinkCores))
+	if err := c.check(); err != nil {
+		return usage(err)
 	}
 	if c.Cores > 0 {
 		// The sink waits on the network: on one P its goroutines hand

@@ -55,8 +55,8 @@ func (c *sweepCmd) Run(e *env) error {
 		return err
 	}
 	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
-	if c.Iterations < 1 {
-		return usage(fmt.Errorf("--iterations %d: at least 1", c.Iterations))
+	if c.Iterations < 1 || c.Iterations > sweep.MaxIterations {
+		return usage(fmt.Errorf("--iterations %d: out of range: must be 1 to %d", c.Iterations, sweep.MaxIterations))
 	}
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
 		return usage(err)
