@@ -208,7 +208,7 @@ func CheckOptions(o Options) (levels []float64, iterations int, err error) {
 	}
 	for i, l := range levels {
 		if !(l > 0) || math.IsInf(l, 0) || l > MaxLevelPercent {
-			return nil, 0, fmt.Errorf("sweep: level %g%%: out of range: a level must be above 0 and at most %g%%", l, float64(MaxLevelPercent))
+			return nil, 0, fmt.Errorf("sweep: level %g%%: out of range: a level must be a positive percentage, at most %g%%", l, float64(MaxLevelPercent))
 		}
 		if slices.Contains(levels[:i], l) {
 			return nil, 0, fmt.Errorf("sweep: level %g%% appears twice", l)

@@ -138,7 +138,7 @@ func TestHostileInput(t *testing.T) {
 		want string
 	}{
 		{"sweep --iterations 2^63-1", []string{"sweep", "@good", "--iterations", "9223372036854775807"}, "--iterations 9223372036854775807: out of range: must be 1 to 100"},
-		{"sweep --levels 1e9", []string{"sweep", "@good", "--levels", "80,1e9"}, "level 1e+09%: out of range: a level must be above 0 and at most 10000%"},
+		{"sweep --levels 1e9", []string{"sweep", "@good", "--levels", "80,1e9"}, "level 1e+09%: out of range: a level must be a positive percentage, at most 10000%"},
 		{"run --timeseries-interval 2000000h", []string{"run", "@good", "--timeseries-interval", "2000000h"}, "--timeseries-interval 2000000h0m0s: out of range: must be 100ms to 24h0m0s"},
 		{"run --timeseries-interval 0", []string{"run", "@good", "--timeseries-interval", "0"}, "--timeseries-interval 0s: out of range"},
 		{"run --start-at 9999", []string{"run", "@good", "--start-at", "9999-01-01T00:00:00Z"}, "--start-at 9999-01-01T00:00:00Z is "},

@@ -24,7 +24,7 @@ func TestSweepAndSideBySideExitCodes(t *testing.T) {
 		{"sweep zero level", []string{"sweep", "quick", "--levels", "0,100"}, exitUsage, "", "positive percentage"},
 		{"sweep duplicate level", []string{"sweep", "quick", "--levels", "100,100"}, exitUsage, "", "twice"},
 		{"sweep not a number", []string{"sweep", "quick", "--levels", "80,abc"}, exitUsage, "", "abc"},
-		{"sweep zero iterations", []string{"sweep", "quick", "--iterations", "0"}, exitUsage, "", "at least 1"},
+		{"sweep zero iterations", []string{"sweep", "quick", "--iterations", "0"}, exitUsage, "", "out of range: must be 1 to 100"},
 		{"sweep bad config", []string{"sweep", badFile}, exitUsage, "", "bad-duration.toml:5:"},
 		{"sweep missing config", []string{"sweep", "no-such-config"}, exitUsage, "", "not a shipped config"},
 		{"side by side compliant", []string{"report", "--side-by-side", good, good2}, exitCompliant, "good2", ""},
