@@ -314,7 +314,8 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		err = fmt.Errorf("imapclient: unknown auth mechanism %q", cfg.Auth)
 	}
 	if err != nil {
-		return fail("LOGIN", err)
+		cl, ferr := fail("LOGIN", err)
+		return cl, measure.AsAuth(ferr) // a NO or BAD to the credentials: the auth class
 	}
 	// go-imap drops its capabilities after the OK (unless it carried
 	// [CAPABILITY]) and then sends CAPABILITY; wait until it has processed

@@ -375,7 +375,7 @@ func TestProtocolErrors(t *testing.T) {
 			cfg := cfg
 			cfg.Auth = auth
 			_, err := Connect(context.Background(), cfg, testUser, wrong)
-			checkClass(t, err, rec.last(t), measure.IMAPConnect, measure.Protocol)
+			checkClass(t, err, rec.last(t), measure.IMAPConnect, measure.Auth)
 			if strings.Contains(err.Error(), wrong) || strings.Contains(fmt.Sprint(rec.last(t)), wrong) {
 				t.Errorf("password leaked: %v", err)
 			}
@@ -432,6 +432,12 @@ func checkClass(t *testing.T, err error, o measure.Observation, fn measure.Funct
 			t.Errorf("errors.As(%v, *ProtocolError) failed", err)
 		}
 	}
+	if class == measure.Auth {
+		var ae *measure.AuthError
+		if !errors.As(err, &ae) || ae.Reply == "" {
+			t.Errorf("errors.As(%v, *AuthError) failed", err)
+		}
+	}
 	if o.Function != fn || o.Class != class || o.Err == nil || o.Err.Error() != err.Error() {
 		t.Errorf("observation %+v, want %q class %q with the returned error", o, fn, class)
 	}
@@ -447,8 +453,8 @@ func TestPasswordEchoIsRedacted(t *testing.T) {
 	rec := &recorder{}
 	_, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 2 * time.Second, Observer: rec}, testUser, testPassword)
 	o := rec.last(t)
-	checkClass(t, err, o, measure.IMAPConnect, measure.Protocol)
-	var pe *measure.ProtocolError
+	checkClass(t, err, o, measure.IMAPConnect, measure.Auth)
+	var pe *measure.AuthError
 	errors.As(err, &pe)
 	for _, s := range []string{err.Error(), o.Err.Error(), pe.Reply, fmt.Sprintf("%+v", o)} {
 		if strings.Contains(s, testPassword) {

@@ -100,16 +100,16 @@ func TestNoSecretInAnyErrorLink(t *testing.T) {
 		cfg   Config
 		class measure.ErrorClass
 	}{
-		{"login refused", func(*testing.T) string { return mt.addr }, Config{Auth: AuthLogin}, measure.Protocol},
-		{"plain refused", func(*testing.T) string { return mt.addr }, Config{Auth: AuthPlain}, measure.Protocol},
+		{"login refused", func(*testing.T) string { return mt.addr }, Config{Auth: AuthLogin}, measure.Auth},
+		{"plain refused", func(*testing.T) string { return mt.addr }, Config{Auth: AuthPlain}, measure.Auth},
 		{"login echoed in NO", fake(fakeGreeting, echo("LOGIN ", "%[1]s NO [AUTHENTICATIONFAILED] you sent CMD\r\n", reply)),
-			Config{Auth: AuthLogin}, measure.Protocol},
+			Config{Auth: AuthLogin}, measure.Auth},
 		{"login echoed in BAD", fake(fakeGreeting, echo("LOGIN ", "%[1]s BAD CMD\r\n", reply)),
-			Config{Auth: AuthLogin}, measure.Protocol},
+			Config{Auth: AuthLogin}, measure.Auth},
 		{"login echoed untagged, then hang-up", fake(fakeGreeting, echo("LOGIN ", "* BYE CMD\r\n", hangUp)),
 			Config{Auth: AuthLogin}, measure.Connection},
 		{"plain base64 echoed", fake(saslGreeting, echo("AUTHENTICATE ", "%[1]s NO [AUTHENTICATIONFAILED] you sent CMD\r\n", reply)),
-			Config{Auth: AuthPlain}, measure.Protocol},
+			Config{Auth: AuthPlain}, measure.Auth},
 		{"malformed reply with the password", fake(fakeGreeting, echo("LOGIN ", "%[1]s WHAT? CMD\r\n", reply)),
 			Config{Auth: AuthLogin}, measure.Protocol},
 		{"hang-up after LOGIN", fake(fakeGreeting, echo("LOGIN ", "", hangUp)), Config{Auth: AuthLogin}, measure.Connection},

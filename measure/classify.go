@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -23,6 +24,39 @@ type ProtocolError struct {
 }
 
 func (e *ProtocolError) Error() string { return e.Op + ": " + e.Reply }
+
+// AuthError is the server's refusal of a login: an IMAP LOGIN or
+// AUTHENTICATE answered NO or BAD, an SMTP AUTH answered with an error
+// reply. Classify maps it to Auth, apart from other protocol errors, so that
+// wrong passwords are never mistaken for a misbehaving server.
+type AuthError struct {
+	Op    string // "LOGIN", "AUTHENTICATE", "AUTH"
+	Reply string // the server's words, truncated; never a password
+}
+
+func (e *AuthError) Error() string { return e.Op + " refused: " + e.Reply }
+
+// AsAuth turns the server's refusal of a login step (a protocol error whose
+// reply is an IMAP NO or BAD, or an SMTP 4xx or 5xx) into an AuthError; the
+// chain's other errors are dropped, the reply is what matters. Any other
+// error, a malformed reply included, is returned as it is.
+func AsAuth(err error) error {
+	var pe *ProtocolError
+	if errors.As(err, &pe) && isRefusal(pe.Reply) {
+		return &AuthError{Op: pe.Op, Reply: pe.Reply}
+	}
+	return err
+}
+
+// isRefusal reports whether reply is a server's refusal: "NO ...", "BAD
+// ..." (IMAP) or a 4xx or 5xx reply code (SMTP).
+func isRefusal(reply string) bool {
+	if strings.HasPrefix(reply, "NO") || strings.HasPrefix(reply, "BAD") {
+		return true
+	}
+	return len(reply) >= 3 && (reply[0] == '4' || reply[0] == '5') &&
+		reply[1] >= '0' && reply[1] <= '9' && reply[2] >= '0' && reply[2] <= '9'
+}
 
 // TLSError is a failed TLS handshake. Clients wrap handshake failures in
 // it so that Classify maps them to TLS even when crypto/tls reports them as
@@ -56,9 +90,12 @@ func Classify(err error) ErrorClass {
 	}
 	var pe *ProtocolError
 	var ie *IntegrityError
+	var ae *AuthError
 	switch {
 	case errors.As(err, &ie):
 		return Integrity
+	case errors.As(err, &ae):
+		return Auth
 	case errors.As(err, &pe):
 		return Protocol
 	case errors.Is(err, context.Canceled):

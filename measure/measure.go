@@ -61,6 +61,7 @@ const (
 	Timeout    ErrorClass = "timeout"    // our deadline or watchdog fired
 	Connection ErrorClass = "connection" // refused, reset, closed, EOF
 	Protocol   ErrorClass = "protocol"   // NO/BAD, SMTP 4xx/5xx, unexpected reply
+	Auth       ErrorClass = "auth"       // the server refused the credentials: IMAP LOGIN/AUTHENTICATE NO, SMTP AUTH 5xx
 	TLS        ErrorClass = "tls"        // handshake, certificate, version
 	Integrity  ErrorClass = "integrity"  // corrupted or duplicated message
 	Other      ErrorClass = "other"
@@ -74,7 +75,7 @@ const (
 
 // ErrorClasses lists the failure classes in report order. Cancelled is
 // not one: it is not a failure.
-var ErrorClasses = []ErrorClass{Timeout, Connection, Protocol, TLS, Integrity, Other}
+var ErrorClasses = []ErrorClass{Timeout, Connection, Protocol, Auth, TLS, Integrity, Other}
 
 // Observation is one timed operation.
 type Observation struct {

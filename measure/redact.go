@@ -53,6 +53,10 @@ func Redact(err error, mask string, secrets ...string) error {
 	if errors.As(err, &pe) {
 		r.links = append(r.links, &ProtocolError{Op: scrub(pe.Op), Reply: scrub(pe.Reply)})
 	}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		r.links = append(r.links, &AuthError{Op: scrub(ae.Op), Reply: scrub(ae.Reply)})
+	}
 	switch Classify(err) {
 	case Timeout:
 		r.links = append(r.links, ErrTimeout)
@@ -77,7 +81,7 @@ func Redact(err error, mask string, secrets ...string) error {
 
 // RedactedError stands in for an error whose chain mentioned a secret (see
 // Redact). It prints the redacted text and unwraps to a redacted copy of
-// the original's *ProtocolError, if any, and to sentinels that classify as
+// the original's *ProtocolError and *AuthError, if any, and to sentinels that classify as
 // the original did (ErrTimeout, net.ErrClosed, a TLS alert,
 // context.Canceled, the syscall.Errno found in the chain). The original
 // error is not kept.

@@ -375,7 +375,7 @@ func (c *Client) connect(ctx context.Context) error {
 			mech = sasl.NewLoginClient(cfg.Username, cfg.Password)
 		}
 		if err := c.sc.Auth(mech); err != nil {
-			return c.wrap(o, "AUTH", err)
+			return measure.AsAuth(c.wrap(o, "AUTH", err)) // an error reply to the credentials: the auth class
 		}
 		c.breakdown.Auth = time.Since(t)
 	}

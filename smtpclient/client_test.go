@@ -273,9 +273,9 @@ func TestAuthFailureHidesPassword(t *testing.T) {
 				Address: addr, Timeout: 5 * time.Second, Auth: mech,
 				Username: testUser, Password: wrong, Observer: rec,
 			})
-			pe, ok := errorsAsProtocol(err)
-			if !ok || pe.Op != "AUTH" || !strings.HasPrefix(pe.Reply, "535 5.7.8") {
-				t.Fatalf("Connect error %v, want AUTH 535 ProtocolError", err)
+			var pe *measure.AuthError
+			if !errors.As(err, &pe) || pe.Op != "AUTH" || !strings.HasPrefix(pe.Reply, "535 5.7.8") || measure.Classify(err) != measure.Auth {
+				t.Fatalf("Connect error %v, want an AUTH 535 AuthError (class auth)", err)
 			}
 			o := rec.only(t, measure.SMTPConnect)
 			for _, text := range []string{err.Error(), o.Err.Error(), fmt.Sprintf("%+v", o)} {
@@ -286,8 +286,8 @@ func TestAuthFailureHidesPassword(t *testing.T) {
 			if !strings.Contains(err.Error(), "[redacted]") {
 				t.Errorf("server echo of the password not redacted: %q", err)
 			}
-			if o.Class != measure.Protocol {
-				t.Errorf("class %q", o.Class)
+			if o.Class != measure.Auth {
+				t.Errorf("class %q, want auth", o.Class)
 			}
 		})
 	}

@@ -126,17 +126,17 @@ func TestNoSecretInAnyErrorLink(t *testing.T) {
 	}{
 		{"plain refused, echoed", func(t *testing.T) string {
 			return startServer(t, &backend{requireAuth: true}, TLSNone, nil)
-		}, TLSNone, AuthPlain, measure.Protocol, 0},
+		}, TLSNone, AuthPlain, measure.Auth, 0},
 		{"login refused, echoed", func(t *testing.T) string {
 			return startServer(t, &backend{requireAuth: true}, TLSNone, nil)
-		}, TLSNone, AuthLogin, measure.Protocol, 0},
-		{"plain base64 echoed", func(t *testing.T) string { return scriptedServer(t, authScript(echo)) }, TLSNone, AuthPlain, measure.Protocol, 0},
-		{"login base64 echoed", func(t *testing.T) string { return scriptedServer(t, authScript(loginEcho)) }, TLSNone, AuthLogin, measure.Protocol, 0},
+		}, TLSNone, AuthLogin, measure.Auth, 0},
+		{"plain base64 echoed", func(t *testing.T) string { return scriptedServer(t, authScript(echo)) }, TLSNone, AuthPlain, measure.Auth, 0},
+		{"login base64 echoed", func(t *testing.T) string { return scriptedServer(t, authScript(loginEcho)) }, TLSNone, AuthLogin, measure.Auth, 0},
 		{"malformed reply with the password", func(t *testing.T) string {
 			return scriptedServer(t, authScript(func(c net.Conn, _ *bufio.Reader, _ string) {
 				io.WriteString(c, "5x5 "+wrong+"\r\n")
 			}))
-		}, TLSNone, AuthPlain, measure.Protocol, 0},
+		}, TLSNone, AuthPlain, measure.Protocol, 0}, // a malformed reply code: no refusal
 		{"hang-up after AUTH", func(t *testing.T) string {
 			return scriptedServer(t, authScript(func(c net.Conn, _ *bufio.Reader, _ string) { c.Close() }))
 		}, TLSNone, AuthPlain, measure.Connection, 0},
