@@ -72,7 +72,12 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		run.Target.Sink = sink.Addr().String()
 		c := sink.Counts()
 		h := sink.RelayDelay()
-		run.Sink = report.SinkSummary{Messages: c.Messages, Recipients: c.Recipients, Bytes: c.Bytes, RelayDelay: h}
+		run.Sink = report.SinkSummary{Messages: c.Messages, Recipients: c.Recipients, Bytes: c.Bytes, RelayDelay: h,
+			Foreign: c.Foreign, ForeignRuns: sink.ForeignRuns()}
+		if c.Foreign > 0 {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("the sink received %d foreign messages (not this run's: %s): counted apart, in none of its figures",
+				c.Foreign, report.ForeignRunsText(run.Sink.ForeignRuns)))
+		}
 		if h.TotalCount() > 0 {
 			run.Sink.RelayDelayP50 = us(h.ValueAtQuantile(50))
 			run.Sink.RelayDelayP95 = us(h.ValueAtQuantile(95))

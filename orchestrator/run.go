@@ -148,7 +148,18 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	if cfg.Target.Embedded {
 		nw = opts.Network
 	}
-	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, func(a smtpsink.Arrival) {
+	// Mail that is not this run's (an earlier run's, retried by the server;
+	// stray mail) is foreign: the sink accepts it and keeps it out of its
+	// figures. Before the ledger exists this run has sent nothing.
+	belongs := func(id string) bool {
+		l := ledgerPtr.Load()
+		if l == nil {
+			return false
+		}
+		run, _, ok := ledger.ParseID(id)
+		return ok && run == l.RunID()
+	}
+	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, belongs, func(a smtpsink.Arrival) {
 		if l := ledgerPtr.Load(); l != nil {
 			l.ArrivedRemote(a)
 		}
@@ -449,7 +460,7 @@ func embeddedFolders(cfg *workload.Config) []string {
 // startSink starts the sink cfg asks for (nil when it is disabled), telling
 // onMessage of every arrival. It returns the sink's TLS configuration too,
 // so that the embedded target's relay can trust exactly its certificate.
-func startSink(cfg *workload.Config, nw Network, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
+func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
 	if !cfg.Sink.Enabled {
 		return nil, nil, nil
 	}
@@ -472,7 +483,7 @@ func startSink(cfg *workload.Config, nw Network, onMessage func(smtpsink.Arrival
 		Listen: listenFunc,
 		Addr:   listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
 		SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
-		OnMessage: onMessage,
+		OnMessage: onMessage, Belongs: belongs,
 	})
 	if err != nil {
 		return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}

@@ -49,7 +49,7 @@ func TestShardsMergeIntoTheSingleRun(t *testing.T) {
 		// The shared server: one embedded target, relaying to one sink
 		// that records arrivals as `mailbench sink --json` does.
 		rec := smtpsink.NewRecord()
-		sink, sinkTLS, err := startSink(cfg, nw, rec.Add)
+		sink, sinkTLS, err := startSink(cfg, nw, nil, rec.Add)
 		if err != nil {
 			t.Fatal(err)
 		}

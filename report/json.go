@@ -190,13 +190,15 @@ func generatorFromJSON(j *jsonGenerator) (*GeneratorHealth, error) {
 }
 
 type jsonSink struct {
-	Messages            int64  `json:"messages"`
-	Recipients          int64  `json:"recipients"`
-	Bytes               int64  `json:"bytes"`
-	RelayDelayP50US     int64  `json:"relay_delay_p50_us"`
-	RelayDelayP95US     int64  `json:"relay_delay_p95_us"`
-	RelayDelayMaxUS     int64  `json:"relay_delay_max_us"`
-	RelayDelayHistogram string `json:"relay_delay_histogram,omitempty"`
+	Messages            int64            `json:"messages"`
+	Recipients          int64            `json:"recipients"`
+	Bytes               int64            `json:"bytes"`
+	RelayDelayP50US     int64            `json:"relay_delay_p50_us"`
+	RelayDelayP95US     int64            `json:"relay_delay_p95_us"`
+	RelayDelayMaxUS     int64            `json:"relay_delay_max_us"`
+	RelayDelayHistogram string           `json:"relay_delay_histogram,omitempty"`
+	Foreign             int64            `json:"foreign,omitempty"`
+	ForeignRuns         map[string]int64 `json:"foreign_runs,omitempty"`
 }
 
 type jsonTable struct {
@@ -305,6 +307,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 			Messages: r.Sink.Messages, Recipients: r.Sink.Recipients, Bytes: r.Sink.Bytes,
 			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
 			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
+			Foreign:         r.Sink.Foreign, ForeignRuns: r.Sink.ForeignRuns,
 		},
 		CouldNotRun: r.CouldNotRun,
 		Inbound: jsonInbound{TargetPerHour: r.Inbound.TargetPerHour, Scheduled: r.Inbound.Scheduled, Started: r.Inbound.Started,
@@ -464,7 +467,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		Sink: SinkSummary{
 			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
 			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),
-			RelayDelayMax: fromUS(j.Sink.RelayDelayMaxUS),
+			RelayDelayMax: fromUS(j.Sink.RelayDelayMaxUS), Foreign: j.Sink.Foreign, ForeignRuns: j.Sink.ForeignRuns,
 		},
 	}
 	if r.Started, err = parseJSONTime(j.Started); err != nil {

@@ -43,6 +43,35 @@ type SinkSummary struct {
 	// and recomputes the three figures above; otherwise it keeps the
 	// largest of each figure and warns.
 	RelayDelay *hdrhistogram.Histogram
+	// Foreign counts messages the sink accepted that were not this run's
+	// (an earlier run's mail that the server retried, stray mail), by run
+	// id in ForeignRuns ("" : no mailbench id). They are in none of the
+	// figures above.
+	Foreign     int64
+	ForeignRuns map[string]int64
+}
+
+// ForeignRunsText renders foreign messages by run id, largest first: "r1a2b3c4d
+// 5, without a mailbench id 3".
+func ForeignRunsText(runs map[string]int64) string {
+	keys := slices.Collect(maps.Keys(runs))
+	slices.SortFunc(keys, func(a, b string) int {
+		if runs[a] != runs[b] {
+			return int(runs[b] - runs[a])
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys {
+		name := k
+		if k == "" {
+			name = "without a mailbench id"
+		} else if k != "other" {
+			name = "run " + k
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, runs[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Run is the result of one run (or of several merged shards).
@@ -378,6 +407,13 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.Sink.Messages += r.Sink.Messages
 		m.Sink.Recipients += r.Sink.Recipients
 		m.Sink.Bytes += r.Sink.Bytes
+		m.Sink.Foreign += r.Sink.Foreign
+		for k, v := range r.Sink.ForeignRuns {
+			if m.Sink.ForeignRuns == nil {
+				m.Sink.ForeignRuns = map[string]int64{}
+			}
+			m.Sink.ForeignRuns[k] += v
+		}
 		for k, v := range r.SessionsByType {
 			if m.SessionsByType == nil {
 				m.SessionsByType = make(map[string]int64)

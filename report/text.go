@@ -159,6 +159,9 @@ func WriteText(w io.Writer, r *Run) error {
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes))
 		lp("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
 			fmtMS(r.Sink.RelayDelayP50), fmtMS(r.Sink.RelayDelayP95), fmtMS(r.Sink.RelayDelayMax))
+		if r.Sink.Foreign > 0 {
+			lp("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), ForeignRunsText(r.Sink.ForeignRuns))
+		}
 	}
 	if err := lw.Flush(); err != nil {
 		return err

@@ -169,8 +169,16 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 	if v := hdr.get(fieldSent); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 			a.Sent = t
-			s.recordRelayDelay(received.Sub(t))
 		}
+	}
+	if s.opts.Belongs != nil && !s.opts.Belongs(a.ID) {
+		// Accepted (the server must not retry it) but not this run's: kept
+		// out of every figure.
+		s.recordForeign(a.ID)
+		return nil
+	}
+	if !a.Sent.IsZero() {
+		s.recordRelayDelay(received.Sub(a.Sent))
 	}
 	s.messages.Add(1)
 	s.recipients.Add(int64(len(rcpts)))

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,21 +45,26 @@ type Options struct {
 	// listener turns TCP keep-alive off on accepted connections.
 	Listen func(ctx context.Context, network, address string) (net.Listener, error)
 
-	Addr            string           // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
-	Domain          string           // hostname in the banner; default "mailbench-sink"
-	TLSConfig       *tls.Config      // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
-	ImplicitTLS     bool             // TLS from the first byte (needs TLSConfig)
-	MaxMessageBytes int64            // default 32 MiB; negative: no limit
-	MaxRecipients   int              // per message; default 1000; negative: no limit
-	MaxLineLength   int              // per line, commands and data; default 2000; negative: no limit
-	ReadTimeout     time.Duration    // per command line and per read of message data; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
-	WriteTimeout    time.Duration    // per reply; default 60s (likewise)
-	MaxConnections  int              // open at once; default 1000; negative: no limit. Beyond it: 421 and close
-	SaveDir         string           // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
-	Faults          Faults           // fault modes for testing the server under test and the benchmark
-	OnMessage       func(Arrival)    // optional; called once per accepted message before the 250 reply; must be fast and safe for concurrent use
-	Now             func() time.Time // clock for Arrival.Received; default time.Now
-	ErrorLog        *log.Logger      // go-smtp's reports of failed connections; nil discards them
+	Addr            string        // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
+	Domain          string        // hostname in the banner; default "mailbench-sink"
+	TLSConfig       *tls.Config   // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
+	ImplicitTLS     bool          // TLS from the first byte (needs TLSConfig)
+	MaxMessageBytes int64         // default 32 MiB; negative: no limit
+	MaxRecipients   int           // per message; default 1000; negative: no limit
+	MaxLineLength   int           // per line, commands and data; default 2000; negative: no limit
+	ReadTimeout     time.Duration // per command line and per read of message data; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
+	WriteTimeout    time.Duration // per reply; default 60s (likewise)
+	MaxConnections  int           // open at once; default 1000; negative: no limit. Beyond it: 421 and close
+	SaveDir         string        // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
+	Faults          Faults        // fault modes for testing the server under test and the benchmark
+	OnMessage       func(Arrival) // optional; called once per accepted message of this run (see Belongs) before the 250 reply; must be fast and safe for concurrent use
+	// Belongs, when set, says whether a message (by its X-Mailbench-Id,
+	// "" when it has none) is this run's. Others are accepted but counted
+	// apart as foreign (Counts.Foreign, ForeignRuns): they enter no count,
+	// no relay delay and no OnMessage. nil: every message belongs.
+	Belongs  func(id string) bool
+	Now      func() time.Time // clock for Arrival.Received; default time.Now
+	ErrorLog *log.Logger      // go-smtp's reports of failed connections; nil discards them
 }
 
 // Faults make the sink misbehave on purpose.
@@ -89,6 +96,10 @@ type Counts struct {
 	Errors      int64 // message transfers that failed: too big, long line, bad header, timeout, I/O
 	Active      int64 // connections open now
 	Refused     int64 // connections refused with 421 beyond MaxConnections
+	// Foreign counts accepted messages that are not this run's (see
+	// Options.Belongs): mail of an earlier run that the server retried,
+	// or stray mail. They are in none of the counts above.
+	Foreign int64
 }
 
 // Sink is an SMTP server that accepts, counts and discards (or saves) mail.
@@ -113,6 +124,43 @@ type Sink struct {
 
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
+
+	foreignMu   sync.Mutex
+	foreign     int64
+	foreignRuns map[string]int64 // by run id ("" : no mailbench id), at most MaxForeignRuns
+}
+
+// MaxForeignRuns bounds the run ids ForeignRuns tells apart; further ones
+// are counted under "other".
+const MaxForeignRuns = 32
+
+// recordForeign counts one foreign message by its run id.
+func (s *Sink) recordForeign(id string) {
+	run := ""
+	if i := strings.IndexByte(id, '-'); i > 0 {
+		run = id[:i]
+	} else if id != "" {
+		run = "other"
+	}
+	s.foreignMu.Lock()
+	defer s.foreignMu.Unlock()
+	s.foreign++
+	if s.foreignRuns == nil {
+		s.foreignRuns = map[string]int64{}
+	}
+	if _, ok := s.foreignRuns[run]; !ok && len(s.foreignRuns) >= MaxForeignRuns {
+		run = "other"
+	}
+	s.foreignRuns[run]++
+}
+
+// ForeignRuns returns the foreign messages by run id (the part of their
+// X-Mailbench-Id before the "-"; "" for messages without one, "other"
+// beyond MaxForeignRuns ids). Safe for concurrent use.
+func (s *Sink) ForeignRuns() map[string]int64 {
+	s.foreignMu.Lock()
+	defer s.foreignMu.Unlock()
+	return maps.Clone(s.foreignRuns)
 }
 
 // New validates opts, applies defaults and returns a Sink that is not yet
@@ -382,6 +430,7 @@ func (s *Sink) Counts() Counts {
 		Errors:      s.errors.Load(),
 		Active:      s.active.Load(),
 		Refused:     s.refused.Load(),
+		Foreign:     s.foreignCount(),
 	}
 }
 
@@ -409,4 +458,10 @@ func (s *Sink) relaySummary() (n int64, p50, p99, maxv time.Duration) {
 	defer s.histMu.Unlock()
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 	return s.hist.TotalCount(), us(s.hist.ValueAtQuantile(50)), us(s.hist.ValueAtQuantile(99)), us(s.hist.Max())
+}
+
+func (s *Sink) foreignCount() int64 {
+	s.foreignMu.Lock()
+	defer s.foreignMu.Unlock()
+	return s.foreign
 }

@@ -620,3 +620,37 @@ func TestServeOwnListener(t *testing.T) {
 		t.Fatal("Serve did not return after Close")
 	}
 }
+
+// TestForeignMail: with Belongs, mail of other runs (an earlier run's,
+// retried by the server) and mail without a mailbench id is accepted but
+// counted apart: it enters no count, no relay delay and no OnMessage.
+func TestForeignMail(t *testing.T) {
+	var got arrivals
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := startSink(t, Options{OnMessage: got.hook, Now: func() time.Time { return now },
+		Belongs: func(id string) bool { return strings.HasPrefix(id, "r00000001-") }})
+	c := dialClient(t, s)
+	sent := now.Add(-time.Second)
+	for _, id := range []string{"r00000001-000000000001", "r00000002-000000000007", "r00000002-000000000008", ""} {
+		msg := testMessage(id, sent.Add(-time.Hour), "body\r\n") // foreign mail carries an old stamp
+		if id == "r00000001-000000000001" {
+			msg = testMessage(id, sent, "body\r\n")
+		}
+		if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, msg); err != nil {
+			t.Fatalf("%s: %s: %d %v", id, step, code, err)
+		}
+	}
+	n := s.Counts()
+	if n.Messages != 1 || n.Recipients != 1 || n.Foreign != 3 {
+		t.Errorf("counts %+v, want 1 message of this run and 3 foreign", n)
+	}
+	if h := s.RelayDelay(); h.TotalCount() != 1 || !h.ValuesAreEquivalent(h.Max(), time.Second.Microseconds()) {
+		t.Errorf("relay delays: %d recorded, max %dµs; want this run's one, 1 s", h.TotalCount(), h.Max())
+	}
+	if a := got.all(); len(a) != 1 || a[0].ID != "r00000001-000000000001" {
+		t.Errorf("OnMessage saw %+v", a)
+	}
+	if runs := s.ForeignRuns(); len(runs) != 2 || runs["r00000002"] != 2 || runs[""] != 1 {
+		t.Errorf("foreign runs %v", runs)
+	}
+}
