@@ -61,6 +61,7 @@ const (
 	RuleMailboxes   = "mailboxes initialised and verified before each run"
 	RuleGenerator   = "generator not the bottleneck"
 	RuleDisclosure  = "system described (disclosure.system)"
+	RuleVerified    = "every delivery verified"
 )
 
 // Options configure Run.
@@ -370,6 +371,13 @@ func check(cfg *workload.Config, rules Rules, res *Result) []Check {
 	}
 	add(RuleGenerator, len(bound) == 0, joinOr(bound, "no run at 80% or 100% was generator-bound"))
 
+	var unverified []string
+	for i, r := range res.Runs {
+		if r.Run != nil && r.Run.Delivery != nil && r.Run.Delivery.Unverified > 0 {
+			unverified = append(unverified, fmt.Sprintf("run %d (%g%%): %d local deliveries in INBOXes the checker could not open", i+1, r.Level, r.Run.Delivery.Unverified))
+		}
+	}
+	add(RuleVerified, len(unverified) == 0, joinOr(unverified, "the checker could look for every delivery"))
 	add(RuleDisclosure, cfg.Disclosure.System != "", orDash(cfg.Disclosure.System))
 	return out
 }

@@ -6,6 +6,7 @@ package deliverycheck
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,9 @@ type Stats struct {
 	Commands int64 // IMAP commands sent: LOGIN, SELECT, FETCH, LOGOUT (CAPABILITY not counted)
 	Fetched  int64 // message headers fetched
 	Errors   int64 // checks that failed (connection, timeout, NO/BAD), not counting those cut by the end of Run or Settle
+	// ErrorSamples are the first distinct failures ("login: error"), at
+	// most maxErrorSamples.
+	ErrorSamples []string
 	// LastError is the most recent failure, "" if none; it never holds a
 	// password (imapclient redacts it).
 	LastError string
@@ -93,6 +97,8 @@ type Checker struct {
 	next  int // Run's round-robin cursor
 
 	checks, commands, fetched, errors atomic.Int64
+	sampleMu                          sync.Mutex
+	samples                           []string // the first distinct errors, at most maxErrorSamples
 	lastErr                           atomic.Pointer[string]
 }
 
@@ -130,6 +136,9 @@ func New(l *ledger.Ledger, cfg Config) *Checker {
 // Stats returns the counts so far.
 func (c *Checker) Stats() Stats {
 	st := Stats{Checks: c.checks.Load(), Commands: c.commands.Load(), Fetched: c.fetched.Load(), Errors: c.errors.Load()}
+	c.sampleMu.Lock()
+	st.ErrorSamples = slices.Clone(c.samples)
+	c.sampleMu.Unlock()
 	if p := c.lastErr.Load(); p != nil {
 		st.LastError = *p
 	}
@@ -260,10 +269,18 @@ func (c *Checker) check(ctx context.Context, i int) {
 	c.checks.Add(1)
 	if err := c.visit(ctx, i); err != nil && !ended(ctx) {
 		c.errors.Add(1)
-		msg := err.Error()
+		msg := c.creds[i].Login + ": " + err.Error() // a login, never a password
 		c.lastErr.Store(&msg)
+		c.sampleMu.Lock()
+		if len(c.samples) < maxErrorSamples && !slices.Contains(c.samples, msg) {
+			c.samples = append(c.samples, msg)
+		}
+		c.sampleMu.Unlock()
 	}
 }
+
+// maxErrorSamples bounds Stats.ErrorSamples.
+const maxErrorSamples = 3
 
 // ended reports whether ctx is done or past its deadline. The network
 // poller can fail an operation at the deadline a moment before ctx's own
@@ -285,6 +302,7 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 	}
 	defer cl.Close()
 	c.commands.Add(1)
+	lookedAt := time.Now() // what the server had accepted by now is in this INBOX, or missing
 	mb, err := cl.SelectInbox(ctx)
 	if err != nil {
 		return err
@@ -310,6 +328,7 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 		c.l.SeenLocal(u.Address, infos, time.Now())
 	}
 	st.uidNext, st.uidValidity = mb.UIDNext, mb.UIDValidity
+	c.l.Looked(u.Address, lookedAt)
 	c.commands.Add(1)
 	_ = cl.Logout(ctx) // what was found is reported; a failed LOGOUT changes nothing
 	return nil

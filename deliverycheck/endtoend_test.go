@@ -221,11 +221,14 @@ func TestEndToEndFaults(t *testing.T) {
 		case measure.DeliveryRemote:
 			nr++
 		}
-		if o.Duration < 0 || o.Duration > netTimeout {
+		if o.Duration < 0 || o.Duration > netTimeout+time.Minute {
 			t.Errorf("%s observation of %v: implausible", o.Function, o.Duration)
 		}
 	}
-	if nl != nMsgs-4 || nr != nMsgs/remoteEvery-2 {
-		t.Errorf("observations: %d local, %d remote; want %d, %d", nl, nr, nMsgs-4, nMsgs/remoteEvery-2)
+	// Every delivery has one observation: the missing ones (4 local, 2
+	// remote) too, with the time they waited, so that the Delivery Time rows
+	// count them as not delivered within the limit.
+	if nl != nMsgs || nr != nMsgs/remoteEvery {
+		t.Errorf("observations: %d local, %d remote; want %d, %d", nl, nr, nMsgs, nMsgs/remoteEvery)
 	}
 }

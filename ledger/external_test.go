@@ -17,6 +17,8 @@ func TestExternalSinkReconciliation(t *testing.T) {
 	l.Accepted(measure.Submission{ID: message.NewID(run, 1), Accepted: t0, Remote: []string{"a@remote.example", "b@remote.example"}})
 	l.Accepted(measure.Submission{ID: message.NewID(run, 2), Accepted: t0, Remote: []string{"c@remote.example"}, Local: []string{"u1@local.example"}})
 	l.Accepted(measure.Submission{ID: message.NewID(run, 5000), Accepted: t0.Add(time.Second), Remote: []string{"d@remote.example"}})
+	l.SetExternalSink()
+	l.Looked("u1@local.example", t0.Add(time.Minute)) // the checker looked, and the local copy was not there
 	l.Finish()
 	rec, p := l.ReconcileExternal()
 	if rec.PendingRemote != 4 || rec.LostRemote != 0 || rec.Lost != 1 || rec.LostLocal != 1 {

@@ -55,6 +55,11 @@ const (
 type userState struct {
 	pending int32 // accepted local deliveries not yet seen
 	untimed int32 // seen, but not yet with an INTERNALDATE
+	// looked is when the delivery checker last looked through the INBOX
+	// successfully (UnixNano; 0: never): an unseen delivery accepted
+	// before it was looked for and not found, one accepted after it was
+	// never looked for.
+	looked int64
 }
 
 // early is a sighting of a message of this run that arrived before its
@@ -96,6 +101,9 @@ type Ledger struct {
 	users    []userState
 	early    []early
 	finished bool
+	// external: remote mail reaches a sink in another process
+	// (SetExternalSink); its deliveries are reconciled later, not missing.
+	external bool
 	c        Reconciliation
 	// limitLocal and limitRemote are the delivery limits (ns; 0: none):
 	// a delivery timed above its limit is late.
@@ -443,6 +451,13 @@ func (l *Ledger) localObservation(accepted, d int64) measure.Observation {
 	return measure.Observation{Function: measure.DeliveryLocal, Start: time.Unix(0, accepted), Duration: time.Duration(d)}
 }
 
+// missingObservation is the Delivery Time observation of a delivery still
+// missing at now: the time it has waited, a lower bound (not counted late:
+// it was not found).
+func missingObservation(fn measure.Function, accepted, now int64) measure.Observation {
+	return measure.Observation{Function: fn, Start: time.Unix(0, accepted), Duration: time.Duration(max(now-accepted, 0))}
+}
+
 // Announced records that a watched INBOX of user announced new messages
 // (an IMAP EXISTS, RFC 2177 IDLE) at the moments ats (one per info, same
 // order), and what the watcher then fetched of them. It is the exact
@@ -700,12 +715,39 @@ func (l *Ledger) NeedsCheck(i int) (need, untimed bool) {
 	return s.pending > 0 || s.untimed > 0, s.untimed > 0
 }
 
+// Looked records that the INBOX of user was looked through successfully
+// at at (the delivery checker's complete look: every message it had not
+// seen yet): an unseen delivery accepted before then was looked for. Safe
+// for concurrent use.
+func (l *Ledger) Looked(user string, at time.Time) {
+	u, ok := l.UserIndex(user)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	l.users[u].looked = max(l.users[u].looked, at.UnixNano())
+	l.mu.Unlock()
+}
+
+// SetExternalSink says that remote mail reaches a sink in another process:
+// its deliveries not seen at Finish are pending (ReconcileExternal), not
+// missing. Call it before Finish.
+func (l *Ledger) SetExternalSink() {
+	l.mu.Lock()
+	l.external = true
+	l.mu.Unlock()
+}
+
 // Finish ends the accounting: every local delivery seen but never timed by
 // an INTERNALDATE gets its Delivery Time (local) observation now, with the
 // time of its first sighting as an upper bound (counted in
-// Reconciliation.TimedByObservation). Later sightings still count but emit
-// nothing. Call it after the settle phase and before the recorder closes;
-// calls after the first do nothing.
+// Reconciliation.TimedByObservation). Every delivery still missing (local:
+// looked for and not found, remote: not arrived at this run's sink) gets a
+// Delivery Time observation of the time it has waited so far, a lower
+// bound above its limit: not delivered within the limit, it counts as non-compliant in
+// its row. Later sightings still count but emit nothing. Call it after the
+// settle phase and before the recorder closes; calls after the first do
+// nothing.
 func (l *Ledger) Finish() {
 	var out []measure.Observation
 	l.mu.Lock()
@@ -714,17 +756,22 @@ func (l *Ledger) Finish() {
 		return
 	}
 	l.finished = true
+	now := time.Now().UnixNano()
 	for _, ch := range l.msgs {
 		if ch == nil {
 			continue
 		}
 		for i := range ch {
 			m := &ch[i]
-			if m.accepted == 0 || m.nLocal == 0 {
+			if m.accepted == 0 {
 				continue
 			}
 			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
 				r := l.rcpt(j)
+				if r.flags&(fSeen|fDeleted) == 0 && l.users[r.key].looked >= m.accepted {
+					out = append(out, missingObservation(measure.DeliveryLocal, m.accepted, now))
+					continue
+				}
 				if r.flags&(fSeen|fTimed) != fSeen {
 					continue
 				}
@@ -732,6 +779,14 @@ func (l *Ledger) Finish() {
 				l.users[r.key].untimed--
 				l.c.TimedByObservation++
 				out = append(out, l.localObservation(m.accepted, int64(r.aux)*int64(time.Millisecond)))
+			}
+			if l.external {
+				continue
+			}
+			for j := m.rcptStart + uint32(m.nLocal); j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
+				if l.rcpt(j).flags&fSeen == 0 {
+					out = append(out, missingObservation(measure.DeliveryRemote, m.accepted, now))
+				}
 			}
 		}
 	}
@@ -778,6 +833,29 @@ func (l *Ledger) Outstanding() (n int64, due time.Time) {
 	return n, time.Unix(0, last)
 }
 
+// unverified counts the local deliveries not found whose INBOX the checker
+// never looked through after their acceptance. Callers hold mu.
+func (l *Ledger) unverified() int64 {
+	var n int64
+	for _, ch := range l.msgs {
+		if ch == nil {
+			continue
+		}
+		for i := range ch {
+			m := &ch[i]
+			if m.accepted == 0 {
+				continue
+			}
+			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
+				if r := l.rcpt(j); r.flags&(fSeen|fDeleted) == 0 && l.users[r.key].looked < m.accepted {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // Reconcile returns the counts so far. Lost is what is still unseen: call it
 // after ramp-down, the settle phase and Finish for the final figures.
 func (l *Ledger) Reconcile() Reconciliation {
@@ -785,7 +863,8 @@ func (l *Ledger) Reconcile() Reconciliation {
 	defer l.mu.Unlock()
 	r := l.c
 	r.Sent = r.Accepted + r.Rejected
-	r.LostLocal = r.LocalDeliveries - r.DeliveredLocal - r.DeletedByWorkload
+	r.Unverified = l.unverified()
+	r.LostLocal = r.LocalDeliveries - r.DeliveredLocal - r.DeletedByWorkload - r.Unverified
 	r.Late = r.LateLocal + r.LateRemote
 	r.LostRemote = r.RemoteDeliveries - r.RelayedRemote
 	r.Lost = r.LostLocal + r.LostRemote

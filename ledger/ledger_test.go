@@ -66,9 +66,29 @@ func TestLedgerScenarios(t *testing.T) {
 		name   string
 		steps  func(l *Ledger)
 		finish bool
-		want   Reconciliation
-		obs    []obsWant
+		// unlooked: the checker never looked through the INBOXes
+		unlooked bool
+		want     Reconciliation
+		obs      []obsWant
 	}{
+		{
+			name: "never looked for: unverified, not missing",
+			steps: func(l *Ledger) {
+				l.Accepted(sent(1, at(10), []string{u1, u2}))
+				l.Looked(u2, at(5)) // before the acceptance: no look for this message
+			},
+			unlooked: true, finish: true,
+			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, Unverified: 2},
+		},
+		{
+			name: "looked for and not found: missing, with a Delivery Time observation of the wait",
+			steps: func(l *Ledger) {
+				l.Accepted(sent(1, at(10), []string{u1}, "a@remote.test"))
+			},
+			finish: true,
+			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
+			obs:    []obsWant{{measure.DeliveryLocal, at(10), -1}, {measure.DeliveryRemote, at(10), -1}},
+		},
 		{
 			name: "local delivery timed by INTERNALDATE",
 			steps: func(l *Ledger) {
@@ -254,6 +274,9 @@ func TestLedgerScenarios(t *testing.T) {
 			var c collector
 			l := New(run, users, &c)
 			tt.steps(l)
+			if !tt.unlooked {
+				lookAll(l, users, at(1000)) // the checker looked through every INBOX at the end
+			}
 			if tt.finish {
 				l.Finish()
 				l.Finish()
@@ -261,7 +284,10 @@ func TestLedgerScenarios(t *testing.T) {
 			if got := l.Reconcile(); got != tt.want {
 				t.Errorf("Reconcile() =\n%+v\nwant\n%+v", got, tt.want)
 			}
-			if got := c.got(); !slices.Equal(got, tt.obs) {
+			if got := c.got(); !slices.EqualFunc(got, tt.obs, func(g, w obsWant) bool {
+				// d = -1: a missing delivery's wait so far, which the clock decides (> 0)
+				return g.f == w.f && g.start.Equal(w.start) && (g.d == w.d || w.d == -1 && g.d > 0)
+			}) {
 				t.Errorf("observations =\n%v\nwant\n%v", got, tt.obs)
 			}
 		})
@@ -328,7 +354,7 @@ func TestLinesGolden(t *testing.T) {
 	r := Reconciliation{Sent: 1003, Accepted: 1000, Rejected: 3, AcceptedBytes: 4 << 20,
 		LocalDeliveries: 1280, RemoteDeliveries: 320, DeliveredLocal: 1270, RelayedRemote: 318,
 		Lost: 12, LostLocal: 10, LostRemote: 2, Duplicated: 4, Corrupted: 1,
-		TimedByObservation: 7, Unexpected: 2, UnknownRecipients: 5}
+		TimedByObservation: 7, Unexpected: 2, UnknownRecipients: 5, Unverified: 3}
 	var b strings.Builder
 	settled := Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
 		RelayedRemote: 10, DeletedByWorkload: 3, TimedByAnnouncement: 20, TimedByInternalDate: 95, TimedByObservation: 2,
@@ -374,5 +400,12 @@ func TestFailing(t *testing.T) {
 		if got := tt.r.Failing(); len(got) != tt.want {
 			t.Errorf("%+v.Failing() = %q, want %d reasons", tt.r, got, tt.want)
 		}
+	}
+}
+
+// lookAll records that the checker looked through every INBOX at t.
+func lookAll(l *Ledger, users []string, t time.Time) {
+	for _, u := range users {
+		l.Looked(u, t)
 	}
 }

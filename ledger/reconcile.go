@@ -16,9 +16,19 @@ type Reconciliation struct {
 	DeliveredLocal   int64 `json:"delivered_local"`   // local deliveries seen in the recipient's INBOX
 	RelayedRemote    int64 `json:"relayed_remote"`    // remote deliveries that arrived at the sink
 
-	Lost       int64 `json:"lost"`        // LostLocal + LostRemote
-	LostLocal  int64 `json:"lost_local"`  // accepted local deliveries never seen
-	LostRemote int64 `json:"lost_remote"` // accepted remote deliveries that never arrived
+	// Lost (the JSON's historic name; the report says "missing") counts the
+	// accepted deliveries looked for and not found by the end of settle:
+	// not delivered within the limit (their Delivery Time rows count them
+	// as non-compliant), though the server may still hold them (a deferred
+	// queue). LostLocal + LostRemote.
+	Lost       int64 `json:"lost"`
+	LostLocal  int64 `json:"lost_local"`  // local deliveries looked for (the checker looked through the INBOX after acceptance) and never seen
+	LostRemote int64 `json:"lost_remote"` // remote deliveries that never arrived at this run's sink
+	// Unverified counts local deliveries never seen whose INBOX the
+	// checker could not look through after their acceptance (a login
+	// refused, a server down): mailbench did not look, so it does not call
+	// them missing. They make a run not certifiable.
+	Unverified int64 `json:"unverified"`
 	// PendingRemote counts remote deliveries of a shard whose sink is
 	// external: they are reconciled later against the sink's record
 	// (mailbench report --sink), not counted lost.
@@ -63,10 +73,13 @@ func (r Reconciliation) Lines() []string {
 	lines := []string{
 		fmt.Sprintf("Messages sent          %d (accepted %d, rejected %d)", r.Sent, r.Accepted, r.Rejected),
 		localLine(r),
-		fmt.Sprintf("Remote deliveries      %d, arrived at the sink %d, lost %d", r.RemoteDeliveries, r.RelayedRemote, r.LostRemote),
-		fmt.Sprintf("Lost                   %d", r.Lost),
+		fmt.Sprintf("Remote deliveries      %d, arrived at the sink %d, missing %d", r.RemoteDeliveries, r.RelayedRemote, r.LostRemote),
+		fmt.Sprintf("Missing                %d (looked for, not found by the end of settle: not delivered within the limit; the server may still hold them)", r.Lost),
 		fmt.Sprintf("Duplicated             %d", r.Duplicated),
 		fmt.Sprintf("Corrupted              %d", r.Corrupted),
+	}
+	if r.Unverified > 0 {
+		lines = append(lines, fmt.Sprintf("Unverified             %d (local, in INBOXes the checker could not open: neither found nor missing)", r.Unverified))
 	}
 	if r.PendingRemote > 0 {
 		lines = append(lines, fmt.Sprintf("Pending remote         %d (to reconcile against the external sink's record)", r.PendingRemote))
@@ -95,7 +108,7 @@ func (r Reconciliation) Lines() []string {
 func (r Reconciliation) Failing() []string {
 	var out []string
 	if r.Lost > 0 {
-		out = append(out, fmt.Sprintf("%d accepted %s lost (%d local, %d remote)", r.Lost, deliveries(r.Lost), r.LostLocal, r.LostRemote))
+		out = append(out, fmt.Sprintf("%d accepted %s missing: not found within the delivery limit and settle (%d local, %d remote)", r.Lost, deliveries(r.Lost), r.LostLocal, r.LostRemote))
 	}
 	if r.Duplicated > 0 {
 		out = append(out, fmt.Sprintf("%d %s duplicated", r.Duplicated, deliveries(r.Duplicated)))
@@ -110,10 +123,13 @@ func (r Reconciliation) Failing() []string {
 // appear only when there are some.
 func localLine(r Reconciliation) string {
 	if r.DeletedByWorkload > 0 {
-		return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, deleted unseen by the workload %d, lost %d",
+		return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, deleted unseen by the workload %d, missing %d",
 			r.LocalDeliveries, r.DeliveredLocal, r.DeletedByWorkload, r.LostLocal)
 	}
-	return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, lost %d", r.LocalDeliveries, r.DeliveredLocal, r.LostLocal)
+	if r.Unverified > 0 {
+		return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, missing %d, unverified %d", r.LocalDeliveries, r.DeliveredLocal, r.LostLocal, r.Unverified)
+	}
+	return fmt.Sprintf("Local deliveries       %d, seen in INBOX %d, missing %d", r.LocalDeliveries, r.DeliveredLocal, r.LostLocal)
 }
 
 func deliveries(n int64) string {
@@ -142,6 +158,7 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		DeletedByWorkload: r.DeletedByWorkload + o.DeletedByWorkload,
 		Unexpected:        r.Unexpected + o.Unexpected,
 		UnknownRecipients: r.UnknownRecipients + o.UnknownRecipients,
+		Unverified:        r.Unverified + o.Unverified,
 		PendingRemote:     r.PendingRemote + o.PendingRemote,
 	}
 }

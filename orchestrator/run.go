@@ -290,6 +290,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	led := ledger.New(runID, addrs, deliveries)
 	limits := rules.Limits()
 	led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+	if opts.externalSink() {
+		led.SetExternalSink() // its remote deliveries are reconciled later, not missing
+	}
 	ledgerPtr.Store(led)
 	checker := deliverycheck.New(led, deliverycheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
 	runner := &session.Runner{
@@ -376,7 +379,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	run.ServerClock = clock
 	run.DeliveryTiming = deliveryTiming(watcher)
 	if cs := checker.Stats(); cs.Checks > 0 {
-		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors}
+		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors, ErrorSamples: cs.ErrorSamples}
 	}
 	run.Evaluate(rules)
 	run.Warnings = append(run.Warnings, warnings...)

@@ -225,6 +225,9 @@ type CheckerSummary struct {
 	Checks   int64 `json:"checks"`
 	Commands int64 `json:"commands"`
 	Errors   int64 `json:"errors"`
+	// ErrorSamples are the checker's first distinct errors (login and
+	// error, never a password).
+	ErrorSamples []string `json:"error_samples,omitempty"`
 }
 
 // DroppedRow is the name of the offered-load check in Table.Failing.
@@ -434,6 +437,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 			m.DeliveryChecks.Checks += r.DeliveryChecks.Checks
 			m.DeliveryChecks.Commands += r.DeliveryChecks.Commands
 			m.DeliveryChecks.Errors += r.DeliveryChecks.Errors
+			m.DeliveryChecks.ErrorSamples = append(m.DeliveryChecks.ErrorSamples, r.DeliveryChecks.ErrorSamples...)
 		}
 	}
 	if m.SessionsStarted > 0 {

@@ -186,6 +186,9 @@ func WriteText(w io.Writer, r *Run) error {
 		if c := r.DeliveryChecks; c != nil {
 			p("  Delivery checker       %s checks, %s IMAP commands (not timed), %s errors\n",
 				fmtInt(c.Checks), fmtInt(c.Commands), fmtInt(c.Errors))
+			for _, e := range c.ErrorSamples {
+				p("    checker error: %s\n", e)
+			}
 		}
 	}
 
