@@ -56,7 +56,7 @@ func (c *certifyCmd) Run(e *env) error {
 	}
 	defer jsonOut.abandon()
 	defer htmlOut.abandon()
-	stop, release := signalContext(e.stderr)
+	stop, kill, release := signalContexts(e.stderr)
 	defer release()
 
 	opts := certify.Options{Disclosure: certify.Disclosure{MailbenchVersion: orchestrator.Version, Machine: certify.ProbeMachine()}}
@@ -85,7 +85,7 @@ func (c *certifyCmd) Run(e *env) error {
 	if !c.Quiet {
 		opts.Log = e.stderr
 	}
-	res, err := certify.Run(stop, context.Background(), cfg, opts)
+	res, err := certify.Run(stop, kill, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 
 	"github.com/mailbench/mailbench/compare"
@@ -59,7 +58,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	defer htmlOut.abandon()
-	stop, release := signalContext(e.stderr)
+	stop, kill, release := signalContexts(e.stderr)
 	defer release()
 	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
 	if err != nil {
@@ -70,7 +69,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}
-	res, err := compare.Run(stop, context.Background(), cfg, copts)
+	res, err := compare.Run(stop, kill, cfg, copts)
 	if err != nil {
 		return err
 	}

@@ -242,36 +242,60 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 	return cfg, nil
 }
 
-// signalContext returns stop, cancelled by the first SIGINT, SIGTERM or SIGHUP:
-// the command stops new sessions, drains, and writes its report marked
-// partial. The second signal exits the process at once, exit code 3, after
-// one line on stderr: nothing is drained and no report is written. release
-// restores the default handling.
-//
-// The commands pass context.Background() as the libraries' kill context:
-// nothing in the CLI cuts a run short but the second signal, which ends
-// the process instead.
+// signalContext returns stop, cancelled by the first SIGINT, SIGTERM or
+// SIGHUP: the command stops new sessions, drains, and writes its report
+// marked partial. release restores the default handling. See
+// signalContexts for the second signal.
 func signalContext(stderr io.Writer) (stop context.Context, release func()) {
+	stop, _, release = signalContexts(stderr)
+	return stop, release
+}
+
+// secondSignalGrace is how long the command has, after the second signal,
+// to write what it has before the process exits anyway.
+const secondSignalGrace = time.Second
+
+// signalContexts returns stop (see signalContext) and kill, cancelled by
+// the second signal: the libraries cut what is running and the command
+// writes what it has, marked partial. Whatever is not done within
+// secondSignalGrace of the second signal is abandoned: the process exits,
+// exit code 3, after one line on stderr (a third signal exits at once).
+// release restores the default handling.
+func signalContexts(stderr io.Writer) (stop, kill context.Context, release func()) {
 	stop, cancelStop := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
+	kill, cancelKill := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 3)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
+	exit := func(why string) {
+		os.Exit(exitCode(couldNotRun(errors.New(why)), stderr))
+	}
 	go func() {
 		select {
 		case <-done:
 			return
 		case <-ch:
 		}
-		fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to exit now)")
+		fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to cut it short)")
 		cancelStop()
 		select {
 		case <-done:
 			return
 		case <-ch:
 		}
-		os.Exit(exitCode(couldNotRun(errors.New("second signal: exiting now, no report written")), stderr))
+		fmt.Fprintln(stderr, "mailbench: second signal: cutting the run; writing what it has, marked PARTIAL, within a second")
+		cancelKill()
+		t := time.NewTimer(secondSignalGrace)
+		select {
+		case <-done:
+			t.Stop()
+		case <-ch:
+			exit("third signal: exiting now")
+		case <-t.C:
+			exit("second signal: exiting now, the report was not written in time")
+		}
 	}()
-	return stop, func() { signal.Stop(ch); close(done); cancelStop() }
+	return stop, kill, func() { signal.Stop(ch); close(done); cancelStop(); cancelKill() }
 }
 
 // overrides of the workload flags given.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +72,7 @@ func (c *runCmd) Run(e *env) error {
 	if err := probeOutput("timeseries", c.Timeseries); err != nil {
 		return err
 	}
-	stop, release := signalContext(e.stderr)
+	stop, kill, release := signalContexts(e.stderr)
 	defer release()
 	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
 	if err != nil {
@@ -85,7 +84,7 @@ func (c *runCmd) Run(e *env) error {
 	if opts.ShardOptions, err = c.shardFlags.options(); err != nil {
 		return err
 	}
-	run, err := orchestrator.Run(stop, context.Background(), cfg, opts)
+	run, err := orchestrator.Run(stop, kill, cfg, opts)
 	var streamErr *orchestrator.ErrOutput
 	if err != nil && !(errors.As(err, &streamErr) && run != nil) {
 		return err

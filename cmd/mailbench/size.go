@@ -118,13 +118,13 @@ func (c *sizeCmd) Run(e *env) error {
 	}
 	defer jsonOut.abandon()
 	defer htmlOut.abandon()
-	stop, release := signalContext(e.stderr)
+	stop, kill, release := signalContexts(e.stderr)
 	defer release()
 	opts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
 	if !c.Quiet {
 		opts.Log = e.stderr
 	}
-	res, err := sizing.Search(stop, context.Background(), cfg, opts)
+	res, err := sizing.Search(stop, kill, cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -67,7 +66,7 @@ func (c *sweepCmd) Run(e *env) error {
 	}
 	defer jsonOut.abandon()
 	defer htmlOut.abandon()
-	stop, release := signalContext(e.stderr)
+	stop, kill, release := signalContexts(e.stderr)
 	defer release()
 	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
 	if err != nil {
@@ -78,7 +77,7 @@ func (c *sweepCmd) Run(e *env) error {
 	if !c.Quiet {
 		sopts.Log = e.stderr
 	}
-	res, err := sweep.Run(stop, context.Background(), cfg, sopts)
+	res, err := sweep.Run(stop, kill, cfg, sopts)
 	if err != nil {
 		return err
 	}
