@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/sweep"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -361,5 +364,52 @@ func TestPlanSearch(t *testing.T) {
 	_ = fixed.WriteText(&b)
 	if len(fixed.Steps) != 3 || fixed.Steps[2].Users != cfg.Users.Count || !strings.Contains(b.String(), "fixed (--users)") {
 		t.Errorf("fixed: %+v\n%s", fixed.Steps, b.String())
+	}
+}
+
+// TestSearchResumes: a search stopped after its fourth run and resumed from
+// its state file (internal/resume) replays the four finished runs without
+// running them and ends with the same result as an uninterrupted search.
+func TestSearchResumes(t *testing.T) {
+	whole := &synthetic{capacity: 7300, now: t0}
+	want, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: whole.run, Start: 1000, Now: whole.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	cfg := baseConfig()
+	j, err := resume.Open(path, "size", "test", cfg.CanonicalHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &synthetic{capacity: 7300, now: t0}
+	stop, cancel := context.WithCancel(context.Background())
+	run := j.Wrap(resume.RunFunc(first.run))
+	calls := 0
+	interrupted := func(s, k context.Context, c *workload.Config) (*report.Run, error) {
+		calls++
+		r, err := run(s, k, c)
+		if calls == 4 {
+			cancel() // Ctrl-C after the fourth run finished
+		}
+		return r, err
+	}
+	if _, err := Search(stop, context.Background(), cfg, Options{Run: interrupted, Start: 1000, Now: first.clock}); err != nil {
+		t.Fatal(err)
+	}
+	j2, err := resume.Open(path, "size", "test", cfg.CanonicalHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &synthetic{capacity: 7300, now: t0}
+	got, err := Search(context.Background(), context.Background(), cfg, Options{Run: sweep.RunFunc(j2.Wrap(resume.RunFunc(second.run))), Start: 1000, Now: second.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j2.Replayed != 4 || len(second.rates) != len(want.Probes)-4 {
+		t.Errorf("resumed: %d replayed, %d run again; want 4 and %d", j2.Replayed, len(second.rates), len(want.Probes)-4)
+	}
+	if got.Low != want.Low || got.High != want.High || len(got.Probes) != len(want.Probes) || !got.Found() {
+		t.Errorf("resumed search [%v, %v) in %d runs, uninterrupted [%v, %v) in %d", got.Low, got.High, len(got.Probes), want.Low, want.High, len(want.Probes))
 	}
 }

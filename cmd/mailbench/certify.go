@@ -23,11 +23,12 @@ import (
 
 // certifyCmd is `mailbench certify`.
 type certifyCmd struct {
-	Config    string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
-	JSON      string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
-	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
-	Quiet     bool   `short:"q" help:"No progress lines on stderr."`
-	usersFlag `embed:""`
+	Config     string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
+	JSON       string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
+	HTML       string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
+	Quiet      bool   `short:"q" help:"No progress lines on stderr."`
+	resumeFlag `embed:""`
+	usersFlag  `embed:""`
 }
 
 func (certifyCmd) Help() string {
@@ -81,7 +82,12 @@ func (c *certifyCmd) Run(e *env) error {
 		opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
 		opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
 	}
-	opts.Run = sweep.ManagerRunner(mopts)
+	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, sweep.ManagerRunner(mopts))
+	if err != nil {
+		return err
+	}
+	opts.Run = run
+	defer logResume(e, journal)
 	if !c.Quiet {
 		opts.Log = e.stderr
 	}

@@ -1,23 +1,26 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/workload"
 
 	"github.com/mailbench/mailbench/compare"
 	"github.com/mailbench/mailbench/report"
 )
 
-// compareTLSCmd is `mailbench compare-tls`. The lead wires it into cli as
-//
-//	CompareTLS compareTLSCmd `cmd:"" name:"compare-tls" help:"Run a workload in plaintext, TLS and TLS with resumption and compare them side by side."`
+// compareTLSCmd is `mailbench compare-tls`.
 type compareTLSCmd struct {
-	Config    string `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	PlainIMAP string `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
-	PlainSMTP string `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
-	Quiet     bool   `short:"q" help:"No progress lines on stderr."`
-	runFlags  `embed:""`
-	usersFlag `embed:""`
-	HTML      string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
+	Config     string `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	PlainIMAP  string `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
+	PlainSMTP  string `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
+	Quiet      bool   `short:"q" help:"No progress lines on stderr."`
+	runFlags   `embed:""`
+	usersFlag  `embed:""`
+	HTML       string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
+	resumeFlag `embed:""`
 }
 
 func (compareTLSCmd) Help() string {
@@ -65,7 +68,18 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	copts := compare.Options{Run: compare.ManagerRunner(opts), Addresses: c.addresses()}
+	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, sweep.ManagerRunner(opts))
+	if err != nil {
+		return err
+	}
+	defer logResume(e, journal)
+	copts := compare.Options{Run: func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
+		r, err := run(stop, kill, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Connect, nil
+	}, Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}

@@ -6,6 +6,10 @@ import (
 	"io"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
+	"github.com/mailbench/mailbench/internal/resume"
+	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/workload"
 
 	"github.com/mailbench/mailbench/report"
 )
@@ -133,4 +137,34 @@ func writeResults(e *env, writeText, writeJSON func(io.Writer) error, jsonOut, h
 			}
 			return htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
 		})
+}
+
+// resumeFlag is --resume, embedded in the campaign commands (sweep,
+// compare-tls, size, certify).
+type resumeFlag struct {
+	Resume string `name:"resume" placeholder:"FILE" help:"Record every finished run in the state FILE as it finishes; when FILE exists, continue the campaign it records without repeating its finished runs (refused when another config, command or version made it)."`
+}
+
+// wrap puts the state file (if --resume was given) in front of run.
+func (f resumeFlag) wrap(e *env, command string, cfg *workload.Config, run sweep.RunFunc) (sweep.RunFunc, *resume.Journal, error) {
+	if f.Resume == "" {
+		return run, nil, nil
+	}
+	j, err := resume.Open(f.Resume, command, orchestrator.Version, cfg.CanonicalHash())
+	if err != nil {
+		return nil, nil, usage(fmt.Errorf("--resume: %w", err))
+	}
+	if n := j.Finished(); n > 0 {
+		fmt.Fprintf(e.stderr, "mailbench: --resume %s: %d finished runs recorded; they are not run again\n", f.Resume, n)
+	}
+	return sweep.RunFunc(j.Wrap(resume.RunFunc(run))), j, nil
+}
+
+// logResume says on stderr what a resumed campaign took from its state file.
+func logResume(e *env, j *resume.Journal) {
+	if j != nil {
+		if n := j.Note(); n != "" {
+			fmt.Fprintln(e.stderr, "mailbench: "+n)
+		}
+	}
 }

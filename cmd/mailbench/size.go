@@ -40,6 +40,7 @@ type sizeCmd struct {
 	Quiet       bool           `short:"q" help:"No progress lines on stderr."`
 	FixedUsers  bool           `name:"fixed-users" help:"Keep the config's users in every step instead of rate ÷ load.sessions_per_user_hour (the result then has no users figure)."`
 	DryRun      bool           `name:"dry-run" help:"Print the search's plan (users, messages and memory of each step of the climb) and exit."`
+	resumeFlag  `embed:""`
 	usersFlag   `embed:""`
 }
 
@@ -120,7 +121,12 @@ func (c *sizeCmd) Run(e *env) error {
 	defer htmlOut.abandon()
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	opts.Run = sweep.ManagerRunner(runProgress(e, c.Quiet))
+	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, sweep.ManagerRunner(runProgress(e, c.Quiet)))
+	if err != nil {
+		return err
+	}
+	opts.Run = run
+	defer logResume(e, journal)
 	if !c.Quiet {
 		opts.Log = e.stderr
 	}

@@ -20,6 +20,7 @@ type sweepCmd struct {
 	HTML       string    `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
 	Quiet      bool      `short:"q" help:"No progress lines on stderr."`
 	runFlags   `embed:""`
+	resumeFlag `embed:""`
 	usersFlag  `embed:""`
 }
 
@@ -73,7 +74,12 @@ func (c *sweepCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	sopts.Run = sweep.ManagerRunner(opts)
+	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, sweep.ManagerRunner(opts))
+	if err != nil {
+		return err
+	}
+	sopts.Run = run
+	defer logResume(e, journal)
 	if !c.Quiet {
 		sopts.Log = e.stderr
 	}
