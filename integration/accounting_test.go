@@ -1,0 +1,172 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/report"
+)
+
+// TestWrongPasswordsAreUnverified: half the users of a users CSV have a
+// wrong password. Their logins are refused, which is the auth error class
+// (not protocol), and the mail delivered to them, which the checker cannot
+// look for, is unverified: counted with a sample of the checker's errors,
+// never called missing.
+func TestWrongPasswordsAreUnverified(t *testing.T) {
+	needSUT(t)
+	waitSinkPort(t)
+	cfg := sutConfig(t)
+	pw, err := cfg.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("user,password\n")
+	for i := 1; i <= 8; i++ {
+		p := pw
+		if i > 4 {
+			p = "wrong-" + pw
+		}
+		fmt.Fprintf(&b, "user%d,%s\n", i, p)
+	}
+	if err := os.WriteFile(dir+"/users.csv", []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.File, cfg.Users.File = dir+"/sut.toml", "users.csv"
+	cfg.Phases.Warmup.Duration = 2 * time.Second
+	cfg.Phases.Measurement.Duration = 15 * time.Second
+	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second
+	cfg.Phases.Settle.Duration = 2 * time.Second
+	cfg.Compliance.DeliveryLimit.Duration = 10 * time.Second // the settle waits for the unverified mail until its limit
+	cfg.Load.SessionsPerHour = 14400
+	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+	cfg.Delivery.WatchUsers = 0
+
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	right, err := cfg.LoadUsers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := populate.Init(ctx, cfg, populate.Options{Users: right[:4]}); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &log})
+	if err != nil {
+		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
+	}
+	var text bytes.Buffer
+	if err := report.WriteText(&text, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	row, _ := run.Table.Row(measure.IMAPConnect)
+	if row.ErrorsByClass[measure.Auth] == 0 || row.ErrorsByClass[measure.Protocol] != 0 {
+		t.Errorf("IMAP Connect errors by class %v: want the refused logins as auth, none as protocol", row.ErrorsByClass)
+	}
+	d := run.Delivery
+	if d == nil || d.Unverified == 0 || d.Lost != 0 {
+		t.Fatalf("delivery accounting %+v: want unverified deliveries and none missing", d)
+	}
+	if c := run.DeliveryChecks; c == nil || len(c.ErrorSamples) == 0 || !strings.Contains(strings.Join(c.ErrorSamples, " "), "user") {
+		t.Errorf("checker summary %+v: want samples of its errors", c)
+	}
+	if !strings.Contains(text.String(), "unverified") || strings.Contains(text.String(), "wrong-") {
+		t.Errorf("the text report does not show the unverified mail, or shows a password")
+	}
+}
+
+// TestDovecotRestartMidRun stops Dovecot for 7 s in the middle of a run (as
+// root, through the SUT's own dovecot.conf) and starts it again. Mail that
+// Postfix deferred meanwhile is found later (late) or still missing at the
+// end of settle; it is never called lost, and every missing delivery counts
+// as non-compliant in its Delivery Time row. The run ends on time.
+func TestDovecotRestartMidRun(t *testing.T) {
+	needSUT(t)
+	waitSinkPort(t)
+	if os.Geteuid() != 0 {
+		unavailable(t, "stopping the SUT's Dovecot needs root")
+	}
+	dir := os.Getenv("MAILBENCH_SUT_DIR")
+	if dir == "" {
+		dir = "/var/lib/mailbench-sut"
+	}
+	conf := dir + "/dovecot/dovecot.conf"
+	if _, err := os.Stat(conf); err != nil {
+		unavailable(t, "no SUT Dovecot config: "+err.Error())
+	}
+	start := func() {
+		if out, err := exec.Command("dovecot", "-c", conf).CombinedOutput(); err != nil && !strings.Contains(string(out), "already running") {
+			t.Errorf("starting Dovecot again: %v: %s", err, out)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for greets(imapAddr) != nil && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	t.Cleanup(start) // whatever happens, the SUT is left running
+
+	cfg := sutConfig(t)
+	cfg.Users.Count = 8
+	cfg.Phases.Warmup.Duration = 2 * time.Second
+	cfg.Phases.Measurement.Duration = 25 * time.Second
+	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second
+	cfg.Phases.Settle.Duration = 2 * time.Second
+	cfg.Compliance.DeliveryLimit.Duration = 15 * time.Second
+	cfg.Load.SessionsPerHour = 14400
+	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	if _, err := populate.Init(ctx, cfg, populate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(10 * time.Second)
+		if out, err := exec.Command("doveadm", "-c", conf, "stop").CombinedOutput(); err != nil {
+			t.Errorf("stopping Dovecot: %v: %s", err, out)
+			return
+		}
+		time.Sleep(7 * time.Second)
+		start()
+	}()
+	began := time.Now()
+	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{})
+	if err != nil {
+		t.Fatalf("orchestrator.Run: %v", err)
+	}
+	var text bytes.Buffer
+	if err := report.WriteText(&text, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v; report:\n%s", time.Since(began).Round(time.Second), text.String())
+	if strings.Contains(strings.ToLower(text.String()), " lost") {
+		t.Errorf("the report calls mail lost")
+	}
+	d := run.Delivery
+	if d == nil || d.Accepted == 0 {
+		t.Fatalf("no delivery accounting: %+v", d)
+	}
+	// Missing mail (accepted in the window: the outage is inside it) is
+	// counted in the row as not within the limit.
+	row, _ := run.Table.Row(measure.DeliveryLocal)
+	if late := row.Operations - row.WithinLimit; d.LostLocal > 0 && late == 0 {
+		t.Errorf("Delivery Time (local): %d deliveries are missing, but all %d operations are within the limit", d.LostLocal, row.Operations)
+	}
+	if greets(imapAddr) != nil {
+		start()
+	}
+}
