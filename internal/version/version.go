@@ -9,6 +9,14 @@ import (
 	"strings"
 )
 
+// Release is the release's version, set by the release build with
+//
+//	go build -ldflags "-X github.com/mailbench/mailbench/internal/version.Release=v0.3.0" ./cmd/mailbench
+//
+// (the Dockerfile and scripts/release do); "" in other builds, whose
+// version comes from the module (go install …@v0.3.0) or says devel.
+var Release string
+
 // String is the version of the running binary, e.g.
 // "v0.2.0 (rev 06af185abcde, 2026-12-01T02:42:00Z)" or
 // "devel (rev 06af185abcde, 2026-12-01T02:42:00Z, modified)"; "devel"
@@ -16,15 +24,21 @@ import (
 func String() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
+		if Release != "" {
+			return Release
+		}
 		return "devel"
 	}
-	return format(bi)
+	return format(bi, Release)
 }
 
-func format(bi *debug.BuildInfo) string {
+func format(bi *debug.BuildInfo, release string) string {
 	v := bi.Main.Version
 	if v == "" || v == "(devel)" {
 		v = "devel"
+	}
+	if release != "" {
+		v = release
 	}
 	var rev, at string
 	var modified bool
