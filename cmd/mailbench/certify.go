@@ -51,7 +51,7 @@ func (c *certifyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
+	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}

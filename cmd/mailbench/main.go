@@ -162,6 +162,18 @@ func exitCode(err error, stderr io.Writer) int {
 // env is what every command gets.
 type env struct {
 	stdout, stderr io.Writer
+	// jsonToStdout: --json - asked for the JSON on stdout; the text report
+	// then goes to stderr (textOut).
+	jsonToStdout bool
+}
+
+// textOut is where the text report goes: stdout, or stderr when stdout
+// carries the JSON (--json -).
+func (e *env) textOut() io.Writer {
+	if e.jsonToStdout {
+		return e.stderr
+	}
+	return e.stdout
 }
 
 // usersFlag is --users, embedded in the commands that load a workload

@@ -23,6 +23,7 @@ import (
 type outputFile struct {
 	flag string
 	f    *atomicfile.File
+	std  io.Writer // "-": the output goes to this stream (stdout) instead of a file
 }
 
 // createOutput starts path for flag ("" : no file, nil). The caller
@@ -39,9 +40,17 @@ func createOutput(flag, path string) (*outputFile, error) {
 }
 
 // createReportOutputs creates the --json and --html files of a command
-// that writes its report as both ("" : not asked for, nil).
-func createReportOutputs(jsonPath, htmlPath string) (jsonOut, htmlOut *outputFile, err error) {
-	if jsonOut, err = createOutput("json", jsonPath); err != nil {
+// that writes its report as both ("" : not asked for, nil). --json - puts
+// the JSON on stdout and moves the text report to stderr, for pipelines
+// (jq, CI).
+func createReportOutputs(e *env, jsonPath, htmlPath string) (jsonOut, htmlOut *outputFile, err error) {
+	if jsonPath == "-" {
+		if htmlPath == "-" {
+			return nil, nil, usage(errors.New("--json - and --html -: only one output can take stdout"))
+		}
+		e.jsonToStdout = true
+		jsonOut = &outputFile{flag: "json", std: e.stdout}
+	} else if jsonOut, err = createOutput("json", jsonPath); err != nil {
 		return nil, nil, err
 	}
 	if htmlOut, err = createOutput("html", htmlPath); err != nil {
@@ -55,6 +64,14 @@ func createReportOutputs(jsonPath, htmlPath string) (jsonOut, htmlOut *outputFil
 // nothing. A failure leaves the earlier file at the path as it was and is
 // an output error (exit 3) naming the flag and the path.
 func (o *outputFile) write(fn func(io.Writer) error) error {
+	if o != nil && o.std != nil {
+		w := o.std
+		o.std = nil
+		if err := fn(w); err != nil {
+			return outputError("--"+o.flag+" - (stdout)", err)
+		}
+		return nil
+	}
 	if o == nil || o.f == nil {
 		return nil
 	}
@@ -97,8 +114,8 @@ func writeOutputs(e *env, writeText func(io.Writer) error, files ...func() error
 			errs = append(errs, err)
 		}
 	}
-	if err := writeText(e.stdout); err != nil {
-		errs = append(errs, outputError("the text report (stdout)", err))
+	if err := writeText(e.textOut()); err != nil {
+		errs = append(errs, outputError("the text report", err))
 	}
 	return errors.Join(errs...)
 }

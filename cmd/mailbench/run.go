@@ -60,7 +60,7 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
+	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}

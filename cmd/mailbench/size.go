@@ -113,7 +113,7 @@ func (c *sizeCmd) Run(e *env) error {
 			return growPopulation(ctx, e, rc, from, c.Quiet)
 		}
 	}
-	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
+	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func (c *sweepCmd) Run(e *env) error {
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
 		return usage(err)
 	}
-	jsonOut, htmlOut, err := createReportOutputs(c.JSON, c.HTML)
+	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJSONToStdout: `run CONFIG --json -` writes the JSON report, and
+// only it, on stdout (a pipeline can parse it), and moves the text report
+// to stderr; the exit code is the run's.
+func TestJSONToStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole run of a few seconds")
+	}
+	cfg := filepath.Join(t.TempDir(), "tiny.toml")
+	if err := os.WriteFile(cfg, []byte(`name = "tiny"
+[target]
+embedded = true
+[users]
+count = 5
+password = "sekFile"
+[load]
+sessions_per_hour = 3600
+op_timeout = "2s"
+think_time = "10ms"
+[phases]
+warmup = "1s"
+measurement = "2s"
+rampdown = "2s"
+settle = "1s"
+[mailboxes]
+inbox_messages = 3
+folder_messages_min = 1
+folder_messages_max = 1
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runMain("run", cfg, "--json", "-", "-q", "--no-verdict-exit")
+	if code != exitCompliant && code != exitNotCompliant {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%.500s", err, stdout)
+	}
+	if doc["name"] != "tiny" || doc["schema_version"] == nil {
+		t.Errorf("the JSON on stdout is not the run's report: name %v", doc["name"])
+	}
+	if !strings.Contains(stderr, "Summary Results") || !strings.Contains(stderr, "Verdict:") {
+		t.Errorf("the text report is not on stderr:\n%s", stderr)
+	}
+	if strings.Contains(stdout+stderr, "sekFile") {
+		t.Error("a password in the output")
+	}
+}
