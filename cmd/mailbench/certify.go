@@ -43,7 +43,11 @@ disclosure (version, config hash, server banners, machine, [disclosure])
 and the median iteration's full report.
 
 Exit codes: 0 certifiable, 1 not certifiable, 2 usage or config error,
-3 stopped or no run could be carried out.`
+3 stopped or no run could be carried out.
+
+Examples:
+  mailbench certify quick            # the embedded demo target: not certifiable (run lengths), but every rule is shown
+  mailbench certify dovecot-postfix --json cert.json --html cert.html --resume cert-state.json`
 }
 
 func (c *certifyCmd) Run(e *env) error {

@@ -44,7 +44,7 @@ stopped (a run stopped early is not a valid result).
 
 Examples:
   mailbench compare-tls
-  mailbench compare-tls configs/dovecot-postfix.toml --measurement 30s
+  mailbench compare-tls dovecot-postfix-tls --measurement 30s
   mailbench compare-tls sut-imaps.toml --plain-imap 127.0.0.1:1143`
 }
 

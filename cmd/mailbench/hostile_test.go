@@ -180,6 +180,7 @@ func TestHostileReports(t *testing.T) {
 	later, _ := writeReport(t, "later", 200, 10*time.Millisecond, shard(3600))
 	longer, _ := writeReport(t, "longer", 200, 10*time.Millisecond, shard(3), func(r *report.Run) { r.Measurement = 2 * time.Minute })
 	partial, _ := writeReport(t, "partial", 200, 10*time.Millisecond, shard(4), func(r *report.Run) { r.Partial, r.PartialReason = true, "interrupted" })
+	cnr, _ := writeReport(t, "cnr", 200, 10*time.Millisecond, shard(5), func(r *report.Run) { r.CouldNotRun = "the target refused every connection" })
 	tests := []struct {
 		name string
 		args []string
@@ -195,6 +196,7 @@ func TestHostileReports(t *testing.T) {
 		{"different configs, --force", []string{a, other, "--force"}, "", exitCompliant},
 		{"partial merged with complete", []string{a, partial}, "the report is partial", exitRunFailed},
 		{"partial alone", []string{partial}, "the report is partial", exitRunFailed},
+		{"could not run", []string{cnr}, "no result for the server: could not run", exitRunFailed},
 		{"shards", []string{a, b}, "", exitCompliant},
 		{"--force with --side-by-side", []string{a, b, "--side-by-side", "--force"}, "--force forces a merge", exitUsage},
 	}

@@ -10,7 +10,7 @@ import (
 
 type initCmd struct {
 	Config    string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
-	Workers   int    `short:"w" default:"8" help:"Users populated at once, one IMAP connection each."`
+	Workers   int    `short:"w" default:"8" help:"Users populated at once, one IMAP connection each. (default: ${default})"`
 	Quiet     bool   `short:"q" help:"No progress display on stderr."`
 	usersFlag `embed:""`
 }
@@ -30,7 +30,7 @@ The embedded target needs no init (it is populated when a run starts).
 Examples:
   sudo scripts/sut/up -n 100 && mailbench init dovecot-postfix
   mailbench init my-server.toml --workers 16
-  mailbench init configs/dovecot-postfix.toml -q`
+  mailbench init dovecot-postfix -q`
 }
 
 func (c *initCmd) Run(e *env) error {
@@ -39,7 +39,7 @@ func (c *initCmd) Run(e *env) error {
 
 type cleanCmd struct {
 	Config    string `arg:"" help:"Workload file, or the name of a shipped config (e.g. dovecot-postfix)."`
-	Workers   int    `short:"w" default:"8" help:"Users cleaned at once, one IMAP connection each."`
+	Workers   int    `short:"w" default:"8" help:"Users cleaned at once, one IMAP connection each. (default: ${default})"`
 	Quiet     bool   `short:"q" help:"No progress display on stderr."`
 	usersFlag `embed:""`
 }

@@ -71,6 +71,16 @@ type cli struct {
 // versionCmd is `mailbench version`: the version every report carries.
 type versionCmd struct{}
 
+func (versionCmd) Help() string {
+	return `Prints the version every report, HTML page and certify disclosure carries:
+the release's version (set by the release build) or the module's, the VCS
+revision and time, and "modified" for a build of uncommitted changes.
+
+Examples:
+  mailbench version
+  mailbench --version`
+}
+
 func (versionCmd) Run(e *env) error {
 	_, err := fmt.Fprintln(e.stdout, "mailbench", version.String())
 	return err
@@ -97,8 +107,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		kong.Description("A load generator and benchmark for IMAP/SMTP mail servers (SPECmail2008-style).\n\n"+
 			"Examples:\n"+
 			"  mailbench run                         # a one-minute run against the embedded target\n"+
-			"  mailbench run configs/dovecot-postfix.toml --json result.json\n"+
-			"  mailbench check configs/enterprise.toml\n"+
+			"  mailbench run dovecot-postfix --json result.json\n"+
+			"  mailbench check enterprise\n"+
 			"  mailbench sink --listen 127.0.0.1:2526\n"+
 			"  mailbench version"),
 		kong.Writers(out, stderr),

@@ -56,3 +56,27 @@ folder_messages_max = 1
 		t.Error("a password in the output")
 	}
 }
+
+// TestHelpHasExamplesAndDefaults: every command's --help has examples that
+// name shipped configs (which work wherever the binary is installed), not
+// repository paths, and shows the default of every flag that has one.
+func TestHelpHasExamplesAndDefaults(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "sink", "report", "compare-tls", "sweep", "init", "clean", "certify", "size", "version"} {
+		t.Run(cmd, func(t *testing.T) {
+			_, stdout, stderr := runMain(cmd, "--help")
+			help := stdout + stderr
+			if !strings.Contains(help, "Examples:") {
+				t.Errorf("%s --help has no examples", cmd)
+			}
+			if strings.Contains(help, "configs/") {
+				t.Errorf("%s --help names a repository path (configs/...), which fails once installed:\n%s", cmd, help)
+			}
+		})
+	}
+	_, stdout, _ := runMain("size", "--help")
+	for _, want := range []string{"(default: 5)", "(default: 2)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("size --help does not show %q", want)
+		}
+	}
+}

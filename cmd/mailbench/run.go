@@ -17,7 +17,7 @@ type runCmd struct {
 	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
 	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE: start_unix_ns, phase, function, duration_us, error_class (docs/workload.md)."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
-	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section)."`
+	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section). (default: ${default})"`
 	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
 	runFlags           `embed:""`
 	usersFlag          `embed:""`
@@ -40,7 +40,7 @@ the report is written but is not a valid result).
 
 Examples:
   mailbench run
-  mailbench run configs/dovecot-postfix.toml --json result.json
+  mailbench run dovecot-postfix --json result.json
   mailbench run enterprise --rate 6000 --measurement 10m --results ops.csv
   mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s`
 }
@@ -121,7 +121,7 @@ values are errors naming file:line, all reported at once) and prints the plan:
 target rate, users, session mix, expected concurrency and the timed functions.
 
 Examples:
-  mailbench check configs/enterprise.toml
+  mailbench check enterprise
   mailbench check quick`
 }
 

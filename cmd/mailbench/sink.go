@@ -18,14 +18,14 @@ import (
 )
 
 type sinkCmd struct {
-	Listen          string        `default:"127.0.0.1:2526" help:"Address to listen on."`
+	Listen          string        `default:"127.0.0.1:2526" help:"Address to listen on. (default: ${default})"`
 	SaveDir         string        `name:"save-dir" placeholder:"DIR" help:"Write each message to DIR (default: discard bodies)."`
-	MaxMessageBytes int64         `name:"max-message-bytes" default:"33554432" help:"Largest message accepted (552 beyond)."`
-	MaxRecipients   int           `name:"max-recipients" default:"1000" help:"Most recipients per message (452 beyond)."`
-	MaxConnections  int           `name:"max-connections" default:"1000" help:"Most connections at once (421 beyond)."`
-	Timeout         time.Duration `default:"60s" help:"Read and write deadline per line and reply."`
-	Every           time.Duration `name:"every" default:"10s" help:"How often to print the count line."`
-	Cores           int           `default:"1" help:"Cores the sink may use (GOMAXPROCS); 0: all. One core takes more mail, with less CPU per message, than two (docs/performance.md, SMTP sink)."`
+	MaxMessageBytes int64         `name:"max-message-bytes" default:"33554432" help:"Largest message accepted (552 beyond). (default: ${default})"`
+	MaxRecipients   int           `name:"max-recipients" default:"1000" help:"Most recipients per message (452 beyond). (default: ${default})"`
+	MaxConnections  int           `name:"max-connections" default:"1000" help:"Most connections at once (421 beyond). (default: ${default})"`
+	Timeout         time.Duration `default:"60s" help:"Read and write deadline per line and reply. (default: ${default})"`
+	Every           time.Duration `name:"every" default:"10s" help:"How often to print the count line. (default: ${default})"`
+	Cores           int           `default:"1" help:"Cores the sink may use (GOMAXPROCS); 0: all. One core takes more mail, with less CPU per message, than two (docs/performance.md, SMTP sink). (default: ${default})"`
 	Delay           time.Duration `help:"Fault: wait this long before answering the end of DATA."`
 	RejectEvery     int           `name:"reject-every" placeholder:"N" help:"Fault: answer every Nth message with 451 (554 with --reject-permanent)."`
 	RejectPermanent bool          `name:"reject-permanent" help:"Fault: reject with 554 instead of 451."`
@@ -224,6 +224,11 @@ func (c *reportCmd) Run(e *env) error {
 	if c.SideBySide {
 		return c.sideBySide(e, runs, htmlOut)
 	}
+	jsonOut, err := createOutput("json", c.JSON)
+	if err != nil {
+		return err
+	}
+	defer jsonOut.abandon()
 	run, withSink, err := c.mergeWithSink(runs)
 	if err != nil {
 		return err
@@ -240,24 +245,17 @@ func (c *reportCmd) Run(e *env) error {
 			return usage(err)
 		}
 	}
-	if err := report.WriteText(e.stdout, run); err != nil {
-		return err
-	}
-	if c.JSON != "" {
-		f, err := os.Create(c.JSON)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := report.WriteJSON(f, run); err != nil {
-			return err
-		}
-	}
-	if err := htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})); err != nil {
+	if err := writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
+		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
+		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
+	); err != nil {
 		return err
 	}
 	if run.Partial {
 		return couldNotRun(errors.New("the report is partial: a run was stopped before the end of its measurement window; not a valid result"))
+	}
+	if why := run.NotAResult(); why != "" {
+		return noResult(why)
 	}
 	if !run.Table.Compliant {
 		return errNotCompliant

@@ -31,9 +31,9 @@ func growPopulation(ctx context.Context, e *env, cfg *workload.Config, from int,
 type sizeCmd struct {
 	Config      string         `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
 	Budget      time.Duration  `name:"budget" placeholder:"DUR" help:"Stop starting runs when the next would not finish within DUR of the start (0: no limit)."`
-	Precision   float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end."`
+	Precision   float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end. (default: ${default})"`
 	Start       float64        `name:"start" placeholder:"N" help:"First rate to try in sessions/hour (default: the config's target rate)."`
-	Confirm     int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none)."`
+	Confirm     int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
 	Measurement *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
 	JSON        string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
 	HTML        string         `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`

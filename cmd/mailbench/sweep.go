@@ -14,8 +14,8 @@ import (
 // sweepCmd is `mailbench sweep`.
 type sweepCmd struct {
 	Config     string    `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	Levels     []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order."`
-	Iterations int       `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians)."`
+	Levels     []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order. (default: ${default})"`
+	Iterations int       `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians). (default: ${default})"`
 	JSON       string    `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
 	HTML       string    `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
 	Quiet      bool      `short:"q" help:"No progress lines on stderr."`
@@ -45,7 +45,7 @@ be carried out (no run could, or it was stopped).
 
 Examples:
   mailbench sweep
-  mailbench sweep configs/dovecot-postfix.toml --levels 80,100,120 --iterations 3
+  mailbench sweep dovecot-postfix --levels 80,100,120 --iterations 3
   mailbench sweep enterprise --levels 50,75,100,125,150 --measurement 5m --json sweep.json`
 }
 
