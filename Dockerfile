@@ -4,8 +4,6 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-# go.mod replaces some modules with patched copies under third_party/ (third_party/*/PATCHES.md).
-COPY third_party ./third_party
 RUN go mod download
 COPY . .
 ARG VERSION=dev

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
+	"github.com/mailbench/mailbench/internal/goimap"
 )
 
 // This file holds the administrative commands of `mailbench init` and

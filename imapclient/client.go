@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	goimap "github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-sasl"
+	"github.com/mailbench/mailbench/internal/goimap"
+	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
 	"github.com/mailbench/mailbench/measure"
 )

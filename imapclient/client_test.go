@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
+	"github.com/mailbench/mailbench/internal/goimap"
 
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/msgsum"

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	goimap "github.com/emersion/go-imap/v2/imapclient"
+	"github.com/mailbench/mailbench/internal/goimap"
+	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"

@@ -1,5 +1,5 @@
 // Package imapclient performs the timed IMAP functions of a SPECmail2008
-// session over go-imap v2 (github.com/emersion/go-imap/v2/imapclient).
+// session over go-imap v2 (github.com/mailbench/mailbench/internal/goimap/imapclient).
 //
 // Each timed method performs one function, measures it from just before the
 // command is written until its tagged reply (and all data) has been read,

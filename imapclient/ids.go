@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/emersion/go-imap/v2"
-	goimap "github.com/emersion/go-imap/v2/imapclient"
+	"github.com/mailbench/mailbench/internal/goimap"
+	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 )
 
 // FetchIDs runs, under the deadline and without an Observation,

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 
 	"github.com/mailbench/mailbench/measure"
 )
@@ -34,7 +34,7 @@ func TestFetchCutMidLiteral(t *testing.T) {
 	partialHeader := header + "BODY[HEADER.FIELDS (FROM TO SUBJECT DATE MESSAGE-ID X-MAILBENCH-ID X-MAILBENCH-SENT)] {900}\r\nFrom: a@b\r\nSubject: cut"
 	partialBody := "* 1 FETCH (BODY[] {5000}\r\nFrom: a@b\r\nSubject: cut\r\n\r\nbody"
 	// Above 8 KiB go-imap streams the literal from the connection instead
-	// of reading it first (third_party/go-imap small-literal.patch): both
+	// of reading it first (internal/goimap small-literal.patch): both
 	// paths are cut.
 	partialBigBody := "* 1 FETCH (BODY[] {50000}\r\nFrom: a@b\r\nSubject: cut\r\n\r\nbody"
 	ops := []struct {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/mailbench/mailbench/internal/testutil"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 
 	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"

@@ -15,7 +15,7 @@ import (
 	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"

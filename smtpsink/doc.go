@@ -24,5 +24,5 @@
 // WriteTimeout. Connections beyond MaxConnections get a 421 reply and are
 // closed. Bad input gets an SMTP error reply; the sink keeps serving.
 //
-// The sink is built on github.com/emersion/go-smtp's server.
+// The sink is built on github.com/mailbench/mailbench/internal/gosmtp's server.
 package smtpsink

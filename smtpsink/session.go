@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/msgsum"

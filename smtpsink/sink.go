@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 )
 
 // Defaults applied by New to zero-valued Options fields.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/msgsum"
 )

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/imapclient"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 	"github.com/mailbench/mailbench/workload"
 )
 

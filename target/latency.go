@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 )
 
 // LatencyCommands are the keys Options.Latency accepts: IMAP commands (UID

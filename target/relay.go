@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 )
 
 // RelayTLSMode says how the relay client secures its connections.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 )
 
 // SMTP replies of the target.

@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
-	"github.com/emersion/go-smtp"
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver"
+	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
+	"github.com/mailbench/mailbench/internal/gosmtp"
 	"github.com/mailbench/mailbench/workload"
 )
 

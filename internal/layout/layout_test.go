@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -47,6 +48,37 @@ var stage = map[string]int{
 	"deploy/kubernetes": 9,
 	// Test helpers (internal): only tests import them.
 	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/resume": 8,
+}
+
+// vendored are the libraries mailbench carries patched copies of
+// (NOTICE.md): every package under them is a leaf library, stage 0.
+var vendored = []string{"internal/goimap", "internal/gosmtp"}
+
+// stageOf is name's stage: its own, or that of the vendored library it is in.
+func stageOf(name string) (int, bool) {
+	for _, v := range vendored {
+		if name == v || strings.HasPrefix(name, v+"/") {
+			return 0, true
+		}
+	}
+	s, ok := stage[name]
+	return s, ok
+}
+
+// TestNoReplaceDirectives: go.mod has no replace directive, so that `go
+// install …/cmd/mailbench@version` works and a program importing mailbench
+// builds the code its tests ran (golang/go#44840); what mailbench patches
+// lives in its own module (vendored).
+func TestNoReplaceDirectives(t *testing.T) {
+	data, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "replace" || strings.HasPrefix(f[0], "replace(")) {
+			t.Errorf("go.mod:%d: %s: a replace directive breaks go install and library users; vendor the patched code under internal/ instead", i+1, strings.TrimSpace(line))
+		}
+	}
 }
 
 type pkg struct {
@@ -89,7 +121,7 @@ func TestImportsRunDownhill(t *testing.T) {
 	}
 	for _, p := range pkgs {
 		name := strings.TrimPrefix(p.ImportPath, module)
-		from, ok := stage[name]
+		from, ok := stageOf(name)
 		if !ok {
 			t.Errorf("package %s has no stage: add it to the stage map (and docs/architecture.md)", name)
 			continue
@@ -99,7 +131,7 @@ func TestImportsRunDownhill(t *testing.T) {
 				continue
 			}
 			dep := strings.TrimPrefix(imp, module)
-			to, ok := stage[dep]
+			to, ok := stageOf(dep)
 			if ok && to > from {
 				t.Errorf("%s (stage %d) imports %s (stage %d): imports must run downhill", name, from, dep, to)
 			}

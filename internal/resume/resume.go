@@ -173,4 +173,3 @@ func (j *Journal) Note() string {
 	}
 	return fmt.Sprintf("resumed %d finished runs from %s (not run again)", j.Replayed, j.path)
 }
-
