@@ -51,6 +51,7 @@ func WriteText(w io.Writer, r *Run) error {
 	if err := kv.Flush(); err != nil {
 		return err
 	}
+	p("\n%s\n", r.Headline())
 	if r.CouldNotRun != "" {
 		p("\n*** COULD NOT RUN: %s. The run was abandoned; there is no result. ***\n", r.CouldNotRun)
 	}
@@ -281,6 +282,31 @@ func writeGenerator(w io.Writer, g *GeneratorHealth) {
 
 // Verdict is the report's last line: "Verdict: COMPLIANT" or
 // "Verdict: NOT COMPLIANT (failing: X, Y)".
+// Headline is the result in one line, for the top of the report: the
+// verdict in a word, the achieved rate against the target and the users,
+// e.g. "Result: COMPLIANT: 14,130 sessions/hour achieved (target 14,400) on
+// 50 mailboxes (288/user-hour)". The verdict line at the bottom gives the
+// reasons.
+func (r *Run) Headline() string {
+	v := "COMPLIANT"
+	switch {
+	case r.CouldNotRun != "":
+		v = "NONE (could not run)"
+	case r.Partial:
+		v = "NONE (partial)"
+	case len(r.GeneratorBound()) > 0:
+		v = "NONE (GENERATOR-BOUND)"
+	case !r.Table.Compliant:
+		v = "NOT COMPLIANT"
+	}
+	users := r.UsersCell()
+	if _, ok := r.UsersFigure(); ok {
+		users += " users"
+	}
+	return fmt.Sprintf("Result: %s: %s sessions/hour achieved (target %s) on %s", v, fmtFloat0(r.AchievedSessionsPerHour),
+		fmtFloat0(r.TargetSessionsPerHour), users)
+}
+
 func Verdict(t compliance.Table) string {
 	if t.Compliant {
 		return "Verdict: COMPLIANT"

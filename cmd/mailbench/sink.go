@@ -224,7 +224,7 @@ func (c *reportCmd) Run(e *env) error {
 	if c.SideBySide {
 		return c.sideBySide(e, runs, htmlOut)
 	}
-	jsonOut, err := createOutput("json", c.JSON)
+	jsonOut, _, err := createReportOutputs(e, c.JSON, "")
 	if err != nil {
 		return err
 	}
