@@ -435,7 +435,7 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		add(s, "Sessions by type", "Sessions started in the measurement window, by session type.", 260)
 	}
 	if s, ok := deliveryChart(r); ok {
-		add(s, "Delivery accounting", "Every message sent in any phase (warm-up to the end of ramp-down): what was sent, what arrived, and what went wrong (lost, duplicated, corrupted and unexpected mail in red).", 300)
+		add(s, "Delivery accounting", "Every message sent in any phase (warm-up to the end of ramp-down): what was sent, what arrived, and what went wrong (missing, duplicated, corrupted and unexpected mail in red).", 300)
 	}
 	if s, ok := connectChart(r); ok {
 		add(s, "Connect time breakdown", "Median of each part of a successful connect, stacked (ms).", 170)
@@ -625,7 +625,7 @@ func deliveryChart(r *Run) (chartSpec, bool) {
 		{"Seen in INBOX", d.DeliveredLocal, colorOK},
 		{"Remote deliveries", d.RemoteDeliveries, colorInfo},
 		{"Arrived at the sink", d.RelayedRemote, colorOK},
-		{"Lost", d.Lost, colorBad},
+		{"Missing", d.Lost, colorBad},
 		{"Duplicated", d.Duplicated, colorBad},
 		{"Corrupted", d.Corrupted, colorBad},
 		{"Unexpected", d.Unexpected, colorBad},
@@ -690,7 +690,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 		}
 		return htmlCell{Text: compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass), Class: passClass(e.Pass)}
 	})
-	line("delivery lost / duplicated / corrupted", func(r *Run) htmlCell {
+	line("delivery missing / duplicated / corrupted", func(r *Run) htmlCell {
 		d := r.Delivery
 		if d == nil {
 			return htmlCell{Text: "-"}

@@ -226,7 +226,7 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		}
 		return compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass)
 	})
-	line("delivery lost / duplicated / corrupted", func(r *Run) string {
+	line("delivery missing / duplicated / corrupted", func(r *Run) string {
 		d := r.Delivery
 		if d == nil {
 			return "-"

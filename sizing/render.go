@@ -211,7 +211,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	t.Sections = append(t.Sections, []string{
 		"Every run has its own schedule seed and rate ÷ sessions_per_user_hour users (docs/size.md). A run passes when",
-		"every row passes with 95% confidence (Wilson interval), nothing is lost, no session is dropped and the generator",
+		"every row passes with 95% confidence (Wilson interval), no mail is missing, no session is dropped and the generator",
 		"keeps up; too few operations to decide make it UNDECIDED (lengthened first). The true limit lies in the",
 		"bracket [highest passing, lowest not passing).",
 	})

@@ -61,7 +61,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		return report.FloorPercent(l.WorstPercent) + "% (" + l.WorstFunction + ")"
 	})
 	line("error rate", func(l *Level) string { return report.CeilPercent(l.ErrorPercent) + "%" })
-	line("delivery lost / duplicated", func(l *Level) string {
+	line("delivery missing / duplicated", func(l *Level) string {
 		if !l.DeliveryMeasured {
 			return "-"
 		}
