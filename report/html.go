@@ -661,7 +661,8 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 	line("version", text(func(r *Run) string { return orDash(strings.TrimSpace(r.Tool + " " + r.Version)) }))
 	line("measurement", text(func(r *Run) string { return r.Measurement.String() }))
 	line("target sessions/hour", text(func(r *Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) }))
-	line("achieved sessions/hour", text(func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) }))
+	base := runs[0] // changes are against the first run; * beyond the noise (delta.go)
+	line("achieved sessions/hour", text(func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) + rateDelta(base, r) }))
 	line("users", text(func(r *Run) string { return r.UsersCell() }))
 	line("late / dropped sessions", text(func(r *Run) string { return r.DroppedCell() }))
 	for _, f := range funcs {
@@ -680,7 +681,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
-			return fmtMS(row.P95)
+			return fmtMS(row.P95) + p95Delta(base, r, f)
 		}))
 	}
 	line(compliance.ErrorRateName, func(r *Run) htmlCell {
@@ -688,7 +689,7 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 		if e.Operations == 0 {
 			return htmlCell{Text: "- " + passFail(e.Pass), Class: passClass(e.Pass)}
 		}
-		return htmlCell{Text: compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass), Class: passClass(e.Pass)}
+		return htmlCell{Text: compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass) + errorDelta(base, r), Class: passClass(e.Pass)}
 	})
 	line("delivery missing / duplicated / corrupted", func(r *Run) htmlCell {
 		d := r.Delivery

@@ -187,7 +187,8 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 	line("version", func(r *Run) string { return orDash(strings.TrimSpace(r.Tool + " " + r.Version)) })
 	line("measurement", func(r *Run) string { return r.Measurement.String() })
 	line("target sessions/hour", func(r *Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) })
-	line("achieved sessions/hour", func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) })
+	base := runs[0]
+	line("achieved sessions/hour", func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) + rateDelta(base, r) })
 	line("users", func(r *Run) string { return r.UsersCell() })
 	line("late / dropped sessions", func(r *Run) string { return r.DroppedCell() })
 	for _, f := range funcs {
@@ -216,7 +217,7 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
-			return fmtMS(row.P95)
+			return fmtMS(row.P95) + p95Delta(base, r, f)
 		})
 	}
 	line(compliance.ErrorRateName, func(r *Run) string {
@@ -224,7 +225,7 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		if e.Operations == 0 {
 			return "-"
 		}
-		return compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass)
+		return compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass) + errorDelta(base, r)
 	})
 	line("delivery missing / duplicated / corrupted", func(r *Run) string {
 		d := r.Delivery
@@ -234,6 +235,12 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		return fmtInt(d.Lost) + " / " + fmtInt(d.Duplicated) + " / " + fmtInt(d.Corrupted)
 	})
 	line("verdict", (*Run).Verdict)
+	if len(runs) > 1 {
+		t.Sections = append(t.Sections, []string{
+			"Changes are against the first column; * marks a change beyond the run-to-run noise (the two runs' 95%",
+			"intervals do not overlap: Poisson for the rate, a bootstrap of the HDR histogram for a p95, Wilson for errors).",
+		})
+	}
 	// Why each failing run fails, below the table.
 	for i, r := range runs {
 		if why := r.FailureReasons("partial"); why != "" {

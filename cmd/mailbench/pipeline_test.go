@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJSONToStdout: `run CONFIG --json -` writes the JSON report, and
@@ -78,5 +79,38 @@ func TestHelpHasExamplesAndDefaults(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("size --help does not show %q", want)
 		}
+	}
+}
+
+// TestMaxRegression: report --side-by-side --max-regression exits 1 when a
+// later run's p95 regresses beyond the limit (and beyond the noise), and 0
+// when the change stays within it.
+func TestMaxRegression(t *testing.T) {
+	base, _ := writeReport(t, "release-1", 200, 10*time.Millisecond)
+	slower, _ := writeReport(t, "release-2", 200, 20*time.Millisecond)
+	close, _ := writeReport(t, "release-3", 200, 10500*time.Microsecond)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"p95 doubled", []string{base, slower, "--max-regression", "p95=10%"}, exitNotCompliant,
+			[]string{"Regressions against release-1", "release-2: IMAP Connect p95 20.02 ms against 10.01 ms (+100.0%, limit +10%)", "(+100.0%) *"}},
+		{"p95 up 5%", []string{base, close, "--max-regression", "p95=10%,errors=0.1%,rate=2%"}, exitCompliant,
+			[]string{"No regression against release-1"}},
+		{"bad limits", []string{base, slower, "--max-regression", "latency=5%"}, exitUsage, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(append([]string{"report", "--side-by-side"}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, stdout, stderr)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+		})
 	}
 }

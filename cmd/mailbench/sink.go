@@ -164,8 +164,9 @@ type reportCmd struct {
 	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
 	HTML  string   `name:"html" placeholder:"FILE" help:"Write a self-contained HTML report with charts (side by side with --side-by-side)."`
 	// SideBySide prints the runs as columns instead of merging them.
-	SideBySide      bool `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
-	Force           bool `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
+	SideBySide      bool   `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`
+	Force           bool   `name:"force" help:"Merge runs of different configs or measurement windows anyway (with warnings); the same run twice is refused even so."`
+	MaxRegression   string `name:"max-regression" placeholder:"LIMITS" help:"With --side-by-side: exit 1 when a later run regresses against the first beyond LIMITS and beyond the run-to-run noise, e.g. p95=10%,errors=0.1%,rate=2% (any subset; errors in percentage points)."`
 	reportSinkFlags `embed:""`
 }
 
@@ -224,6 +225,9 @@ func (c *reportCmd) Run(e *env) error {
 	if c.SideBySide {
 		return c.sideBySide(e, runs, htmlOut)
 	}
+	if c.MaxRegression != "" {
+		return usage(errors.New("--max-regression compares runs: it needs --side-by-side"))
+	}
 	jsonOut, _, err := createReportOutputs(e, c.JSON, "")
 	if err != nil {
 		return err
@@ -271,6 +275,14 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) 
 	if c.Force {
 		return usage(errors.New("--force forces a merge; it cannot be combined with --side-by-side"))
 	}
+	var limits *report.RegressionLimits
+	if c.MaxRegression != "" {
+		l, err := report.ParseRegressionLimits(c.MaxRegression)
+		if err != nil {
+			return usage(fmt.Errorf("--max-regression: %w", err))
+		}
+		limits = &l
+	}
 	labels := make([]string, len(c.Files))
 	for i, name := range c.Files {
 		labels[i] = strings.TrimSuffix(filepath.Base(name), ".json")
@@ -280,6 +292,16 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) 
 	}
 	if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Labels: labels})); err != nil {
 		return err
+	}
+	if limits != nil {
+		if regs := report.Regressions(runs, labels, *limits); len(regs) > 0 {
+			fmt.Fprintf(e.stdout, "\nRegressions against %s (--max-regression %s):\n", labels[0], c.MaxRegression)
+			for _, r := range regs {
+				fmt.Fprintf(e.stdout, "  - %s\n", r)
+			}
+			return errNotCompliant
+		}
+		fmt.Fprintf(e.stdout, "\nNo regression against %s beyond --max-regression %s.\n", labels[0], c.MaxRegression)
 	}
 	for _, r := range runs {
 		if !r.Valid() {
