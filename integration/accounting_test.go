@@ -170,3 +170,39 @@ func TestDovecotRestartMidRun(t *testing.T) {
 		start()
 	}
 }
+
+// TestProbe: check --probe's library call against the project's
+// Dovecot+Postfix logs in, sees IDLE, submits, and finds its message at the
+// sink; with the sink on another port than the one Postfix relays to, the
+// message never arrives and the probe names users.remote_domain and
+// sink.listen.
+func TestProbe(t *testing.T) {
+	needSUT(t)
+	waitSinkPort(t)
+	cfg := sutConfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := orchestrator.Probe(ctx, cfg, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	_ = res.WriteText(&b)
+	t.Logf("%s", b.String())
+	if !res.OK() || !strings.Contains(b.String(), "IDLE") || !strings.Contains(b.String(), "reached the sink") {
+		t.Errorf("the probe of a working SUT failed:\n%s", b.String())
+	}
+
+	cfg.Sink.Listen = "127.0.0.1:2599" // Postfix relays to 2526: nothing arrives here
+	res, err = orchestrator.Probe(ctx, cfg, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	_ = res.WriteText(&b)
+	t.Logf("%s", b.String())
+	if res.OK() || !strings.Contains(b.String(), "did not reach the sink") || !strings.Contains(b.String(), "users.remote_domain") ||
+		!strings.Contains(b.String(), "sink.listen") {
+		t.Errorf("the probe of a relay that misses the sink did not say so:\n%s", b.String())
+	}
+}

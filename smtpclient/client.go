@@ -435,6 +435,16 @@ func (c *Client) handshake(o *op) (*tls.Conn, error) {
 	return tc, nil
 }
 
+// Extension reports whether the server advertised the ESMTP extension
+// name (e.g. "STARTTLS", "AUTH", "PIPELINING") in its EHLO reply, and its
+// parameter ("PLAIN LOGIN" for AUTH). It doesn't perform I/O.
+func (c *Client) Extension(name string) (bool, string) {
+	if c.sc == nil {
+		return false, ""
+	}
+	return c.sc.Extension(name)
+}
+
 // Breakdown returns where the time of Connect went: StartTLS and EHLO
 // are filled, as parts of TLS and Greeting. It doesn't perform I/O.
 func (c *Client) Breakdown() measure.ConnectPhases { return c.breakdown }

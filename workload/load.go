@@ -1362,3 +1362,18 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 	}
 	return users, nil
 }
+
+// Where locates a dotted key of the config ("target.imap.address") for a
+// message about it: "configs/x.toml:12: target.imap.address", or without
+// the line when the key is not written in the file (a default), or without
+// the file for a config built in code. It doesn't perform I/O.
+func (c *Config) Where(key string) string {
+	p := pathOf(strings.Split(key, ".")...)
+	switch line := c.lines.locate(p); {
+	case c.File == "":
+		return key
+	case line > 0:
+		return fmt.Sprintf("%s:%d: %s", c.File, line, key)
+	}
+	return c.File + ": " + key + " (not set: its default)"
+}

@@ -111,7 +111,9 @@ func (c *runCmd) Run(e *env) error {
 }
 
 type checkCmd struct {
-	Config    string `arg:"" help:"Workload file, or the name of a shipped config."`
+	Config    string        `arg:"" help:"Workload file, or the name of a shipped config."`
+	Probe     bool          `name:"probe" help:"Also probe the server: log in over IMAP as the first user (its capabilities), connect to SMTP submission, and send one message to the remote domain through the server to a sink on sink.listen."`
+	ProbeWait time.Duration `name:"probe-wait" default:"30s" placeholder:"DUR" help:"How long --probe waits for its message at the sink (default: ${default})."`
 	usersFlag `embed:""`
 }
 
@@ -120,9 +122,15 @@ func (checkCmd) Help() string {
 values are errors naming file:line, all reported at once) and prints the plan:
 target rate, users, session mix, expected concurrency and the timed functions.
 
+With --probe it then tries the server: IMAP login and capabilities (IDLE,
+UIDPLUS, NAMESPACE, AUTH), SMTP submission (STARTTLS, AUTH), and one message
+to the remote domain through the server to a sink of its own on sink.listen;
+each failure names the config line to look at. Exit 3 when a probe fails.
+
 Examples:
   mailbench check enterprise
-  mailbench check quick`
+  mailbench check quick
+  mailbench check dovecot-postfix --probe`
 }
 
 func (c *checkCmd) Run(e *env) error {
@@ -145,6 +153,25 @@ func (c *checkCmd) Run(e *env) error {
 		if err := plan.Memory.CheckMemory(avail); err != nil {
 			fmt.Fprintf(e.stdout, "warning:     %v\n", err)
 		}
+	}
+	if !c.Probe {
+		return nil
+	}
+	if c.ProbeWait <= 0 || c.ProbeWait > time.Hour {
+		return usage(fmt.Errorf("--probe-wait %v: out of range: must be above 0 and at most 1h0m0s", c.ProbeWait))
+	}
+	stop, release := signalContext(e.stderr)
+	defer release()
+	res, err := orchestrator.Probe(stop, cfg, c.ProbeWait)
+	if err != nil {
+		return couldNotRun(fmt.Errorf("probe: %w", err))
+	}
+	fmt.Fprintln(e.stdout)
+	if err := res.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if !res.OK() {
+		return couldNotRun(errors.New("the probe found the server not ready for this config (see above)"))
 	}
 	return nil
 }
