@@ -3,9 +3,11 @@ package imapclient
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // This file holds the administrative commands of `mailbench init` and
@@ -19,7 +21,8 @@ import (
 var ErrNoMailbox = errors.New("imapclient: no such mailbox")
 
 // DeleteMailbox runs DELETE name, without an Observation. A mailbox that
-// does not exist counts as deleted (nil error). Deleting a mailbox that
+// does not exist (NO [NONEXISTENT], or a NO without the code when LIST then
+// does not show it) counts as deleted (nil error). Deleting a mailbox that
 // has children fails on servers that refuse it (RFC 3501 §6.3.4): delete
 // the children first.
 func (c *Client) DeleteMailbox(ctx context.Context, name string) error {
@@ -29,7 +32,41 @@ func (c *Client) DeleteMailbox(ctx context.Context, name string) error {
 	if isCode(err, string(imap.ResponseCodeNonExistent)) {
 		return nil
 	}
+	if isRefusal(err) {
+		// A NO without RFC 5530's code (Cyrus: "NO Mailbox does not
+		// exist"): the server's state decides.
+		if ok, lerr := c.MailboxExists(ctx, name); lerr == nil && !ok {
+			return nil
+		}
+	}
 	return err
+}
+
+// MailboxExists reports whether the server lists name (LIST "" name, the
+// name taken literally), without an Observation: the server's state, for
+// deciding what a NO without a response code meant.
+func (c *Client) MailboxExists(ctx context.Context, name string) (bool, error) {
+	var found bool
+	err := c.do(ctx, "", "LIST", func() error {
+		boxes, err := c.lib.List("", name, nil).Collect()
+		if err != nil {
+			return err
+		}
+		for _, b := range boxes {
+			if b.Mailbox == name || (strings.EqualFold(name, "INBOX") && strings.EqualFold(b.Mailbox, "INBOX")) {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// isRefusal reports whether err is the server's NO or BAD to a command
+// (not a connection failure or a timeout).
+func isRefusal(err error) bool {
+	var pe *measure.ProtocolError
+	return err != nil && errors.As(err, &pe)
 }
 
 // Unsubscribe runs UNSUBSCRIBE name, without an Observation. A name that
@@ -66,6 +103,11 @@ func (c *Client) EmptyMailbox(ctx context.Context, name string) (uint32, error) 
 	})
 	if isCode(err, string(imap.ResponseCodeNonExistent)) {
 		return 0, errors.Join(ErrNoMailbox, err)
+	}
+	if isRefusal(err) {
+		if ok, lerr := c.MailboxExists(ctx, name); lerr == nil && !ok {
+			return 0, errors.Join(ErrNoMailbox, err) // a NO without [NONEXISTENT]: the server's state decides
+		}
 	}
 	if err != nil {
 		return 0, err

@@ -544,13 +544,22 @@ func (c *Client) Append(ctx context.Context, mailbox string, msg []byte, flags [
 }
 
 // Create runs CREATE mailbox under the deadline, without an Observation.
-// A NO [ALREADYEXISTS] reply counts as success.
+// A mailbox that exists counts as success: a NO [ALREADYEXISTS], or a NO
+// without that code (Cyrus says "NO Mailbox already exists") when LIST
+// then shows the mailbox.
 func (c *Client) Create(ctx context.Context, mailbox string) error {
 	err := c.do(ctx, "", "CREATE", func() error {
 		return c.lib.Create(mailbox, nil).Wait()
 	})
 	if isCode(err, "ALREADYEXISTS") {
 		return nil
+	}
+	if isRefusal(err) {
+		// A NO without RFC 5530's code (Cyrus: "NO Mailbox already
+		// exists"): the server's state decides.
+		if ok, lerr := c.MailboxExists(ctx, mailbox); lerr == nil && ok {
+			return nil
+		}
 	}
 	return err
 }
