@@ -175,3 +175,25 @@ func (c *Client) PutMessage(ctx context.Context, mailbox string, msg []byte, fla
 		return errors.Join(werr, cerr)
 	})
 }
+
+// PersonalNamespace runs NAMESPACE (RFC 2342), without an Observation, and
+// returns the first personal namespace's prefix and hierarchy delimiter
+// ("INBOX." and "." on Courier-style servers, "" and "/" on Dovecot's
+// default). ok is false when the server has no personal namespace.
+func (c *Client) PersonalNamespace(ctx context.Context) (prefix, delim string, ok bool, err error) {
+	err = c.do(ctx, "", "NAMESPACE", func() error {
+		data, err := c.lib.Namespace().Wait()
+		if err != nil {
+			return err
+		}
+		if len(data.Personal) > 0 {
+			p := data.Personal[0]
+			prefix, ok = p.Prefix, true
+			if p.Delim != 0 {
+				delim = string(p.Delim)
+			}
+		}
+		return nil
+	})
+	return prefix, delim, ok, err
+}

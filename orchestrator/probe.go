@@ -117,6 +117,18 @@ func Probe(ctx context.Context, cfg *workload.Config, wait time.Duration) (*Prob
 			detail += "; lacks " + strings.Join(missing, "; ")
 		}
 		add("IMAP login", true, "%s", detail)
+		if caps.Has(imapCap("NAMESPACE")) {
+			prefix, delim, ok, err := ic.PersonalNamespace(ctx)
+			switch {
+			case err != nil:
+				add("IMAP namespace", false, "NAMESPACE failed: %v", err)
+			case !ok:
+				add("IMAP namespace", true, "no personal namespace announced")
+			default:
+				ok, detail := folderFit(cfg, prefix, delim)
+				add("IMAP namespace", ok, "%s", detail)
+			}
+		}
 		_ = ic.Logout(ctx)
 	}
 
@@ -228,4 +240,28 @@ func imapCap(name string) imap.Cap { return imap.Cap(name) }
 func smtpConnect(ctx context.Context, c smtpclient.Config, u workload.User) (*smtpclient.Client, error) {
 	c.Username, c.Password = u.Login, u.Password
 	return smtpclient.Connect(ctx, c)
+}
+
+// folderFit says whether the configured folders fit the server's personal
+// namespace (prefix and delimiter) and, when they do not, what they should
+// be.
+func folderFit(cfg *workload.Config, prefix, delim string) (bool, string) {
+	mb := cfg.Mailboxes
+	names := append(mb.Standard(), mb.Folders...)
+	var wrong, fixed []string
+	for _, n := range names {
+		if prefix != "" && !strings.HasPrefix(n, prefix) {
+			wrong = append(wrong, n)
+			fixed = append(fixed, prefix+strings.ReplaceAll(n, mb.Delimiter, delim))
+		}
+	}
+	ns := fmt.Sprintf("personal namespace %q, delimiter %q", prefix, delim)
+	switch {
+	case delim != "" && mb.Delimiter != delim:
+		return false, fmt.Sprintf("%s, but %s is %q: set it to %q and write the folders with it", ns, cfg.Where("mailboxes.delimiter"), mb.Delimiter, delim)
+	case len(wrong) > 0:
+		return false, fmt.Sprintf("%s: the folders %s are outside it (the server will refuse to create them); they should be %s (%s and mailboxes.sent/drafts/trash)",
+			ns, strings.Join(wrong, ", "), strings.Join(fixed, ", "), cfg.Where("mailboxes.folders"))
+	}
+	return true, ns + ": the configured folders fit it"
 }

@@ -140,3 +140,28 @@ func TestRelayDiagnosis(t *testing.T) {
 		})
 	}
 }
+
+// TestFolderFit: folders outside a Courier-style namespace ("INBOX.", ".")
+// are named with what they should be; a wrong delimiter is named; folders
+// that fit pass.
+func TestFolderFit(t *testing.T) {
+	cfg := workload.DefaultConfig()
+	cfg.Mailboxes.Folders = []string{"Archive", "Projects/Alpha"}
+	if ok, d := folderFit(cfg, "", "/"); !ok {
+		t.Errorf("Dovecot's default namespace: %s", d)
+	}
+	if ok, d := folderFit(cfg, "INBOX.", "."); ok || !strings.Contains(d, "mailboxes.delimiter") {
+		t.Errorf("a '/' delimiter against '.': %v %s", ok, d)
+	}
+	cfg.Mailboxes.Delimiter = "."
+	cfg.Mailboxes.Folders = []string{"Archive", "Projects.Alpha"}
+	ok, d := folderFit(cfg, "INBOX.", ".")
+	if ok || !strings.Contains(d, "INBOX.Archive") || !strings.Contains(d, "INBOX.Projects.Alpha") || !strings.Contains(d, "INBOX.Sent") {
+		t.Errorf("folders outside INBOX.: %v %s", ok, d)
+	}
+	cfg.Mailboxes.Folders = []string{"INBOX.Archive"}
+	cfg.Mailboxes.Sent, cfg.Mailboxes.Drafts, cfg.Mailboxes.Trash = "INBOX.Sent", "INBOX.Drafts", "INBOX.Trash"
+	if ok, d := folderFit(cfg, "INBOX.", "."); !ok {
+		t.Errorf("folders inside INBOX.: %s", d)
+	}
+}
