@@ -230,11 +230,21 @@ type xy struct {
 }
 
 // palette colours functions (by their place in measure.AllFunctions) and
-// runs (by position).
+// runs (by position). It has a distinct colour for every function of
+// measure.AllFunctions (a test checks), so no two series of a chart share
+// one.
 var palette = []string{
-	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+	"#4e79a7", "#f28e2b", "#499894", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
 	"#9c755f", "#6b6ecf", "#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f7f", "#2f4b7c",
+	"#a05195", "#ffa600", "#003f5c", "#66c2a5",
 }
+
+// colorLimit and colorTarget draw the compliance limits and the target
+// rate: reference lines, not series.
+const (
+	colorLimit  = "#d62728"
+	colorTarget = "#1d2430"
+)
 
 const (
 	colorOK   = "#59a14f"
@@ -421,11 +431,11 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		half := s.Type == "doughnut" || s.ID == id+"-delivery"
 		v.Charts = append(v.Charts, htmlChart{ID: s.ID, Title: title, Note: note, Height: height, Half: half})
 	}
-	if s, ok := timelineP95Chart(r.Timeline); ok {
+	if s, ok := timelineP95Chart(r.Timeline, protocolLimits(r)); ok {
 		add(s, "Response time over time (p95 per function)",
 			"Each function's 95th percentile per interval (the delivery times among them), and that of all protocol operations (dashed; delivery times not included), by the time the operations started; logarithmic scale. Click a legend entry to hide a line.", 400)
 	}
-	if s, ok := timelineLoadChart(r.Timeline); ok {
+	if s, ok := timelineLoadChart(r.Timeline, r.TargetSessionsPerHour); ok {
 		add(s, "Load over time", "Sessions started per interval (bars, left axis); protocol operations and their errors per second, and deliveries per second when timed (lines, right axis).", 300)
 	}
 	if s, n, ok := percentileChart(r); ok {
@@ -473,7 +483,23 @@ func timelineLabels(tl []metrics.Point) []string {
 
 // timelineP95Chart has a line per function (the delivery times among
 // them) and, dashed, the p95 of all protocol operations.
-func timelineP95Chart(tl []metrics.Point) (chartSpec, bool) {
+// protocolLimits are the distinct response-time limits of r's function rows
+// (delivery times aside), ascending: the reference lines of the p95 chart.
+func protocolLimits(r *Run) []time.Duration {
+	var out []time.Duration
+	for _, row := range r.Table.Rows {
+		if row.Function == measure.DeliveryLocal || row.Function == measure.DeliveryRemote || row.Limit <= 0 {
+			continue
+		}
+		if !slices.Contains(out, row.Limit) {
+			out = append(out, row.Limit)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func timelineP95Chart(tl []metrics.Point, limits []time.Duration) (chartSpec, bool) {
 	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
@@ -496,13 +522,20 @@ func timelineP95Chart(tl []metrics.Point) (chartSpec, bool) {
 		}
 		s.Datasets = append(s.Datasets, ds)
 	}
+	for _, l := range limits {
+		ds := chartDataset{Label: "limit (" + compliance.FormatLimitSeconds(l) + " s)", Color: colorLimit, Dash: true, Data: make([]*float64, len(tl))}
+		for k := range tl {
+			ds.Data[k] = logMS(l)
+		}
+		s.Datasets = append(s.Datasets, ds)
+	}
 	return s, true
 }
 
 // timelineLoadChart has sessions started as bars and, as lines, the rates
 // of protocol operations, of their errors and, when there are any, of
 // delivery times.
-func timelineLoadChart(tl []metrics.Point) (chartSpec, bool) {
+func timelineLoadChart(tl []metrics.Point, targetPerHour float64) (chartSpec, bool) {
 	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
@@ -511,7 +544,8 @@ func timelineLoadChart(tl []metrics.Point) (chartSpec, bool) {
 	sessions := chartDataset{Label: "sessions started", Color: palette[0], Data: make([]*float64, len(tl))}
 	ops := chartDataset{Label: "operations/s", Type: "line", Axis: "y2", Color: palette[1], Data: make([]*float64, len(tl))}
 	errs := chartDataset{Label: "errors/s", Type: "line", Axis: "y2", Color: colorBad, Data: make([]*float64, len(tl))}
-	dlv := chartDataset{Label: "deliveries/s", Type: "line", Axis: "y2", Color: palette[2], Data: make([]*float64, len(tl))}
+	dlv := chartDataset{Label: "deliveries/s", Type: "line", Axis: "y2", Color: palette[6], Data: make([]*float64, len(tl))}
+	target := chartDataset{Label: "target (sessions per interval)", Type: "line", Color: colorTarget, Dash: true, Data: make([]*float64, len(tl))}
 	anyDlv := false
 	for i, p := range tl {
 		sessions.Data[i] = num(float64(p.Sessions))
@@ -520,8 +554,12 @@ func timelineLoadChart(tl []metrics.Point) (chartSpec, bool) {
 		errs.Data[i] = num(math.Round(float64(p.Errors)/sec*1000) / 1000)
 		dlv.Data[i] = num(math.Round(float64(p.Delivery.Operations)/sec*1000) / 1000)
 		anyDlv = anyDlv || p.Delivery.Operations > 0
+		target.Data[i] = num(math.Round(targetPerHour/3600*sec*10) / 10)
 	}
 	s.Datasets = []chartDataset{sessions, ops, errs}
+	if targetPerHour > 0 {
+		s.Datasets = append(s.Datasets, target)
+	}
 	if anyDlv {
 		s.Datasets = append(s.Datasets, dlv)
 	}
@@ -572,11 +610,19 @@ func sessionTypeChart(r *Run) (chartSpec, bool) {
 	}
 	keys := slices.Sorted(maps.Keys(r.SessionsByType))
 	ds := chartDataset{Label: "sessions", Color: palette[0]}
-	for i, k := range keys {
-		ds.Data = append(ds.Data, num(float64(r.SessionsByType[k])))
-		ds.Colors = append(ds.Colors, palette[i%len(palette)])
+	var total int64
+	for _, k := range keys {
+		total += r.SessionsByType[k]
 	}
-	return chartSpec{ID: "session-types", Type: "doughnut", Labels: keys, Datasets: []chartDataset{ds}}, true
+	labels := make([]string, len(keys))
+	for i, k := range keys {
+		n := r.SessionsByType[k]
+		ds.Data = append(ds.Data, num(float64(n)))
+		ds.Colors = append(ds.Colors, palette[i%len(palette)])
+		// The numbers on the chart: in each slice's label (legend and tooltip).
+		labels[i] = fmt.Sprintf("%s %s (%.0f%%)", k, fmtInt(n), 100*float64(n)/float64(max(total, 1)))
+	}
+	return chartSpec{ID: "session-types", Type: "doughnut", Labels: labels, Datasets: []chartDataset{ds}}, true
 }
 
 func connectChart(r *Run) (chartSpec, bool) {

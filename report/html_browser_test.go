@@ -113,6 +113,14 @@ func TestHTMLInBrowser(t *testing.T) {
 
 			dom, stderr := chromium(ctx, t, bin, page, "--dump-dom")
 			checkRenderedDOM(t, dom)
+			// The charts a user reads at a glance: the limit and target
+			// reference lines and the numbers of the sessions-by-type chart
+			// are in the rendered page's chart data.
+			for _, want := range []string{`"label":"limit (5 s)"`, `"label":"target (sessions per interval)"`, `"check 701 (35%)"`} {
+				if tt.name == "html-report-single" && !strings.Contains(dom, want) {
+					t.Errorf("the rendered page lacks %s", want)
+				}
+			}
 			if lines := reConsole.FindAllString(stderr, -1); lines != nil {
 				t.Errorf("the browser console has messages:\n%s", strings.Join(lines, "\n"))
 			}

@@ -284,3 +284,19 @@ func TestWriteHTMLTimelineWithoutFunctions(t *testing.T) {
 		t.Error("no p95 over time for a timeline without functions")
 	}
 }
+
+// TestPaletteDistinctForEveryFunction: no two timed functions share a
+// colour (SMTP Connect and Delivery Time (remote) did).
+func TestPaletteDistinctForEveryFunction(t *testing.T) {
+	seen := map[string]measure.Function{}
+	for i, f := range measure.AllFunctions {
+		c := functionColor(f, i)
+		if g, ok := seen[c]; ok {
+			t.Errorf("%s and %s share the colour %s", f, g, c)
+		}
+		seen[c] = f
+		if c == colorLimit || c == colorTarget || c == colorBad {
+			t.Errorf("%s has a reference or error colour %s", f, c)
+		}
+	}
+}
