@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,90 @@ func TestMaxRegression(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestREADMESampleMatchesTheReport: every line of the README's sample
+// output (between <!-- sample:begin --> and <!-- sample:end -->, "..."
+// lines aside) has the form of a line of a real report: the same labels
+// and words, numbers where it has numbers, in the same order. The sample
+// cannot drift from what mailbench prints.
+func TestREADMESampleMatchesTheReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole run of a few seconds")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- sample:begin -->")
+	sample, _, ok2 := strings.Cut(rest, "<!-- sample:end -->")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no <!-- sample:begin --> ... <!-- sample:end --> block")
+	}
+	cfg := filepath.Join(t.TempDir(), "tiny.toml")
+	if err := os.WriteFile(cfg, []byte("name = \"tiny\"\n[target]\nembedded = true\n[users]\ncount = 5\npassword = \"sekFile\"\n"+
+		"[load]\nsessions_per_hour = 3600\nop_timeout = \"2s\"\nthink_time = \"10ms\"\n[phases]\nwarmup = \"1s\"\nmeasurement = \"2s\"\nrampdown = \"2s\"\nsettle = \"1s\"\n"+
+		"[mailboxes]\ninbox_messages = 3\nfolder_messages_min = 1\nfolder_messages_max = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, stderr := runMain("run", cfg, "-q", "--no-verdict-exit")
+	if !strings.Contains(out, "Summary Results") {
+		t.Fatalf("no report:\n%s", stderr)
+	}
+	number := regexp.MustCompile(`[0-9][0-9,.]*`)
+	cell := regexp.MustCompile(`^(?:[0-9][0-9,.]*%?|-)$`)
+	lines := strings.Split(out, "\n")
+	at := 0
+	for _, l := range strings.Split(sample, "\n") {
+		l = strings.TrimRight(l, " ")
+		if l == "" || l == "..." || strings.HasPrefix(l, "```") {
+			continue
+		}
+		// The sample's words, with any number standing for any number (a
+		// cell may also be "-": no operations in a run this short), PASS
+		// for PASS or FAIL, and any run of spaces for any run of spaces.
+		// The verdict and result lines are checked by their label.
+		var pat strings.Builder
+		pat.WriteString("^")
+		fields := strings.Fields(l)
+		if fields[0] == "Verdict:" || fields[0] == "Result:" {
+			fields = fields[:1]
+		}
+		for i, f := range fields {
+			if i > 0 {
+				pat.WriteString(`\s+`)
+			}
+			switch {
+			case cell.MatchString(f):
+				pat.WriteString(`(?:[0-9][0-9,.]*%?|-)`)
+				continue
+			case f == "PASS" || f == "FAIL":
+				pat.WriteString(`(?:PASS|FAIL)`)
+				continue
+			}
+			last := 0
+			for _, m := range number.FindAllStringIndex(f, -1) {
+				pat.WriteString(regexp.QuoteMeta(f[last:m[0]]) + `[0-9][0-9,.]*`)
+				last = m[1]
+			}
+			pat.WriteString(regexp.QuoteMeta(f[last:]))
+		}
+		if len(fields) < len(strings.Fields(l)) {
+			pat.WriteString(`.*`)
+		}
+		re := regexp.MustCompile(pat.String() + `\s*$`)
+		found := false
+		for ; at < len(lines); at++ {
+			if re.MatchString(lines[at]) {
+				found = true
+				at++
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README sample line %q matches no later line of a real report", l)
+			return
+		}
 	}
 }
