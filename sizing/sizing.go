@@ -515,11 +515,11 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 			return Probe{}, false
 		}
 		if users > workload.MaxUsers {
-			s.bound(len(r.Probes)-1, rate, fmt.Sprintf("%d users are above mailbench's maximum of %d", users, workload.MaxUsers))
+			s.bound(-1, rate, fmt.Sprintf("%d users are above mailbench's maximum of %d", users, workload.MaxUsers))
 			return Probe{}, false
 		}
 		if why := s.memoryError(c); why != "" {
-			s.bound(len(r.Probes)-1, rate, fmt.Sprintf("the memory budget cannot hold the step at %s sessions/hour with %d users: %s",
+			s.bound(-1, rate, fmt.Sprintf("the memory budget cannot hold the step at %s sessions/hour with %d users: %s",
 				report.FormatFloat(rate, 0), users, why))
 			return Probe{}, false
 		}
@@ -527,8 +527,12 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 		if !c.Target.Embedded && s.opts.Prepare != nil && !r.FixedUsers && users > s.prepared {
 			s.logf("size: run %d: growing the population to %d users (from user %d)", n, users, s.prepared+1)
 			prep, err := s.opts.Prepare(stop, c, s.prepared)
+			if err != nil && (stop.Err() != nil || kill.Err() != nil) {
+				r.Stopped = "stopped by the user (while growing the population)"
+				return Probe{}, false
+			}
 			if err != nil {
-				s.bound(len(r.Probes)-1, rate, fmt.Sprintf("the population could not grow to %d users for %s sessions/hour: %v",
+				s.bound(-1, rate, fmt.Sprintf("the population could not grow to %d users for %s sessions/hour: %v",
 					users, report.FormatFloat(rate, 0), err))
 				return Probe{}, false
 			}
@@ -595,15 +599,13 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 	}
 }
 
-// bound ends the search as bounded by mailbench at the probe idx (-1: none
-// was run).
+// bound ends the search as bounded by mailbench at the probe idx (-1: the
+// step could not even be run; the bounding run is then none).
 func (s *searcher) bound(idx int, rate float64, why string) {
 	r := s.res
 	r.MailbenchBound = why
 	r.Stopped = "bounded by mailbench, not by the server, at " + report.FormatFloat(rate, 0) + " sessions/hour: " + why
-	if idx >= 0 {
-		r.Bounding = idx
-	}
+	r.Bounding = idx
 	s.logf("size: %s", r.Stopped)
 }
 

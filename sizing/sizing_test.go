@@ -413,3 +413,45 @@ func TestSearchResumes(t *testing.T) {
 		t.Errorf("resumed search [%v, %v) in %d runs, uninterrupted [%v, %v) in %d", got.Low, got.High, len(got.Probes), want.Low, want.High, len(want.Probes))
 	}
 }
+
+// TestSearchPopulationBound: a real server without the accounts a step
+// needs ends the search bounded by mailbench's population, naming no
+// (passing) run as the bound; a stop while the population grows is the
+// user's stop, not a bound.
+func TestSearchPopulationBound(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Target.Embedded = false
+	s := &synthetic{capacity: 1e6, now: t0}
+	var calls []int
+	prepare := func(ctx context.Context, c *workload.Config, from int) (Prepared, error) {
+		calls = append(calls, c.Users.Count)
+		if c.Users.Count > 1000 {
+			return Prepared{}, errors.New("user user1001: LOGIN refused")
+		}
+		return Prepared{Users: c.Users.Count - from, Messages: 10}, nil
+	}
+	res, err := Search(context.Background(), context.Background(), cfg, Options{Run: s.run, Start: 2400, Now: s.clock, Prepare: prepare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MailbenchBound == "" || !strings.Contains(res.MailbenchBound, "population could not grow") || res.Bounding != -1 ||
+		res.BoundingLine() != "" || !strings.Contains(res.CapacityLine(), "at least 4,800 sessions/hour") {
+		t.Errorf("bound %q, bounding %d (%q): %s", res.MailbenchBound, res.Bounding, res.BoundingLine(), res.CapacityLine())
+	}
+	if len(calls) != 3 || calls[0] != 500 || calls[1] != 1000 || calls[2] != 2000 || res.PreparedUsers != 1000 {
+		t.Errorf("prepared %v (%d users in all)", calls, res.PreparedUsers)
+	}
+
+	stop, cancel := context.WithCancel(context.Background())
+	stopping := func(ctx context.Context, c *workload.Config, from int) (Prepared, error) {
+		cancel()
+		return Prepared{}, context.Canceled
+	}
+	res, err = Search(stop, context.Background(), cfg, Options{Run: s.run, Start: 2400, Now: s.clock, Prepare: stopping})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MailbenchBound != "" || !strings.Contains(res.Stopped, "stopped by the user") {
+		t.Errorf("a stop while growing: bound %q, stopped %q", res.MailbenchBound, res.Stopped)
+	}
+}
