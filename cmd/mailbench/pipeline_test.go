@@ -158,7 +158,7 @@ func TestREADMESampleMatchesTheReport(t *testing.T) {
 		// for PASS or FAIL, and any run of spaces for any run of spaces.
 		// The verdict and result lines are checked by their label.
 		var pat strings.Builder
-		pat.WriteString("^")
+		pat.WriteString(`^\s*`)
 		fields := strings.Fields(l)
 		if fields[0] == "Verdict:" || fields[0] == "Result:" {
 			fields = fields[:1]
