@@ -52,12 +52,9 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := opts.Start
-	if start == 0 {
-		start = cfg.TargetRate()
-	}
-	if !(start > 0) {
-		return nil, fmt.Errorf("size: the config has no target rate and --start is not set")
+	start, err := startRate(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
 	s := &searcher{cfg: cfg, opts: opts, cap: cfg.Load.MaxConcurrent, res: &Result{FixedUsers: opts.FixedUsers || cfg.Users.File != ""}}
 	sp := &SearchPlan{Name: cfg.Name, Embedded: cfg.Target.Embedded, FixedUsers: s.res.FixedUsers, FixedUsersWhy: opts.FixedUsersWhy,

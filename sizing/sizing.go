@@ -315,12 +315,9 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
-	start := opts.Start
-	if start == 0 {
-		start = cfg.TargetRate()
-	}
-	if !(start > 0) {
-		return nil, errors.New("size: the config has no target rate (load.sessions_per_hour or users × sessions_per_user_hour) and --start is not set")
+	start, err := startRate(cfg, opts)
+	if err != nil {
+		return nil, err
 	}
 	fixed, why := opts.FixedUsers, opts.FixedUsersWhy
 	if cfg.Users.File != "" {
@@ -337,6 +334,19 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 	s.search(stop, kill, start)
 	s.res.Elapsed = opts.Now().Sub(s.t0)
 	return s.res, nil
+}
+
+// startRate is the first rate of a search: --start, else the config's
+// target rate.
+func startRate(cfg *workload.Config, opts Options) (float64, error) {
+	start := opts.Start
+	if start == 0 {
+		start = cfg.TargetRate()
+	}
+	if !(start > 0) {
+		return 0, errors.New("size: the config has no target rate (load.sessions_per_hour or users × sessions_per_user_hour) and --start is not set")
+	}
+	return start, nil
 }
 
 type searcher struct {
