@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"strings"
 	"sync"
 	"time"
@@ -757,36 +758,27 @@ func (l *Ledger) Finish() {
 	}
 	l.finished = true
 	now := time.Now().UnixNano()
-	for _, ch := range l.msgs {
-		if ch == nil {
+	for m := range l.acceptedMsgs() {
+		for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
+			r := l.rcpt(j)
+			if l.missingLocal(m, r) {
+				out = append(out, missingObservation(measure.DeliveryLocal, m.accepted, now))
+				continue
+			}
+			if r.flags&(fSeen|fTimed) != fSeen {
+				continue
+			}
+			r.flags |= fTimed
+			l.users[r.key].untimed--
+			l.c.TimedByObservation++
+			out = append(out, l.localObservation(m.accepted, int64(r.aux)*int64(time.Millisecond)))
+		}
+		if l.external {
 			continue
 		}
-		for i := range ch {
-			m := &ch[i]
-			if m.accepted == 0 {
-				continue
-			}
-			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
-				r := l.rcpt(j)
-				if r.flags&(fSeen|fDeleted) == 0 && l.users[r.key].looked >= m.accepted {
-					out = append(out, missingObservation(measure.DeliveryLocal, m.accepted, now))
-					continue
-				}
-				if r.flags&(fSeen|fTimed) != fSeen {
-					continue
-				}
-				r.flags |= fTimed
-				l.users[r.key].untimed--
-				l.c.TimedByObservation++
-				out = append(out, l.localObservation(m.accepted, int64(r.aux)*int64(time.Millisecond)))
-			}
-			if l.external {
-				continue
-			}
-			for j := m.rcptStart + uint32(m.nLocal); j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
-				if l.rcpt(j).flags&fSeen == 0 {
-					out = append(out, missingObservation(measure.DeliveryRemote, m.accepted, now))
-				}
+		for j := m.rcptStart + uint32(m.nLocal); j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
+			if l.rcpt(j).flags&fSeen == 0 {
+				out = append(out, missingObservation(measure.DeliveryRemote, m.accepted, now))
 			}
 		}
 	}
@@ -799,32 +791,23 @@ func (l *Ledger) Finish() {
 // remote: not arrived at the sink), and the moment the last of their
 // delivery limits passes (the latest acceptance among them plus its
 // limit; zero when n is 0). Settling can stop at that moment: what is
-// still missing then is lost, and what turns up later would be late.
+// still not found then is missing (or unverified), and what turns up later would be late.
 func (l *Ledger) Outstanding() (n int64, due time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var last int64
-	for _, ch := range l.msgs {
-		if ch == nil {
-			continue
-		}
-		for i := range ch {
-			m := &ch[i]
-			if m.accepted == 0 {
+	for m := range l.acceptedMsgs() {
+		for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
+			r := l.rcpt(j)
+			if r.flags&(fSeen|fDeleted) != 0 {
 				continue
 			}
-			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
-				r := l.rcpt(j)
-				if r.flags&(fSeen|fDeleted) != 0 {
-					continue
-				}
-				n++
-				limit := l.limitLocal
-				if r.flags&fRemote != 0 {
-					limit = l.limitRemote
-				}
-				last = max(last, m.accepted+limit)
+			n++
+			limit := l.limitLocal
+			if r.flags&fRemote != 0 {
+				limit = l.limitRemote
 			}
+			last = max(last, m.accepted+limit)
 		}
 	}
 	if n == 0 {
@@ -837,23 +820,38 @@ func (l *Ledger) Outstanding() (n int64, due time.Time) {
 // never looked through after their acceptance. Callers hold mu.
 func (l *Ledger) unverified() int64 {
 	var n int64
-	for _, ch := range l.msgs {
-		if ch == nil {
-			continue
-		}
-		for i := range ch {
-			m := &ch[i]
-			if m.accepted == 0 {
-				continue
-			}
-			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
-				if r := l.rcpt(j); r.flags&(fSeen|fDeleted) == 0 && l.users[r.key].looked < m.accepted {
-					n++
-				}
+	for m := range l.acceptedMsgs() {
+		for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal); j++ {
+			if r := l.rcpt(j); r.flags&(fSeen|fDeleted) == 0 && !l.missingLocal(m, r) {
+				n++
 			}
 		}
 	}
 	return n
+}
+
+// acceptedMsgs yields every accepted message's record. Callers hold mu.
+func (l *Ledger) acceptedMsgs() iter.Seq[*msgRec] {
+	return func(yield func(*msgRec) bool) {
+		for _, ch := range l.msgs {
+			if ch == nil {
+				continue
+			}
+			for i := range ch {
+				if m := &ch[i]; m.accepted != 0 && !yield(m) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// missingLocal reports whether local delivery r of m is missing: not seen,
+// not deleted by the workload, and looked for (the checker looked through
+// the INBOX after the acceptance). Not seen and not looked for is
+// unverified. Callers hold mu.
+func (l *Ledger) missingLocal(m *msgRec, r *rcptRec) bool {
+	return r.flags&(fSeen|fDeleted) == 0 && l.users[r.key].looked >= m.accepted
 }
 
 // Reconcile returns the counts so far. Lost is what is still unseen: call it
