@@ -15,16 +15,6 @@ func TestSessionsJSONDocumented(t *testing.T) {
 	if err := WriteJSON(&b, c); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := docjson.Keys(b.Bytes(), []string{"compliance", "functions", "generator", "sink", "inbound", "target",
+	docjson.Check(t, b.Bytes(), "../docs/report-schema.md", []string{"compliance", "functions", "generator", "sink", "inbound", "target",
 		"timeline", "delivery", "connect", "server_clock", "shard", "remote_pending", "delivery_checks", "warnings"}, []string{"by_type"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing, err := docjson.Undocumented("../docs/report-schema.md", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(missing) > 0 {
-		t.Errorf("fields of the report JSON not in docs/report-schema.md: %v", missing)
-	}
 }

@@ -23,15 +23,5 @@ func TestJSONDocumented(t *testing.T) {
 	if err := res.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := docjson.Keys(b.Bytes(), []string{"report"}, []string{"p95_us", "percent_compliant"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing, err := docjson.Undocumented("../docs/size.md", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(missing) > 0 {
-		t.Errorf("fields of the size JSON not in docs/size.md: %v", missing)
-	}
+	docjson.Check(t, b.Bytes(), "../docs/size.md", []string{"report"}, []string{"p95_us", "percent_compliant"})
 }

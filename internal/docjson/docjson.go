@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // Keys returns every object key of the JSON document data, at any depth,
@@ -62,4 +63,21 @@ func Undocumented(doc string, keys []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Check fails t when a field of the JSON document data (Keys with skip and
+// opaque) is not named in the markdown file doc. It reads doc.
+func Check(t testing.TB, data []byte, doc string, skip, opaque []string) {
+	t.Helper()
+	keys, err := Keys(data, skip, opaque)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := Undocumented(doc, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Errorf("fields of the JSON not in %s: %v", doc, missing)
+	}
 }
