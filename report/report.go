@@ -640,3 +640,15 @@ func sumSorted(runs []*Run, get func(*Run) float64) float64 {
 	}
 	return s
 }
+
+// Drifts applies the steady-state rule (compliance.Steadiness) to the run's
+// timeline against its table's rules: the functions whose p95 rose across
+// the measurement window (none when steady, too short to tell, or the
+// timeline cannot be merged).
+func (r *Run) Drifts() []compliance.Drift {
+	ds, err := compliance.Steadiness(r.Timeline, r.Table.Rules())
+	if err != nil {
+		return nil
+	}
+	return ds
+}

@@ -62,6 +62,12 @@ func WriteText(w io.Writer, r *Run) error {
 		p("\n*** PARTIAL RUN: %s. The measurement window did not complete; this is not a valid result. ***\n",
 			orValue(r.PartialReason, "stopped early"))
 	}
+	if ds := r.Drifts(); len(ds) > 0 {
+		p("\nNot steady: a p95 rose across the measurement window, so a backlog may be building that a longer measurement would show (docs/size.md, \"Steady state\"):\n")
+		for _, d := range ds {
+			p("  - %s\n", d)
+		}
+	}
 	if len(r.Warnings) > 0 {
 		p("\nWarnings:\n")
 		for _, w := range r.Warnings {

@@ -400,3 +400,35 @@ func TestMergeConnectThroughJSON(t *testing.T) {
 		t.Errorf("merged from JSON %+v, want %+v", got.TCP, want.TCP)
 	}
 }
+
+// TestTextReportNamesDrift: a run whose IMAP Connect p95 climbs from 0.6 s
+// to 3 s across its window says it was not steady; a flat one says nothing.
+func TestTextReportNamesDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tops      [2]time.Duration
+		wantDrift bool
+	}{
+		{"climbing", [2]time.Duration{600 * time.Millisecond, 3 * time.Second}, true},
+		{"flat", [2]time.Duration{600 * time.Millisecond, 650 * time.Millisecond}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := compliantRun()
+			for i, top := range tc.tops {
+				r.Timeline = append(r.Timeline, mkPoint(tlStart.Add(time.Duration(i)*10*time.Second), 10*time.Second, 10,
+					fnPoint(measure.IMAPConnect, 100, 0, top)))
+			}
+			var buf bytes.Buffer
+			if err := WriteText(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Contains(buf.String(), "Not steady: a p95 rose across the measurement window")
+			if got != tc.wantDrift {
+				t.Fatalf("not-steady note %v, want %v:\n%s", got, tc.wantDrift, buf.String())
+			}
+			if got && !strings.Contains(buf.String(), "  - IMAP Connect: p95 570 ms in the first half of the window, 2,850 ms in the second (limit 5 s)") {
+				t.Errorf("drift line missing:\n%s", buf.String())
+			}
+		})
+	}
+}

@@ -88,6 +88,9 @@ func (r *Result) BoundingLine() string {
 		who = "mailbench (not the server)"
 	case Undecided:
 		who = "too few operations to decide (not shown to be the server)"
+		if len(p.Unsteady) > 0 {
+			who = "the server, not steady (a p95 rising across the window)"
+		}
 	}
 	return fmt.Sprintf("Bounded by %s: run %d at %s sessions/hour (%s, %d users): %s",
 		who, r.Bounding+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Users, p.Reason)
@@ -119,7 +122,7 @@ func (r *Result) BoundingRow() *RowSummary {
 			continue
 		}
 		pct := 100 * float64(row.WithinLimit) / float64(row.Operations)
-		if pct > row.RequiredPercent {
+		if pct > row.RequiredPercent && !p.unsteady(row.Function) {
 			continue
 		}
 		if best == nil || pct-row.RequiredPercent < best.PercentCompliant-best.RequiredPercent {
@@ -128,6 +131,17 @@ func (r *Result) BoundingRow() *RowSummary {
 		}
 	}
 	return best
+}
+
+// unsteady reports whether f is one of p's drifting functions (Unsteady
+// entries are compliance.Drift strings, which begin with the function).
+func (p *Probe) unsteady(f measure.Function) bool {
+	for _, u := range p.Unsteady {
+		if strings.HasPrefix(u, string(f)+": ") {
+			return true
+		}
+	}
+	return false
 }
 
 // BoundingRowLine renders BoundingRow ("" when none).
@@ -291,6 +305,7 @@ type jsonProbe struct {
 	Cap            int             `json:"max_concurrent_sessions"`
 	MeasurementS   float64         `json:"measurement_s"`
 	Undecided      []string        `json:"undecided,omitempty"`
+	Unsteady       []string        `json:"unsteady,omitempty"`
 	Prepared       *jsonPrepared   `json:"prepared,omitempty"`
 	Report         json.RawMessage `json:"report"` // report.WriteJSON form; null when none
 }
@@ -355,7 +370,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	for _, p := range r.Probes {
 		jp := jsonProbe{Rate: p.Rate, Seed: p.Seed, Purpose: p.Purpose, Pass: p.Pass, Reason: p.Reason,
 			GeneratorBound: p.GeneratorBound, Error: p.Err, Outcome: p.Outcome, Users: p.Users, Cap: p.Cap,
-			MeasurementS: p.Measurement.Seconds(), Undecided: p.Undecided}
+			MeasurementS: p.Measurement.Seconds(), Undecided: p.Undecided, Unsteady: p.Unsteady}
 		if p.Prepared != nil {
 			jp.Prepared = &jsonPrepared{Users: p.Prepared.Users, Messages: p.Prepared.Messages, ElapsedS: p.Prepared.Elapsed.Seconds()}
 		}
@@ -410,7 +425,7 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	}
 	for i, jp := range j.Runs {
 		p := Probe{Rate: jp.Rate, Seed: jp.Seed, Purpose: jp.Purpose, Pass: jp.Pass, Reason: jp.Reason, GeneratorBound: jp.GeneratorBound, Err: jp.Error,
-			Outcome: jp.Outcome, Users: jp.Users, Cap: jp.Cap, Measurement: time.Duration(jp.MeasurementS * float64(time.Second)), Undecided: jp.Undecided}
+			Outcome: jp.Outcome, Users: jp.Users, Cap: jp.Cap, Measurement: time.Duration(jp.MeasurementS * float64(time.Second)), Undecided: jp.Undecided, Unsteady: jp.Unsteady}
 		if p.Outcome == "" { // schema version 1
 			p.Outcome = Fail
 			if p.Pass {

@@ -166,6 +166,10 @@ type Probe struct {
 	GeneratorBound bool
 	// Undecided names the rows that had too few operations to decide.
 	Undecided []string
+	// Unsteady lists the functions whose p95 rose across the window of a
+	// run that would otherwise have passed (compliance.Steadiness): such a
+	// run is undecided, since its backlog may not yet have shown.
+	Unsteady []string
 }
 
 // Result is a whole search.
@@ -600,7 +604,11 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 				r.Probes[idx].Outcome = Superseded
 				lengthened++
 				meas *= 2
-				s.logf("size: run %d: too few operations to decide (%s): again with a %v measurement", n, strings.Join(p.Undecided, ", "), meas)
+				why := "too few operations to decide (" + strings.Join(p.Undecided, ", ") + ")"
+				if len(p.Unsteady) > 0 {
+					why = "not steady (" + strings.Join(p.Unsteady, "; ") + ")"
+				}
+				s.logf("size: run %d: %s: again with a %v measurement", n, why, meas)
 				purpose = Lengthen
 				continue
 			}
@@ -684,7 +692,18 @@ func (s *searcher) classify(p *Probe, c *workload.Config) {
 		}
 		p.Outcome, p.Reason = Undecided, "too few operations to decide: "+strings.Join(us, "; ")
 	default:
-		p.Outcome, p.Pass = Pass, true
+		drifts, err := compliance.Steadiness(run.Timeline, run.Table.Rules())
+		for _, d := range drifts {
+			p.Unsteady = append(p.Unsteady, d.String())
+		}
+		switch {
+		case err != nil:
+			p.Outcome, p.Reason = Undecided, "the steady-state rule could not be applied: "+err.Error()
+		case len(drifts) > 0:
+			p.Outcome, p.Reason = Undecided, "not steady: "+strings.Join(p.Unsteady, "; ")
+		default:
+			p.Outcome, p.Pass = Pass, true
+		}
 	}
 }
 

@@ -42,6 +42,28 @@ type synthetic struct {
 	seeds    []int64
 	late     func(rate float64) int64 // late sessions; nil: none
 	noise    func(call int) bool      // true: this call fails whatever its rate
+	// drift, when it returns true, gives the run a timeline whose IMAP
+	// Connect p95 triples across the window (within the limit).
+	drift func(rate float64, measurement time.Duration) bool
+}
+
+// driftTimeline is two 10 s points of 100 IMAP Connect operations each, at
+// 300 ms and then 900 ms: not steady against a 1 s limit.
+func driftTimeline() []metrics.Point {
+	var ps []metrics.Point
+	for i, d := range []time.Duration{300 * time.Millisecond, 900 * time.Millisecond} {
+		h := metrics.NewHistogram()
+		for range 100 {
+			metrics.RecordDuration(h, d)
+		}
+		enc, err := metrics.EncodeHistogram(h)
+		if err != nil {
+			panic(err)
+		}
+		ps = append(ps, metrics.Point{Start: t0.Add(time.Duration(i) * 10 * time.Second), Length: 10 * time.Second,
+			Functions: []metrics.FunctionPoint{{Function: measure.IMAPConnect, Totals: metrics.Totals{Operations: 100}, Histogram: enc}}})
+	}
+	return ps
 }
 
 func (s *synthetic) clock() time.Time { return s.now }
@@ -88,6 +110,9 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 	}
 	if s.late != nil {
 		run.SessionsLate = s.late(rate)
+	}
+	if s.drift != nil && s.drift(rate, cfg.Phases.Measurement.Duration) {
+		run.Timeline = driftTimeline()
 	}
 	run.Evaluate(rules)
 	return run, nil
@@ -454,4 +479,63 @@ func TestSearchPopulationBound(t *testing.T) {
 	if res.MailbenchBound != "" || !strings.Contains(res.Stopped, "stopped by the user") {
 		t.Errorf("a stop while growing: bound %q, stopped %q", res.MailbenchBound, res.Stopped)
 	}
+}
+
+// TestSearchSteadyState: a step whose p95 rises across its window is not
+// passed; it is lengthened, and a server that stays unsteady bounds the
+// capacity ("the server, not steady") with the drifting row named.
+func TestSearchSteadyState(t *testing.T) {
+	t.Run("unsteady above 4000/h bounds the capacity below it", func(t *testing.T) {
+		s := &synthetic{capacity: 10000, now: t0, drift: func(rate float64, _ time.Duration) bool { return rate >= 4000 }}
+		res, err := Search(context.Background(), context.Background(), baseConfig(),
+			Options{Run: s.run, Start: 1000, Precision: 10, Now: s.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Found() || res.Low >= 4000 || res.High > 4000*1.001 || res.Low < 4000/1.1 {
+			t.Fatalf("%s: want the bracket just below 4000/h", res.CapacityLine())
+		}
+		b := res.Probes[res.Bounding]
+		if b.Outcome != Undecided || len(b.Unsteady) == 0 || !strings.HasPrefix(b.Unsteady[0], "IMAP Connect: p95 300 ms") {
+			t.Fatalf("bounding run %+v", b)
+		}
+		if !strings.Contains(res.BoundingLine(), "the server, not steady") {
+			t.Errorf("bounding line %q", res.BoundingLine())
+		}
+		if row := res.BoundingRow(); row == nil || row.Function != string(measure.IMAPConnect) {
+			t.Errorf("bounding row %+v, want IMAP Connect", row)
+		}
+		lengthened := 0
+		for _, p := range res.Probes {
+			if p.Rate == b.Rate && p.Purpose == Lengthen {
+				lengthened++
+			}
+		}
+		if lengthened != DefaultMaxLengthen {
+			t.Errorf("the unsteady step was lengthened %d times, want %d", lengthened, DefaultMaxLengthen)
+		}
+		var buf bytes.Buffer
+		if err := res.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), `"unsteady": [`) {
+			t.Error("the JSON has no unsteady list")
+		}
+	})
+	t.Run("a drift that a longer window settles passes", func(t *testing.T) {
+		base := baseConfig()
+		short := base.Phases.Measurement.Duration
+		s := &synthetic{capacity: 10000, now: t0, drift: func(_ float64, m time.Duration) bool { return m <= short }}
+		res, err := Search(context.Background(), context.Background(), base,
+			Options{Run: s.run, Start: 1000, Precision: 10, Now: s.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Found() || res.Low < 9000 {
+			t.Fatalf("%s: want the synthetic capacity", res.CapacityLine())
+		}
+		if p := res.Probes[0]; p.Outcome != Superseded || len(p.Unsteady) == 0 {
+			t.Errorf("first run %+v: want superseded, unsteady", p)
+		}
+	})
 }
