@@ -3,9 +3,11 @@ package imapclient
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -45,6 +47,56 @@ func TestTLSFailures(t *testing.T) {
 			}
 			if (o.Connect != nil && o.Connect.Greeting > 0) != (tt.mode == TLSStartTLS) {
 				t.Errorf("phases %+v: greeting before STARTTLS only", o.Connect)
+			}
+		})
+	}
+}
+
+// TestNagleOverTheHandshake: Nagle's algorithm is on from the TLS handshake
+// to the end of the first exchange after it (STARTTLS: the CAPABILITY that
+// follows the handshake), and off (TCP_NODELAY) before and after it
+// (internal/nagle, docs/tls.md): ClientHello, Finished and, with STARTTLS,
+// CAPABILITY are written with Nagle on; STARTTLS itself and LOGIN are not.
+func TestNagleOverTheHandshake(t *testing.T) {
+	mt := startMem(t, 0)
+	for _, tt := range []struct {
+		mode      TLSMode
+		nagleRuns int // consecutive writes with Nagle on, at least
+	}{{TLSStartTLS, 3}, {TLSImplicit, 2}} {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			addr := mt.addr
+			if tt.mode == TLSImplicit {
+				addr = mt.tlsAddr
+			}
+			var nc *testutil.NagleConn
+			dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+				if err != nil {
+					return nil, err
+				}
+				nc = &testutil.NagleConn{TCPConn: c.(*net.TCPConn)}
+				return nc, nil
+			}
+			c, err := Connect(context.Background(), Config{Address: addr, TLS: tt.mode, TLSConfig: mt.client.Clone(), Timeout: 5 * time.Second, DialContext: dial}, testUser, testPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			w := nc.Writes()
+			run, best := 0, 0
+			for _, on := range w {
+				if on {
+					run++
+					best = max(best, run)
+				} else {
+					run = 0
+				}
+			}
+			if best < tt.nagleRuns {
+				t.Errorf("writes (Nagle on?) %v: want %d in a row with Nagle on over the handshake", w, tt.nagleRuns)
+			}
+			if len(w) == 0 || w[len(w)-1] || tt.mode == TLSStartTLS && w[0] {
+				t.Errorf("writes (Nagle on?) %v: STARTTLS and LOGIN should keep TCP_NODELAY", w)
 			}
 		})
 	}

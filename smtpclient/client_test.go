@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 )
@@ -446,5 +447,45 @@ func TestSendGeneratedMessage(t *testing.T) {
 		if want := gen.Message(env, size, 3); !bytes.Equal(msgs[i].data, want) {
 			t.Errorf("size %d: server received %d bytes that differ from the %d generated", size, len(msgs[i].data), len(want))
 		}
+	}
+}
+
+// TestNagleOverTheHandshake: Nagle's algorithm is on from the TLS handshake
+// to the EHLO after it, and off (TCP_NODELAY) before and after, as OpenSSL
+// clients have it; without it Postfix stalls that EHLO 40 ms on a delayed
+// ACK (internal/nagle, docs/tls.md). Before the fix every write had Nagle
+// off.
+func TestNagleOverTheHandshake(t *testing.T) {
+	serverTLS, clientTLS := testCert(t)
+	for _, mode := range []TLSMode{TLSStartTLS, TLSImplicit} {
+		t.Run(string(mode), func(t *testing.T) {
+			addr := startServer(t, &backend{}, mode, serverTLS)
+			var nc *testutil.NagleConn
+			dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+				if err != nil {
+					return nil, err
+				}
+				nc = &testutil.NagleConn{TCPConn: c.(*net.TCPConn)}
+				return nc, nil
+			}
+			c := connect(t, Config{Address: addr, TLS: mode, TLSConfig: clientTLS, DialContext: dial, Timeout: 5 * time.Second})
+			during := nc.Writes()
+			if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err != nil {
+				t.Fatal(err)
+			}
+			c.Quit(context.Background())
+			after := nc.Writes()[len(during):]
+			// The last write of Connect is the EHLO after the handshake.
+			if len(during) == 0 || !during[len(during)-1] {
+				t.Errorf("Connect's writes (Nagle on?) %v: the EHLO after the handshake was written with TCP_NODELAY", during)
+			}
+			if mode == TLSStartTLS && (len(during) < 2 || during[0]) {
+				t.Errorf("Connect's writes %v: the clear-text EHLO should keep TCP_NODELAY", during)
+			}
+			if len(after) == 0 || slices.Contains(after, true) {
+				t.Errorf("writes after Connect (Nagle on?) %v: TCP_NODELAY was not restored", after)
+			}
+		})
 	}
 }

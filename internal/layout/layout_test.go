@@ -47,7 +47,7 @@ var stage = map[string]int{
 	// The Kubernetes manifests and their strict schema test.
 	"deploy/kubernetes": 9,
 	// Test helpers (internal): only tests import them.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/resume": 8,
+	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/nagle": 0, "internal/resume": 8,
 }
 
 // vendored are the libraries mailbench carries patched copies of

@@ -1,0 +1,54 @@
+package testutil
+
+import (
+	"net"
+	"sync"
+	"syscall"
+)
+
+// TCPNoDelay reports whether conn's socket has TCP_NODELAY set (Nagle's
+// algorithm off), ok false when it cannot be read.
+func TCPNoDelay(conn *net.TCPConn) (noDelay, ok bool) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	var v int
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		v, serr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY)
+	}); err != nil || serr != nil {
+		return false, false
+	}
+	return v != 0, true
+}
+
+// NagleConn is a client's TCP connection that records, for every Write,
+// whether Nagle's algorithm was on: tests of the clients check that it is
+// on over a TLS handshake and the first exchange after it (package
+// internal/nagle). NetConn returns the TCP connection, so that the clients
+// find its socket through it.
+type NagleConn struct {
+	*net.TCPConn
+	mu     sync.Mutex
+	writes []bool // per Write: Nagle on
+}
+
+// Write records Nagle's state and writes p.
+func (c *NagleConn) Write(p []byte) (int, error) {
+	nd, ok := TCPNoDelay(c.TCPConn)
+	c.mu.Lock()
+	c.writes = append(c.writes, ok && !nd)
+	c.mu.Unlock()
+	return c.TCPConn.Write(p)
+}
+
+// NetConn returns the TCP connection.
+func (c *NagleConn) NetConn() net.Conn { return c.TCPConn }
+
+// Writes returns, per Write so far, whether Nagle was on.
+func (c *NagleConn) Writes() []bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]bool(nil), c.writes...)
+}
