@@ -65,6 +65,19 @@ func (r *Result) WriteText(w io.Writer) error {
 		line("  TLS", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.TLS }))
 		line("  greeting", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.Greeting }))
 		line("  auth", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.Auth }))
+		line("  TLS handshake alone", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.Handshake }))
+		line("  first exchange after it", part(func(f metrics.FunctionBreakdown) metrics.PartStats { return f.FirstExchange }))
+		line("  stalled after the handshake", func(row Row) string {
+			f, ok := row.Connect.Function(fn)
+			if !ok || f.StallAssessed == 0 {
+				return "-"
+			}
+			s := fmt.Sprintf("%d of %d", f.Stalled, f.StallAssessed)
+			if f.DelayedACKStall() {
+				s += " (delayed ACK)"
+			}
+			return s
+		})
 		line("  handshakes (resumed)", func(row Row) string {
 			f, ok := row.Connect.Function(fn)
 			if !ok {
@@ -108,6 +121,19 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, row := range r.Rows {
 		if row.Err != "" {
 			t.Notes = append(t.Notes, fmt.Sprintf("note: %s run failed: %s", row.Variant, row.Err))
+		}
+	}
+	for _, row := range r.Rows {
+		for _, fn := range metrics.ConnectFunctions {
+			if f, ok := row.Connect.Function(fn); ok && f.DelayedACKStall() {
+				n := fmt.Sprintf("note: %s, %s: %d of %d connects stalled on the first exchange after the TLS handshake "+
+					"(p50 %s against %s for the clear-text STARTTLS exchange): a TCP delayed-ACK stall after the TLS handshake, not TLS computation",
+					row.Variant, fn, f.Stalled, f.StallAssessed, metrics.FormatMS(f.FirstExchange.P50()), metrics.FormatMS(f.ClearExchange.P50()))
+				if !row.Resumption {
+					n += "; what resumption seems to save against this row is mostly the stall"
+				}
+				t.Notes = append(t.Notes, n+" (docs/tls.md)")
+			}
 		}
 	}
 	for _, n := range r.Notes {

@@ -224,6 +224,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
 		bd.TLS = time.Since(t0)
+		bd.Handshake = bd.TLS
 		bd.TLSUsed = true
 		bd.Resumed = tc.ConnectionState().DidResume
 		conn = tc
@@ -236,12 +237,15 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		}
 		bd.Greeting = greetingAt.Sub(t0)
 		t1 := greetingAt
+		th := time.Now()
+		bd.ClearExchange = th.Sub(greetingAt) // STARTTLS and its OK
 		release = nagle.Hold(raw)
 		tc := tls.Client(raw, tlsConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
+		bd.Handshake = time.Since(th)
 		bd.TLS = time.Since(t1)
 		bd.TLSUsed = true
 		bd.Resumed = tc.ConnectionState().DidResume
@@ -307,10 +311,14 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	if c.lib.Caps() == nil {
 		return fail("CAPABILITY", errors.New("no capability list"))
 	}
+	first := time.Since(t0)
 	if cfg.TLS == TLSStartTLS {
-		bd.TLS += time.Since(t0)
+		bd.TLS += first
 	} else {
-		bd.Greeting = time.Since(t0)
+		bd.Greeting = first
+	}
+	if bd.TLSUsed {
+		bd.FirstExchange = first
 	}
 	release()
 

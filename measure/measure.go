@@ -118,6 +118,37 @@ type ConnectPhases struct {
 	// EHLO is the part of Greeting spent on the EHLO that follows the banner
 	// (SMTP; after the handshake with STARTTLS); 0 on IMAP.
 	EHLO time.Duration
+
+	// The TLS attribution (docs/tls.md, "The 40 ms after the handshake").
+	// Handshake is the TLS handshake alone, a part of TLS. FirstExchange is
+	// the first exchange after it (SMTP: the EHLO; IMAP STARTTLS: the
+	// CAPABILITY; IMAP implicit TLS: the greeting and any CAPABILITY), a
+	// part of TLS (IMAP STARTTLS) or of Greeting. ClearExchange is the last
+	// clear-text exchange before the handshake, the STARTTLS command and its
+	// reply (0 with implicit TLS): the same server's cost of a tiny
+	// exchange, against which a stall in FirstExchange shows.
+	Handshake, FirstExchange, ClearExchange time.Duration
+}
+
+// Stall thresholds: a TLS connect's first exchange after the handshake
+// stalled when it took at least StallMin and at least StallRatio times the
+// same connection's clear-text STARTTLS exchange. A delayed ACK holds a
+// segment 40 ms on Linux (TCP_DELACK_MIN) and up to 200 ms elsewhere; a
+// tiny exchange on loopback takes well under a millisecond.
+const (
+	StallMin   = 35 * time.Millisecond
+	StallRatio = 10
+)
+
+// Stalled reports whether p's first exchange after the TLS handshake
+// stalled (see StallMin), and assessed whether p could tell: a completed
+// STARTTLS handshake (implicit TLS has no clear-text exchange to compare
+// with) whose first exchange was timed. It doesn't perform I/O.
+func (p ConnectPhases) Stalled() (stalled, assessed bool) {
+	if !p.TLSUsed || p.ClearExchange <= 0 || p.FirstExchange <= 0 {
+		return false, false
+	}
+	return p.FirstExchange >= StallMin && p.FirstExchange >= StallRatio*p.ClearExchange, true
 }
 
 // Observer receives observations. Implementations must be safe for

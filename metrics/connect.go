@@ -36,13 +36,16 @@ type Breakdown struct {
 
 type connAcc struct {
 	connects, failed, handshakes, resumed int64
+	assessed, stalled                     int64
 	tcp, tls, greeting, auth              *hdrhistogram.Histogram
+	handshake, first, clear               *hdrhistogram.Histogram
 }
 
 func newConnAcc() *connAcc {
 	return &connAcc{
 		tcp: NewHistogram(), tls: NewHistogram(),
 		greeting: NewHistogram(), auth: NewHistogram(),
+		handshake: NewHistogram(), first: NewHistogram(), clear: NewHistogram(),
 	}
 }
 
@@ -92,6 +95,21 @@ func (b *Breakdown) Observe(o measure.Observation) {
 	RecordDuration(a.greeting, p.Greeting)
 	if p.TLSUsed {
 		RecordDuration(a.tls, p.TLS)
+		if p.Handshake > 0 {
+			RecordDuration(a.handshake, p.Handshake)
+		}
+		if p.FirstExchange > 0 {
+			RecordDuration(a.first, p.FirstExchange)
+		}
+		if p.ClearExchange > 0 {
+			RecordDuration(a.clear, p.ClearExchange)
+		}
+		if stalled, assessed := p.Stalled(); assessed {
+			a.assessed++
+			if stalled {
+				a.stalled++
+			}
+		}
 	}
 	if p.Auth > 0 {
 		RecordDuration(a.auth, p.Auth)
@@ -110,6 +128,8 @@ func (b *Breakdown) Snapshot() *ConnectSnapshot {
 			Function: f, Connects: a.connects, Failed: a.failed,
 			Handshakes: a.handshakes, Resumed: a.resumed,
 			TCP: partOf(a.tcp), TLS: partOf(a.tls), Greeting: partOf(a.greeting), Auth: partOf(a.auth),
+			Handshake: partOf(a.handshake), FirstExchange: partOf(a.first), ClearExchange: partOf(a.clear),
+			StallAssessed: a.assessed, Stalled: a.stalled,
 		})
 	}
 	return s
@@ -140,6 +160,25 @@ type FunctionBreakdown struct {
 	TLS        PartStats        `json:"tls"`
 	Greeting   PartStats        `json:"greeting"`
 	Auth       PartStats        `json:"auth"`
+	// The TLS attribution of successful TLS connects (measure.ConnectPhases;
+	// docs/tls.md): the handshake alone, the first exchange after it and
+	// the clear-text STARTTLS exchange before it; StallAssessed connects
+	// could be judged (STARTTLS), Stalled of them stalled after the
+	// handshake (measure.ConnectPhases.Stalled).
+	Handshake     PartStats `json:"handshake"`
+	FirstExchange PartStats `json:"first_exchange"`
+	ClearExchange PartStats `json:"clear_exchange"`
+	StallAssessed int64     `json:"stall_assessed"`
+	Stalled       int64     `json:"stalled"`
+}
+
+// DelayedACKStall reports whether f carries the delayed-ACK signature: at
+// least 10 assessed connects, and half of them or more stalled on the first
+// exchange after the TLS handshake while the clear-text exchange was quick
+// (measure.ConnectPhases.Stalled): time spent waiting for an
+// acknowledgement, not on TLS computation.
+func (f FunctionBreakdown) DelayedACKStall() bool {
+	return f.StallAssessed >= 10 && 2*f.Stalled >= f.StallAssessed
 }
 
 // ResumedPercent is Resumed as a percentage of Handshakes, and ok false
@@ -259,10 +298,13 @@ func MergeConnect(snaps ...*ConnectSnapshot) (*ConnectSnapshot, error) {
 			a.failed += f.Failed
 			a.handshakes += f.Handshakes
 			a.resumed += f.Resumed
+			a.assessed += f.StallAssessed
+			a.stalled += f.Stalled
 			for _, pair := range []struct {
 				dst *hdrhistogram.Histogram
 				src PartStats
-			}{{a.tcp, f.TCP}, {a.tls, f.TLS}, {a.greeting, f.Greeting}, {a.auth, f.Auth}} {
+			}{{a.tcp, f.TCP}, {a.tls, f.TLS}, {a.greeting, f.Greeting}, {a.auth, f.Auth},
+				{a.handshake, f.Handshake}, {a.first, f.FirstExchange}, {a.clear, f.ClearExchange}} {
 				if pair.src.Count == 0 {
 					continue
 				}
@@ -307,7 +349,38 @@ func (s *ConnectSnapshot) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Function, f.Connects-f.Failed, f.Failed,
 			FormatPart(f.TCP), FormatPart(f.TLS), FormatPart(f.Greeting), FormatPart(f.Auth), f.Handshakes, resumed)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range s.Functions {
+		if line := f.StallLine(); line != "" {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StallLine says where the TLS time of f's connects went: the handshake
+// alone, the first exchange after it against the clear-text STARTTLS
+// exchange, how many connects stalled there and, with the delayed-ACK
+// signature (DelayedACKStall), that it is no TLS computation ("" without
+// TLS connects).
+func (f FunctionBreakdown) StallLine() string {
+	if f.Handshake.Count == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("  %s TLS: handshake %s, first exchange after it %s", f.Function, FormatPart(f.Handshake), FormatPart(f.FirstExchange))
+	if f.StallAssessed == 0 {
+		return line + " (implicit TLS: no clear-text exchange to compare with)"
+	}
+	line += fmt.Sprintf(", clear-text STARTTLS exchange %s; %d of %d connects stalled there (≥ %v and ≥ %d× the clear-text exchange)",
+		FormatPart(f.ClearExchange), f.Stalled, f.StallAssessed, measure.StallMin, measure.StallRatio)
+	if f.DelayedACKStall() {
+		line += ": a TCP delayed-ACK stall after the TLS handshake, not TLS computation (docs/tls.md)"
+	}
+	return line
 }
 
 // FormatPart renders a part as "p50 / p95" in milliseconds, or "-" when it

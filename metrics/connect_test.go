@@ -185,6 +185,25 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// feedStall is SMTP over STARTTLS that stalls 40 ms after the handshake on
+// 6 of 8 connects (the delayed-ACK signature), IMAP over implicit TLS.
+func feedStall(b *Breakdown) {
+	b.Observe(obs(measure.IMAPConnect, measure.OK, &measure.ConnectPhases{
+		TCP: 100 * time.Microsecond, TLS: 3 * msDur, Greeting: 2 * msDur, TLSUsed: true,
+		Handshake: 3 * msDur, FirstExchange: 2 * msDur,
+	}))
+	for i := range 8 {
+		first := 44 * msDur
+		if i >= 6 {
+			first = msDur
+		}
+		b.Observe(obs(measure.SMTPConnect, measure.OK, &measure.ConnectPhases{
+			TCP: 200 * time.Microsecond, TLS: 3*msDur + first, Greeting: 2 * msDur, TLSUsed: true,
+			Handshake: 2 * msDur, ClearExchange: 300 * time.Microsecond, FirstExchange: first,
+		}))
+	}
+}
+
 func TestWriteTextGolden(t *testing.T) {
 	b := NewBreakdown()
 	feed(b)
@@ -193,6 +212,7 @@ func TestWriteTextGolden(t *testing.T) {
 		snap *ConnectSnapshot
 	}{
 		{"mixed", b.Snapshot()},
+		{"stall", stallSnapshot()},
 		{"empty", NewBreakdown().Snapshot()},
 		{"nil", nil},
 	}
@@ -228,4 +248,54 @@ func encodedOne(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func stallSnapshot() *ConnectSnapshot {
+	b := NewBreakdown()
+	for range 5 {
+		feedStall(b)
+	}
+	return b.Snapshot()
+}
+
+func TestStallAttribution(t *testing.T) {
+	b := NewBreakdown()
+	feedStall(b)
+	s := b.Snapshot()
+	smtp, _ := s.Function(measure.SMTPConnect)
+	if smtp.StallAssessed != 8 || smtp.Stalled != 6 || smtp.FirstExchange.Count != 8 || smtp.Handshake.Count != 8 {
+		t.Fatalf("SMTP: %d of %d stalled, %d first exchanges, %d handshakes", smtp.Stalled, smtp.StallAssessed, smtp.FirstExchange.Count, smtp.Handshake.Count)
+	}
+	if smtp.DelayedACKStall() {
+		t.Error("8 assessed connects are too few for the signature")
+	}
+	for range 4 {
+		feedStall(b) // 40 assessed, 30 stalled
+	}
+	s = b.Snapshot()
+	smtp, _ = s.Function(measure.SMTPConnect)
+	if !smtp.DelayedACKStall() || !bytes.Contains([]byte(smtp.StallLine()), []byte("30 of 40 connects stalled there")) ||
+		!bytes.Contains([]byte(smtp.StallLine()), []byte("a TCP delayed-ACK stall after the TLS handshake, not TLS computation")) {
+		t.Errorf("signature %v, line %q", smtp.DelayedACKStall(), smtp.StallLine())
+	}
+	imap, _ := s.Function(measure.IMAPConnect)
+	if !bytes.Contains([]byte(imap.StallLine()), []byte("implicit TLS: no clear-text exchange to compare with")) || imap.StallAssessed != 0 {
+		t.Errorf("IMAP over implicit TLS is not assessed: line %q", imap.StallLine())
+	}
+	// The figures survive JSON and merge.
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	var back ConnectSnapshot
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	m, err := MergeConnect(&back, &back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := m.Function(measure.SMTPConnect); f.StallAssessed != 80 || f.Stalled != 60 || f.FirstExchange.Count != 80 {
+		t.Errorf("merged: %d of %d, %d first exchanges", f.Stalled, f.StallAssessed, f.FirstExchange.Count)
+	}
 }

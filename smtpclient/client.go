@@ -375,6 +375,12 @@ func (c *Client) connect(ctx context.Context) error {
 	c.breakdown.EHLO = time.Since(t)
 	c.breakdown.Greeting += c.breakdown.EHLO
 	release()
+	if c.breakdown.TLSUsed {
+		c.breakdown.FirstExchange = c.breakdown.EHLO
+		if cfg.TLS == TLSImplicit {
+			c.breakdown.FirstExchange = c.breakdown.Greeting // the banner, then EHLO
+		}
+	}
 
 	if cfg.Auth != AuthNone {
 		t = time.Now()
@@ -411,12 +417,14 @@ func (c *Client) startTLS(o *op, conn net.Conn, tr *textproto.Reader) error {
 	if !offered {
 		return &measure.ProtocolError{Op: "STARTTLS", Reply: "not offered in the EHLO reply"}
 	}
+	t := time.Now()
 	if err := tw.PrintfLine("STARTTLS"); err != nil {
 		return c.wrap(o, "STARTTLS", err)
 	}
 	if _, _, err := tr.ReadResponse(220); err != nil {
 		return c.wrap(o, "STARTTLS", err)
 	}
+	c.breakdown.ClearExchange = time.Since(t)
 	return nil
 }
 
@@ -438,7 +446,8 @@ func (c *Client) handshake(o *op) (*tls.Conn, error) {
 	if err := tc.HandshakeContext(o.ctx); err != nil {
 		return nil, c.wrap(o, "TLS handshake", &measure.TLSError{Err: err})
 	}
-	c.breakdown.TLS += time.Since(t) // after StartTLS, if any
+	c.breakdown.Handshake = time.Since(t)
+	c.breakdown.TLS += c.breakdown.Handshake // after StartTLS, if any
 	c.breakdown.TLSUsed = true
 	c.breakdown.Resumed = tc.ConnectionState().DidResume
 	c.tlsConn = tc
