@@ -247,6 +247,11 @@ func smtpConnect(ctx context.Context, c smtpclient.Config, u workload.User) (*sm
 // be.
 func folderFit(cfg *workload.Config, prefix, delim string) (bool, string) {
 	mb := cfg.Mailboxes
+	if mb.Auto() {
+		in := mb.InNamespace(prefix, delim)
+		return true, fmt.Sprintf("personal namespace %q, delimiter %q; with %s = \"auto\" the folders will be %s",
+			prefix, in.Delimiter, cfg.Where("mailboxes.delimiter"), strings.Join(append(in.Standard(), in.Folders...), ", "))
+	}
 	names := append(mb.Standard(), mb.Folders...)
 	var wrong, fixed []string
 	for _, n := range names {

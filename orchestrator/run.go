@@ -24,6 +24,7 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/population"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/session"
@@ -106,6 +107,13 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, format+"\n", a...)
 		}
+	}
+	cfg, nsLine, err := populate.ResolveNamespace(stop, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if nsLine != "" {
+		logf("mailboxes.delimiter = \"auto\": %s", nsLine)
 	}
 	plan, err := workload.NewPlan(cfg)
 	if err != nil {

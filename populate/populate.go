@@ -98,6 +98,10 @@ func (s CleanSummary) String() string {
 // passwords. Safe for concurrent use (it shares no state between calls).
 func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, error) {
 	start := time.Now()
+	cfg, err := resolved(ctx, cfg)
+	if err != nil {
+		return Summary{}, err
+	}
 	j, err := newJob(cfg, opts)
 	if err != nil {
 		return Summary{}, err
@@ -171,6 +175,10 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 // as for Init.
 func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummary, error) {
 	start := time.Now()
+	cfg, err := resolved(ctx, cfg)
+	if err != nil {
+		return CleanSummary{}, err
+	}
 	j, err := newJob(cfg, opts)
 	if err != nil {
 		return CleanSummary{}, err

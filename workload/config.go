@@ -193,7 +193,9 @@ type MailboxesConfig struct {
 	Drafts string `toml:"drafts"`
 	Trash  string `toml:"trash"`
 	// Delimiter is the server's hierarchy delimiter, as written in the
-	// folder names above ("/" by default; "." on Courier-style servers).
+	// folder names above ("/" by default; "." on Courier-style servers), or
+	// AutoDelimiter: the names are written with "/" relative to the server's
+	// personal namespace, which is asked before any work (InNamespace).
 	Delimiter string `toml:"delimiter"`
 }
 

@@ -1021,9 +1021,9 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	mb := c.Mailboxes
 	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
 	v.atMost(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
-	d := mb.Delimiter
+	d := mb.NameDelimiter()
 	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
-		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\" (got %q)", d)
+		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\", or \"auto\" (got %q)", d)
 		d = "/"
 	}
 	badName := func(f string) bool {
