@@ -1,0 +1,103 @@
+# shellcheck shell=bash
+# Shared settings and helpers for scripts/sut2/{up,down,status}: the second
+# server pair, Cyrus IMAP (LMTP delivery) + Exim. Sourced, not executed.
+# Nothing here prints or stores a password in clear.
+# shellcheck disable=SC2034 # the variables are used by the scripts that source this
+
+SUT2_DIR=${MAILBENCH_SUT2_DIR:-/var/lib/mailbench-sut2}
+SUT2_HOST=127.0.0.1
+SUT2_IMAP_PORT=3143  # Cyrus imapd, STARTTLS offered
+SUT2_IMAPS_PORT=3993 # Cyrus imapd over implicit TLS
+SUT2_SMTP_PORT=3525  # Exim, STARTTLS offered
+SUT2_DEFAULT_SINK=127.0.0.1:2526
+SUT2_DOMAIN=example.test
+# The packages are unpacked here, never installed: Debian's cyrus-imapd
+# conflicts with dovecot-imapd and exim4 with postfix as packages.
+SUT2_ROOT=$SUT2_DIR/root
+# Cyrus and Exim drop root for this existing system account (Debian's own
+# "mail", uid 8): no user is added to /etc/passwd. Exim's binary looks its
+# user up as "Debian-exim"; it runs in a private mount namespace whose
+# /etc/passwd and /etc/group are copies with that name added for uid 8
+# (the host's files are never written).
+SUT2_RUN_USER=mail
+SUT2_PACKAGES=(cyrus-common cyrus-imapd exim4-daemon-light sasl2-bin)
+
+CYRUS_CONF=$SUT2_DIR/cyrus/imapd.conf
+CYRUS_MASTER_CONF=$SUT2_DIR/cyrus/cyrus.conf
+EXIM_CONF=$SUT2_DIR/exim/exim.conf
+
+log() { printf 'sut2: %s\n' "$*" >&2; }
+die() { printf 'sut2: error: %s\n' "$*" >&2; exit 1; }
+
+require_root() {
+	[[ $(id -u) -eq 0 ]] || die "must run as root"
+}
+
+check_sut2_dir() {
+	case $SUT2_DIR in
+	/*) ;;
+	*) die "MAILBENCH_SUT2_DIR must be an absolute path: $SUT2_DIR" ;;
+	esac
+	case $SUT2_DIR in
+	/ | /etc | /etc/* | /usr | /usr/* | /var | /var/lib | /root | /home) die "refusing to use $SUT2_DIR as the state dir" ;;
+	esac
+	# Cyrus and Exim put unix sockets under it; sun_path holds 108 bytes.
+	((${#SUT2_DIR} <= 60)) || die "MAILBENCH_SUT2_DIR is too long for unix socket paths (max 60 chars)"
+}
+
+# The unpacked libraries (libcyrus*, sasl plugins) come first.
+sut2_env() {
+	export LD_LIBRARY_PATH=$SUT2_ROOT/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
+# greeting HOST PORT: prints the first line the server sends, within 5 s.
+greeting() {
+	local out
+	# shellcheck disable=SC2016 # $1, $2, $line belong to the inner shell
+	out=$(timeout 5 bash -c '
+		exec 3<>"/dev/tcp/$1/$2" || exit 1
+		IFS= read -r -t 4 line <&3 || exit 1
+		printf "%s" "$line"
+	' greeting "$1" "$2" 2>/dev/null) || return 1
+	printf '%s\n' "${out%$'\r'}"
+}
+
+imap_answers() { greeting "$SUT2_HOST" "$SUT2_IMAP_PORT" | grep -q '^\* OK'; }
+smtp_answers() { greeting "$SUT2_HOST" "$SUT2_SMTP_PORT" | grep -q '^220[ -]'; }
+
+pid_running() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+cyrus_running() { pid_running "$SUT2_DIR/run/cyrus-master.pid"; }
+exim_running() { pid_running "$SUT2_DIR/run/exim.pid"; }
+
+# stop_pid FILE NAME: TERM, then KILL after 10 s.
+stop_pid() {
+	local f=$1 name=$2 pid i
+	pid_running "$f" || return 0
+	pid=$(cat "$f")
+	kill "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || { log "stopped $name"; rm -f "$f"; return 0; }
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	log "killed $name"
+	rm -f "$f"
+}
+
+wait_for() { # WHAT SECONDS CMD...
+	local what=$1 secs=$2 i
+	shift 2
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	log "$what: not ready after ${secs}s"
+	return 1
+}
+
+# What up and down must leave as it was: the account files and /etc's
+# listing (no /etc/cyrus.conf, /etc/imapd.conf or /etc/exim4 appears).
+etc_fingerprint() {
+	sha256sum /etc/passwd /etc/group
+	find /etc -maxdepth 1 -printf '%f\n' | sort | sha256sum
+}
