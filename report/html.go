@@ -176,8 +176,11 @@ type htmlRun struct {
 	Failing       []string
 	Figures       []htmlKV
 	Connect       []htmlConnect
-	Delivery      []string
-	Charts        []htmlChart
+	// ConnectNotes: the TLS attribution of each connect function
+	// (metrics.FunctionBreakdown.StallLine).
+	ConnectNotes []string
+	Delivery     []string
+	Charts       []htmlChart
 }
 
 type htmlRow struct {
@@ -414,6 +417,9 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 				Greeting:   partText(f.Greeting.Count, f.Greeting.P50(), f.Greeting.P95()),
 				Auth:       partText(f.Auth.Count, f.Auth.P50(), f.Auth.P95()),
 				Handshakes: fmtInt(f.Handshakes), Resumed: resumed})
+			if line := f.StallLine(); line != "" {
+				v.ConnectNotes = append(v.ConnectNotes, strings.TrimSpace(line))
+			}
 		}
 	}
 	if r.Delivery != nil {
@@ -979,6 +985,9 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
 {{- end}}
 </tbody>
 </table></div>
+{{- range .ConnectNotes}}
+<p class="connect-note">{{.}}</p>
+{{- end}}
 {{- end}}
 {{- if .Delivery}}
 <h3>Delivery accounting</h3>

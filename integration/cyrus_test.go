@@ -1,0 +1,173 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// The second server pair, Cyrus IMAP + Exim, where scripts/sut2/up puts
+// it. Its tests skip without it, or fail under MAILBENCH_REQUIRE_SUT2=1
+// (CI).
+const (
+	cyrusIMAPAddr = "127.0.0.1:3143"
+	eximSMTPAddr  = "127.0.0.1:3525"
+	requireEnv2   = "MAILBENCH_REQUIRE_SUT2"
+)
+
+func needSUT2(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for _, addr := range []string{cyrusIMAPAddr, eximSMTPAddr} {
+		if err := greets(addr); err != nil {
+			missing = append(missing, err.Error())
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	why := "Cyrus+Exim not running: sudo scripts/sut2/up (" + strings.Join(missing, "; ") + ")"
+	if os.Getenv(requireEnv2) == "1" {
+		t.Fatalf("%s [%s=1]", why, requireEnv2)
+	}
+	t.Skip(why)
+}
+
+// cyrusConfig is the shipped configs/cyrus-exim.toml, its folders placed
+// in Cyrus' namespace (delimiter = "auto"), as every command does.
+func cyrusConfig(t *testing.T) *workload.Config {
+	t.Helper()
+	data, ok := configs.Lookup("cyrus-exim")
+	if !ok {
+		t.Fatal("configs/cyrus-exim.toml is not shipped")
+	}
+	cfg, err := workload.ParseConfig("configs/cyrus-exim.toml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestCyrusInitAndCleanTwice: against Cyrus (no RFC 5530 codes, "INBOX."
+// namespace with "."), init places the folders in the namespace and fills
+// them to the plan, a second init appends nothing, and clean runs twice.
+func TestCyrusInitAndCleanTwice(t *testing.T) {
+	needSUT2(t)
+	cfg := cyrusConfig(t)
+	usersFile(t, cfg, "user41", "user42", "user43")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	resolved, line, err := populate.ResolveNamespace(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(line)
+	if resolved.Mailboxes.Sent != "INBOX.Sent" || !strings.Contains(strings.Join(resolved.Mailboxes.Folders, " "), "INBOX.Projects.Alpha") {
+		t.Fatalf("folders not in Cyrus' namespace: %+v", resolved.Mailboxes)
+	}
+	for i := range 2 {
+		if _, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3}); err != nil {
+			t.Fatalf("clean %d: %v", i+1, err)
+		}
+	}
+	users, err := resolved.LoadUsers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, u := range users {
+		for _, p := range population.Mailboxes(resolved, u.Login) {
+			total += int64(p.Messages)
+		}
+	}
+	for i, want := range []int64{total, 0} {
+		s, err := populate.Init(ctx, cfg, populate.Options{Workers: 3})
+		if err != nil {
+			t.Fatalf("init %d: %v", i+1, err)
+		}
+		t.Logf("init %d: %v", i+1, s)
+		if s.Appended != want || s.Present != total-want {
+			t.Errorf("init %d: %+v; want %d appended, %d present", i+1, s, want, total-want)
+		}
+	}
+	for _, u := range users {
+		plan := population.Mailboxes(resolved, u.Login)
+		got := mailboxCounts(t, resolved, u, names(plan))
+		for _, p := range plan {
+			if got[p.Mailbox] != p.Messages {
+				t.Errorf("%s %s: %d messages, want %d", u.Login, p.Mailbox, got[p.Mailbox], p.Messages)
+			}
+		}
+	}
+	for i := range 2 {
+		if _, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3}); err != nil {
+			t.Fatalf("clean %d after init: %v", i+1, err)
+		}
+	}
+}
+
+// TestCyrusEximShortRun is TestShortRun's workload against Cyrus + Exim:
+// every SPEC function runs, Exim delivers to Cyrus over LMTP and relays to
+// the sink, nothing is lost, duplicated or corrupted.
+func TestCyrusEximShortRun(t *testing.T) {
+	needSUT2(t)
+	waitSinkPort(t)
+	cfg := cyrusConfig(t)
+	cfg.Users.Count = 8
+	cfg.Phases.Warmup.Duration = 2 * time.Second
+	cfg.Phases.Measurement.Duration = 20 * time.Second
+	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second
+	cfg.Phases.Settle.Duration = 5 * time.Second
+	cfg.Load.SessionsPerHour = 18000
+	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	s, err := populate.Init(ctx, cfg, populate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", s)
+	var log bytes.Buffer
+	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &log})
+	if err != nil {
+		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
+	}
+	var text bytes.Buffer
+	if err := report.WriteText(&text, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run log:\n%s\nreport:\n%s", log.String(), text.String())
+	if run.Partial {
+		t.Errorf("partial run: %s", run.PartialReason)
+	}
+	for _, f := range measure.SPECFunctions {
+		if st := run.Functions[f]; st == nil || st.Operations == 0 {
+			t.Errorf("%s: no operations in the measurement window", f)
+		}
+	}
+	d := run.Delivery
+	if d == nil || d.Accepted == 0 || d.LocalDeliveries == 0 || d.RemoteDeliveries == 0 {
+		t.Fatalf("nothing to reconcile: %+v", d)
+	}
+	if d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
+		t.Errorf("Cyrus+Exim lost %d, duplicated %d, corrupted %d deliveries: %+v", d.Lost, d.Duplicated, d.Corrupted, *d)
+	}
+	if errs := run.Table.Errors; errs.Errors > 0 {
+		t.Errorf("%d of %d operations failed", errs.Errors, errs.Operations)
+	}
+	if !strings.Contains(log.String(), `personal namespace "INBOX."`) {
+		t.Errorf("the run did not place the folders in Cyrus' namespace:\n%s", log.String())
+	}
+}
