@@ -1,19 +1,15 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/population"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -44,20 +40,9 @@ func needSUT2(t *testing.T) {
 	t.Skip(why)
 }
 
-// cyrusConfig is the shipped configs/cyrus-exim.toml, its folders placed
-// in Cyrus' namespace (delimiter = "auto"), as every command does.
-func cyrusConfig(t *testing.T) *workload.Config {
-	t.Helper()
-	data, ok := configs.Lookup("cyrus-exim")
-	if !ok {
-		t.Fatal("configs/cyrus-exim.toml is not shipped")
-	}
-	cfg, err := workload.ParseConfig("configs/cyrus-exim.toml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
+// cyrusConfig is the shipped configs/cyrus-exim.toml (mailboxes.delimiter =
+// "auto": every command places its folders in Cyrus' namespace).
+func cyrusConfig(t *testing.T) *workload.Config { return shippedConfig(t, "cyrus-exim") }
 
 // TestCyrusInitAndCleanTwice: against Cyrus (no RFC 5530 codes, "INBOX."
 // namespace with "."), init places the folders in the namespace and fills
@@ -123,32 +108,7 @@ func TestCyrusInitAndCleanTwice(t *testing.T) {
 func TestCyrusEximShortRun(t *testing.T) {
 	needSUT2(t)
 	waitSinkPort(t)
-	cfg := cyrusConfig(t)
-	cfg.Users.Count = 8
-	cfg.Phases.Warmup.Duration = 2 * time.Second
-	cfg.Phases.Measurement.Duration = 20 * time.Second
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
-	cfg.Load.OpTimeout.Duration = 5 * time.Second
-	cfg.Phases.Settle.Duration = 5 * time.Second
-	cfg.Load.SessionsPerHour = 18000
-	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	s, err := populate.Init(ctx, cfg, populate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%v", s)
-	var log bytes.Buffer
-	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &log})
-	if err != nil {
-		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
-	}
-	var text bytes.Buffer
-	if err := report.WriteText(&text, run); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("run log:\n%s\nreport:\n%s", log.String(), text.String())
+	run, _, log := shortRun(t, cyrusConfig(t))
 	if run.Partial {
 		t.Errorf("partial run: %s", run.PartialReason)
 	}
@@ -167,7 +127,7 @@ func TestCyrusEximShortRun(t *testing.T) {
 	if errs := run.Table.Errors; errs.Errors > 0 {
 		t.Errorf("%d of %d operations failed", errs.Errors, errs.Operations)
 	}
-	if !strings.Contains(log.String(), `personal namespace "INBOX."`) {
-		t.Errorf("the run did not place the folders in Cyrus' namespace:\n%s", log.String())
+	if !strings.Contains(log, `personal namespace "INBOX."`) {
+		t.Errorf("the run did not place the folders in Cyrus' namespace:\n%s", log)
 	}
 }

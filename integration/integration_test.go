@@ -12,10 +12,8 @@ import (
 
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/population"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
@@ -229,36 +227,7 @@ func inInbox(t *testing.T, cfg *workload.Config, u workload.User, id string) boo
 func TestShortRun(t *testing.T) {
 	needSUT(t)
 	waitSinkPort(t)
-	cfg := sutConfig(t)
-	cfg.Users.Count = 8
-	cfg.Phases.Warmup.Duration = 2 * time.Second
-	cfg.Phases.Measurement.Duration = 20 * time.Second
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
-	cfg.Load.OpTimeout.Duration = 5 * time.Second // ramp-down must not be shorter
-	cfg.Phases.Settle.Duration = 5 * time.Second
-	cfg.Load.SessionsPerHour = 18000
-	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
-
-	// The settle may wait for a missing delivery until its limit (60 s)
-	// has passed: the deadline leaves room for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	s, err := populate.Init(ctx, cfg, populate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%v", s)
-
-	var log bytes.Buffer
-	run, err := orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &log})
-	if err != nil {
-		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
-	}
-	var text bytes.Buffer
-	if err := report.WriteText(&text, run); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("run log:\n%s\nreport:\n%s", log.String(), text.String())
+	run, text, _ := shortRun(t, sutConfig(t))
 	if run.Partial {
 		t.Errorf("partial run: %s", run.PartialReason)
 	}
@@ -285,7 +254,7 @@ func TestShortRun(t *testing.T) {
 	if run.Sink.Messages == 0 {
 		t.Errorf("the sink counted no relayed mail")
 	}
-	if !strings.Contains(text.String(), "Verdict:") {
+	if !strings.Contains(text, "Verdict:") {
 		t.Errorf("the text report has no Verdict line")
 	}
 }

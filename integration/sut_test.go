@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -90,17 +94,54 @@ func waitSinkPort(t *testing.T) {
 }
 
 // sutConfig is the shipped configs/dovecot-postfix.toml.
-func sutConfig(t *testing.T) *workload.Config {
+func sutConfig(t *testing.T) *workload.Config { return shippedConfig(t, "dovecot-postfix") }
+
+// shippedConfig is the shipped configs/NAME.toml.
+func shippedConfig(t *testing.T, name string) *workload.Config {
 	t.Helper()
-	data, ok := configs.Lookup("dovecot-postfix")
+	file := "configs/" + name + ".toml"
+	data, ok := configs.Lookup(name)
 	if !ok {
-		t.Fatal("configs/dovecot-postfix.toml is not shipped")
+		t.Fatalf("%s is not shipped", file)
 	}
-	cfg, err := workload.ParseConfig("configs/dovecot-postfix.toml", data)
+	cfg, err := workload.ParseConfig(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// shortRun makes cfg a short run on 8 users (a 20 s window at 18,000
+// sessions/hour), populates them, runs it and returns the report with its
+// text and the run's log. The settle may wait for a missing delivery until
+// its limit (60 s) has passed: the deadline leaves room for it.
+func shortRun(t *testing.T, cfg *workload.Config) (run *report.Run, text, log string) {
+	t.Helper()
+	cfg.Users.Count = 8
+	cfg.Phases.Warmup.Duration = 2 * time.Second
+	cfg.Phases.Measurement.Duration = 20 * time.Second
+	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second // ramp-down must not be shorter
+	cfg.Phases.Settle.Duration = 5 * time.Second
+	cfg.Load.SessionsPerHour = 18000
+	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	s, err := populate.Init(ctx, cfg, populate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", s)
+	var lb, tb bytes.Buffer
+	run, err = orchestrator.Run(ctx, context.Background(), cfg, orchestrator.Options{Log: &lb})
+	if err != nil {
+		t.Fatalf("orchestrator.Run: %v\n%s", err, lb.String())
+	}
+	if err := report.WriteText(&tb, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run log:\n%s\nreport:\n%s", lb.String(), tb.String())
+	return run, tb.String(), lb.String()
 }
 
 // usersFile writes a users CSV (with header) for logins in dir and points
