@@ -4,6 +4,12 @@
 # Nothing here prints or stores a password in clear.
 # shellcheck disable=SC2034 # the variables are used by the scripts that source this
 
+# The first pair's generic helpers: greeting, wait_for, require_root (its
+# SUT_* settings come along and are not used here). log, die and
+# etc_fingerprint are redefined below for this pair.
+# shellcheck source=../sut/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../sut/lib.sh"
+
 SUT2_DIR=${MAILBENCH_SUT2_DIR:-/var/lib/mailbench-sut2}
 SUT2_HOST=127.0.0.1
 SUT2_IMAP_PORT=3143  # Cyrus imapd, STARTTLS offered
@@ -29,10 +35,6 @@ EXIM_CONF=$SUT2_DIR/exim/exim.conf
 log() { printf 'sut2: %s\n' "$*" >&2; }
 die() { printf 'sut2: error: %s\n' "$*" >&2; exit 1; }
 
-require_root() {
-	[[ $(id -u) -eq 0 ]] || die "must run as root"
-}
-
 check_sut2_dir() {
 	case $SUT2_DIR in
 	/*) ;;
@@ -48,18 +50,6 @@ check_sut2_dir() {
 # The unpacked libraries (libcyrus*, sasl plugins) come first.
 sut2_env() {
 	export LD_LIBRARY_PATH=$SUT2_ROOT/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-}
-
-# greeting HOST PORT: prints the first line the server sends, within 5 s.
-greeting() {
-	local out
-	# shellcheck disable=SC2016 # $1, $2, $line belong to the inner shell
-	out=$(timeout 5 bash -c '
-		exec 3<>"/dev/tcp/$1/$2" || exit 1
-		IFS= read -r -t 4 line <&3 || exit 1
-		printf "%s" "$line"
-	' greeting "$1" "$2" 2>/dev/null) || return 1
-	printf '%s\n' "${out%$'\r'}"
 }
 
 imap_answers() { greeting "$SUT2_HOST" "$SUT2_IMAP_PORT" | grep -q '^\* OK'; }
@@ -82,17 +72,6 @@ stop_pid() {
 	kill -9 "$pid" 2>/dev/null || true
 	log "killed $name"
 	rm -f "$f"
-}
-
-wait_for() { # WHAT SECONDS CMD...
-	local what=$1 secs=$2 i
-	shift 2
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	log "$what: not ready after ${secs}s"
-	return 1
 }
 
 # What up and down must leave as it was: the account files and /etc's
