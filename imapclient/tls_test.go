@@ -3,7 +3,6 @@ package imapclient
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"testing"
 	"time"
 
@@ -68,21 +67,13 @@ func TestNagleOverTheHandshake(t *testing.T) {
 			if tt.mode == TLSImplicit {
 				addr = mt.tlsAddr
 			}
-			var nc *testutil.NagleConn
-			dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, address)
-				if err != nil {
-					return nil, err
-				}
-				nc = &testutil.NagleConn{TCPConn: c.(*net.TCPConn)}
-				return nc, nil
-			}
+			dial, last := testutil.NagleDial()
 			c, err := Connect(context.Background(), Config{Address: addr, TLS: tt.mode, TLSConfig: mt.client.Clone(), Timeout: 5 * time.Second, DialContext: dial}, testUser, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Close()
-			w := nc.Writes()
+			w := last().Writes()
 			run, best := 0, 0
 			for _, on := range w {
 				if on {

@@ -2,12 +2,10 @@ package integration
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/population"
 	"github.com/mailbench/mailbench/workload"
@@ -24,20 +22,7 @@ const (
 
 func needSUT2(t *testing.T) {
 	t.Helper()
-	var missing []string
-	for _, addr := range []string{cyrusIMAPAddr, eximSMTPAddr} {
-		if err := greets(addr); err != nil {
-			missing = append(missing, err.Error())
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	why := "Cyrus+Exim not running: sudo scripts/sut2/up (" + strings.Join(missing, "; ") + ")"
-	if os.Getenv(requireEnv2) == "1" {
-		t.Fatalf("%s [%s=1]", why, requireEnv2)
-	}
-	t.Skip(why)
+	needServers(t, "Cyrus+Exim", "sudo scripts/sut2/up", requireEnv2, cyrusIMAPAddr, eximSMTPAddr)
 }
 
 // cyrusConfig is the shipped configs/cyrus-exim.toml (mailboxes.delimiter =
@@ -109,21 +94,7 @@ func TestCyrusEximShortRun(t *testing.T) {
 	needSUT2(t)
 	waitSinkPort(t)
 	run, _, log := shortRun(t, cyrusConfig(t))
-	if run.Partial {
-		t.Errorf("partial run: %s", run.PartialReason)
-	}
-	for _, f := range measure.SPECFunctions {
-		if st := run.Functions[f]; st == nil || st.Operations == 0 {
-			t.Errorf("%s: no operations in the measurement window", f)
-		}
-	}
-	d := run.Delivery
-	if d == nil || d.Accepted == 0 || d.LocalDeliveries == 0 || d.RemoteDeliveries == 0 {
-		t.Fatalf("nothing to reconcile: %+v", d)
-	}
-	if d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
-		t.Errorf("Cyrus+Exim lost %d, duplicated %d, corrupted %d deliveries: %+v", d.Lost, d.Duplicated, d.Corrupted, *d)
-	}
+	checkShortRun(t, "Cyrus+Exim", run)
 	if errs := run.Table.Errors; errs.Errors > 0 {
 		t.Errorf("%d of %d operations failed", errs.Errors, errs.Operations)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/population"
@@ -228,29 +227,7 @@ func TestShortRun(t *testing.T) {
 	needSUT(t)
 	waitSinkPort(t)
 	run, text, _ := shortRun(t, sutConfig(t))
-	if run.Partial {
-		t.Errorf("partial run: %s", run.PartialReason)
-	}
-	for _, f := range measure.SPECFunctions {
-		if st := run.Functions[f]; st == nil || st.Operations == 0 {
-			t.Errorf("%s: no operations in the measurement window", f)
-		}
-	}
-	for _, f := range []measure.Function{measure.DeliveryLocal, measure.DeliveryRemote} {
-		if st := run.Functions[f]; st == nil || st.Operations == 0 {
-			t.Errorf("%s: no delivery times measured", f)
-		}
-	}
-	d := run.Delivery
-	if d == nil {
-		t.Fatal("no delivery reconciliation")
-	}
-	if d.Accepted == 0 || d.LocalDeliveries == 0 || d.RemoteDeliveries == 0 {
-		t.Errorf("nothing to reconcile: %+v", *d)
-	}
-	if d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
-		t.Errorf("Dovecot+Postfix lost %d, duplicated %d, corrupted %d deliveries: %+v", d.Lost, d.Duplicated, d.Corrupted, *d)
-	}
+	checkShortRun(t, "Dovecot+Postfix", run)
 	if run.Sink.Messages == 0 {
 		t.Errorf("the sink counted no relayed mail")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/report"
@@ -34,8 +35,16 @@ const requireEnv = "MAILBENCH_REQUIRE_SUT"
 // Dovecot and Postfix do not both greet within a few seconds.
 func needSUT(t *testing.T) {
 	t.Helper()
+	needServers(t, "Dovecot+Postfix", "sudo scripts/sut/up", requireEnv, imapAddr, smtpAddr)
+}
+
+// needServers skips the test when a server of the pair called name does
+// not greet at its address, or fails it when env is "1"; start says how to
+// start the pair.
+func needServers(t *testing.T, name, start, env string, addrs ...string) {
+	t.Helper()
 	var missing []string
-	for _, addr := range []string{imapAddr, smtpAddr} {
+	for _, addr := range addrs {
 		if err := greets(addr); err != nil {
 			missing = append(missing, err.Error())
 		}
@@ -43,7 +52,33 @@ func needSUT(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	unavailable(t, "Dovecot+Postfix not running: sudo scripts/sut/up ("+strings.Join(missing, "; ")+")")
+	why := name + " not running: " + start + " (" + strings.Join(missing, "; ") + ")"
+	if os.Getenv(env) == "1" {
+		t.Fatalf("%s [%s=1]", why, env)
+	}
+	t.Skip(why)
+}
+
+// checkShortRun checks a shortRun of the pair called name: complete, every
+// SPEC function and both delivery times measured, deliveries on both paths
+// reconciled, nothing lost, duplicated or corrupted.
+func checkShortRun(t *testing.T, name string, run *report.Run) {
+	t.Helper()
+	if run.Partial {
+		t.Errorf("partial run: %s", run.PartialReason)
+	}
+	for _, f := range append(append([]measure.Function(nil), measure.SPECFunctions...), measure.DeliveryLocal, measure.DeliveryRemote) {
+		if st := run.Functions[f]; st == nil || st.Operations == 0 {
+			t.Errorf("%s: no operations in the measurement window", f)
+		}
+	}
+	d := run.Delivery
+	if d == nil || d.Accepted == 0 || d.LocalDeliveries == 0 || d.RemoteDeliveries == 0 {
+		t.Fatalf("nothing to reconcile: %+v", d)
+	}
+	if d.Lost != 0 || d.Duplicated != 0 || d.Corrupted != 0 {
+		t.Errorf("%s lost %d, duplicated %d, corrupted %d deliveries: %+v", name, d.Lost, d.Duplicated, d.Corrupted, *d)
+	}
 }
 
 // unavailable skips the test for a missing environment, or fails it when

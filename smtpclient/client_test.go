@@ -460,22 +460,14 @@ func TestNagleOverTheHandshake(t *testing.T) {
 	for _, mode := range []TLSMode{TLSStartTLS, TLSImplicit} {
 		t.Run(string(mode), func(t *testing.T) {
 			addr := startServer(t, &backend{}, mode, serverTLS)
-			var nc *testutil.NagleConn
-			dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, address)
-				if err != nil {
-					return nil, err
-				}
-				nc = &testutil.NagleConn{TCPConn: c.(*net.TCPConn)}
-				return nc, nil
-			}
+			dial, last := testutil.NagleDial()
 			c := connect(t, Config{Address: addr, TLS: mode, TLSConfig: clientTLS, DialContext: dial, Timeout: 5 * time.Second})
-			during := nc.Writes()
+			during := last().Writes()
 			if _, err := c.Send(context.Background(), "a@example.test", []string{"b@example.test"}, strings.NewReader(testMsg)); err != nil {
 				t.Fatal(err)
 			}
 			c.Quit(context.Background())
-			after := nc.Writes()[len(during):]
+			after := last().Writes()[len(during):]
 			// The last write of Connect is the EHLO after the handshake.
 			if len(during) == 0 || !during[len(during)-1] {
 				t.Errorf("Connect's writes (Nagle on?) %v: the EHLO after the handshake was written with TCP_NODELAY", during)

@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"sync"
 	"syscall"
@@ -51,4 +53,33 @@ func (c *NagleConn) Writes() []bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]bool(nil), c.writes...)
+}
+
+// NagleDial returns a DialContext for the clients' configs that dials TCP
+// and wraps the connection in a NagleConn, and a function that returns the
+// last one dialed (nil before the first).
+func NagleDial() (dial func(ctx context.Context, network, address string) (net.Conn, error), last func() *NagleConn) {
+	var mu sync.Mutex
+	var nc *NagleConn
+	dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			c.Close()
+			return nil, fmt.Errorf("testutil: %s is not TCP", address)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		nc = &NagleConn{TCPConn: tc}
+		return nc, nil
+	}
+	last = func() *NagleConn {
+		mu.Lock()
+		defer mu.Unlock()
+		return nc
+	}
+	return dial, last
 }
