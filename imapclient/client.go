@@ -205,10 +205,11 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 
 	var conn net.Conn = raw
-	// Nagle stays on from the handshake to the end of the first exchange
-	// after it (the greeting and CAPABILITY), as OpenSSL clients have it:
-	// otherwise a server that sends its TLS 1.3 tickets in two writes
-	// stalls 40 ms on a delayed ACK (package nagle).
+	// Nagle is on for the first exchange after the handshake (the greeting
+	// and CAPABILITY), not during it: otherwise a server that sends its TLS
+	// 1.3 tickets in two writes stalls 40 ms on a delayed ACK, and during
+	// the handshake it would hold Go's second ClientHello after a
+	// HelloRetryRequest for as long (package nagle).
 	release := func() {}
 	defer func() { release() }()
 	var prefix []byte
@@ -216,13 +217,13 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	switch cfg.TLS {
 	case TLSNone, "":
 	case TLSImplicit:
-		release = nagle.Hold(raw)
 		t0 := time.Now()
 		tc := tls.Client(raw, tlsConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
+		release = nagle.Hold(raw)
 		bd.TLS = time.Since(t0)
 		bd.Handshake = bd.TLS
 		bd.TLSUsed = true
@@ -239,12 +240,12 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		t1 := greetingAt
 		th := time.Now()
 		bd.ClearExchange = th.Sub(greetingAt) // STARTTLS and its OK
-		release = nagle.Hold(raw)
 		tc := tls.Client(raw, tlsConfig())
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
+		release = nagle.Hold(raw)
 		bd.Handshake = time.Since(th)
 		bd.TLS = time.Since(t1)
 		bd.TLSUsed = true

@@ -128,6 +128,10 @@ func (l literal) Size() int64 { return l.n }
 func testCerts(t *testing.T) (server, client *tls.Config) {
 	t.Helper()
 	server, pool := testcert.New(t, "127.0.0.1")
+	// P-256 only, as Cyrus' default tls_eccurve (prime256v1): the server
+	// answers Go's ClientHello (X25519MLKEM768 and X25519 key shares) with a
+	// HelloRetryRequest, so every TLS test here goes through one.
+	server.CurvePreferences = []tls.CurveID{tls.CurveP256}
 	return server, &tls.Config{RootCAs: pool, ClientSessionCache: tls.NewLRUClientSessionCache(4)}
 }
 

@@ -314,18 +314,19 @@ func (c *Client) connect(ctx context.Context) error {
 	c.breakdown.TCP = time.Since(t)
 
 	var netConn net.Conn = c.conn
-	// Nagle stays on from the handshake to the end of the first EHLO after
-	// it, as OpenSSL clients have it: otherwise a server that sends its TLS
-	// 1.3 tickets in two writes stalls 40 ms on a delayed ACK (package
-	// nagle).
+	// Nagle is on for the first EHLO after the handshake, not during it:
+	// otherwise a server that sends its TLS 1.3 tickets in two writes
+	// stalls 40 ms on a delayed ACK, and during the handshake it would hold
+	// Go's second ClientHello after a HelloRetryRequest for as long
+	// (package nagle).
 	release := func() {}
 	defer func() { release() }()
 	if cfg.TLS == TLSImplicit {
-		release = nagle.Hold(raw)
 		tc, err := c.handshake(o)
 		if err != nil {
 			return err
 		}
+		release = nagle.Hold(raw)
 		netConn = tc
 	}
 
@@ -354,11 +355,11 @@ func (c *Client) connect(ctx context.Context) error {
 			// must be discarded; its presence signals an injection attempt.
 			return c.wrap(o, "STARTTLS", errors.New("server sent data before the TLS handshake"))
 		}
-		release = nagle.Hold(raw)
 		tc, err := c.handshake(o)
 		if err != nil {
 			return err
 		}
+		release = nagle.Hold(raw)
 		netConn = tc
 	} else if n := br.Buffered(); n > 0 {
 		extra, _ := br.Peek(n)

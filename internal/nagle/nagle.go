@@ -1,14 +1,13 @@
-// Package nagle keeps Nagle's algorithm on for a client's TCP connection
-// from before its TLS handshake until the first exchange after it, the way
-// the sockets of common OpenSSL-based clients are (Python's smtplib,
-// openssl s_client: Nagle is on by default), and Go's are not (net.Dial
-// sets TCP_NODELAY).
+// Package nagle turns Nagle's algorithm on for a client's TCP connection
+// for the first exchange after its TLS handshake, the way the sockets of
+// common OpenSSL-based clients are (Python's smtplib, openssl s_client:
+// Nagle is on by default), and Go's are not (net.Dial sets TCP_NODELAY).
 //
 // Why: a TLS 1.3 server that sends its session tickets after the client's
 // Finished, in more than one write and with Nagle on (Postfix, through
 // OpenSSL: two tickets), holds the second write until the first is
 // acknowledged. A client with TCP_NODELAY has already sent its first
-// command (EHLO) together with its Finished, so it has nothing to send
+// command (EHLO) right behind its Finished, so it has nothing to send
 // when the first ticket arrives, and Linux delays that ACK by 40 ms: the
 // server's reply to the command waits 40 ms behind the held ticket
 // (docs/tls.md, "The 40 ms after the handshake"). With Nagle on, the
@@ -17,6 +16,12 @@
 // server is waiting for, and nothing stalls. Once the first exchange is
 // done, TCP_NODELAY is restored: the rest of the session is
 // request-response and gains nothing from Nagle.
+//
+// Not during the handshake: after a HelloRetryRequest (a server that wants
+// another key share than Go's first, as Cyrus with its default P-256),
+// Go writes its ChangeCipherSpec and its second ClientHello apart, where
+// OpenSSL writes them at once; with Nagle on, the second would wait for
+// the server's delayed ACK of the first, 40 ms.
 package nagle
 
 import (

@@ -27,13 +27,14 @@ func TCPNoDelay(conn *net.TCPConn) (noDelay, ok bool) {
 
 // NagleConn is a client's TCP connection that records, for every Write,
 // whether Nagle's algorithm was on: tests of the clients check that it is
-// on over a TLS handshake and the first exchange after it (package
-// internal/nagle). NetConn returns the TCP connection, so that the clients
+// on for the first exchange after a TLS handshake and off during the
+// handshake (package internal/nagle). NetConn returns the TCP connection, so that the clients
 // find its socket through it.
 type NagleConn struct {
 	*net.TCPConn
-	mu     sync.Mutex
-	writes []bool // per Write: Nagle on
+	mu        sync.Mutex
+	writes    []bool // per Write: Nagle on
+	handshake []bool // per Write: it begins with a clear-text TLS handshake or ChangeCipherSpec record
 }
 
 // Write records Nagle's state and writes p.
@@ -41,8 +42,33 @@ func (c *NagleConn) Write(p []byte) (int, error) {
 	nd, ok := TCPNoDelay(c.TCPConn)
 	c.mu.Lock()
 	c.writes = append(c.writes, ok && !nd)
+	// Record types 20 (ChangeCipherSpec) and 22 (handshake) with a TLS
+	// version after them: what a client writes in the clear during the
+	// handshake (a ClientHello, and after a HelloRetryRequest the
+	// ChangeCipherSpec and the second ClientHello).
+	c.handshake = append(c.handshake, len(p) >= 3 && (p[0] == 20 || p[0] == 22) && p[1] == 3)
 	c.mu.Unlock()
 	return c.TCPConn.Write(p)
+}
+
+// HandshakeWrites counts the writes of clear-text TLS handshake records
+// (a ClientHello; after a HelloRetryRequest also a ChangeCipherSpec and a
+// second ClientHello: 3), and those of them made with Nagle on. The
+// latter must stay 0: a client that writes its ChangeCipherSpec and its
+// second ClientHello apart (Go does) would have the second held until the
+// server's delayed ACK of the first, 40 ms.
+func (c *NagleConn) HandshakeWrites() (total, withNagle int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range c.handshake {
+		if h {
+			total++
+			if c.writes[i] {
+				withNagle++
+			}
+		}
+	}
+	return total, withNagle
 }
 
 // NetConn returns the TCP connection.
