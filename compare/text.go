@@ -129,7 +129,7 @@ func (r *Result) WriteText(w io.Writer) error {
 				n := fmt.Sprintf("note: %s, %s: %d of %d connects stalled on the first exchange after the TLS handshake "+
 					"(p50 %s against %s for the clear-text STARTTLS exchange): a TCP delayed-ACK stall after the TLS handshake, not TLS computation",
 					row.Variant, fn, f.Stalled, f.StallAssessed, metrics.FormatMS(f.FirstExchange.P50()), metrics.FormatMS(f.ClearExchange.P50()))
-				if !row.Resumption {
+				if !row.Resumption && r.resumptionAvoidsStall(fn, f) {
 					n += "; what resumption seems to save against this row is mostly the stall"
 				}
 				t.Notes = append(t.Notes, n+" (docs/tls.md)")
@@ -140,4 +140,27 @@ func (r *Result) WriteText(w io.Writer) error {
 		t.Notes = append(t.Notes, "note: "+n)
 	}
 	return t.Write(w)
+}
+
+// resumptionAvoidsStall says whether a resumption row's fn stalled in a
+// clearly smaller share of its connects than f (under three quarters of
+// f's share): then the time resumption seems to save is the stall it
+// avoided. Against a server that stalls resumed handshakes as well (Cyrus,
+// Exim) or resumes none, it does not.
+func (r *Result) resumptionAvoidsStall(fn measure.Function, f metrics.FunctionBreakdown) bool {
+	share := func(f metrics.FunctionBreakdown) float64 {
+		if f.StallAssessed == 0 {
+			return 0
+		}
+		return float64(f.Stalled) / float64(f.StallAssessed)
+	}
+	for _, row := range r.Rows {
+		if !row.Resumption || row.Err != "" {
+			continue
+		}
+		if g, ok := row.Connect.Function(fn); ok && g.StallAssessed > 0 && share(g) < 0.75*share(f) {
+			return true
+		}
+	}
+	return false
 }
