@@ -13,8 +13,8 @@ import (
 
 	"github.com/mailbench/mailbench/internal/goimap"
 
+	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/msgsum"
 )
 
 // target is a server the functional table runs against.

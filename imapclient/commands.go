@@ -15,9 +15,9 @@ import (
 	"github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/msgsum"
 )
 
 // Trace header fields stamped by mailbench's message generator (one

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	embedded "github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
-	embedded "github.com/mailbench/mailbench/target"
-	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 

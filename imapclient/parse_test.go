@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/msgsum"
 )
 
 func TestSplitter(t *testing.T) {

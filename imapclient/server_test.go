@@ -18,9 +18,9 @@ import (
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 
+	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/msgsum"
 )
 
 const (

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	embedded "github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
-	embedded "github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 

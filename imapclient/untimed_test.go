@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/msgsum"
 )
 
 // slowHasher is a body hasher that takes d on its first write: a generator

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/report"
 )
 

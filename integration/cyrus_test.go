@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/populate"
-	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/populate"
-	"github.com/mailbench/mailbench/population"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"

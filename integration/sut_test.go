@@ -13,11 +13,11 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/populate"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/deliverywatch"
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -28,36 +28,36 @@ const MaxJSONSize = 64 << 20
 // The JSON form; see docs/report-schema.md. Durations are integer
 // microseconds (fields ending in _us), times RFC 3339 in UTC.
 type jsonRun struct {
-	SchemaVersion  int                       `json:"schema_version"`
-	Tool           string                    `json:"tool"`
-	Version        string                    `json:"version"`
-	Config         string                    `json:"config"`
-	Name           string                    `json:"name"`
-	Seed           int64                     `json:"seed"`
-	Started        string                    `json:"started"`
-	Ended          string                    `json:"ended"`
-	WarmupUS       int64                     `json:"warmup_us"`
-	MeasurementUS  int64                     `json:"measurement_us"`
-	RampdownUS     int64                     `json:"rampdown_us"`
-	Partial        bool                      `json:"partial"`
-	PartialReason  string                    `json:"partial_reason"`
-	Target         jsonTarget                `json:"target"`
-	CouldNotRun    string                    `json:"could_not_run,omitempty"`
-	Sessions       jsonSessions              `json:"sessions"`
-	Inbound        jsonInbound               `json:"inbound"`
-	Generator      *jsonGenerator            `json:"generator,omitempty"`
-	Sink           jsonSink                  `json:"sink"`
-	Warnings       []string                  `json:"warnings"`
-	Delivery       *ledger.Reconciliation    `json:"delivery,omitempty"`
-	DeliveryChecks *CheckerSummary           `json:"delivery_checks,omitempty"`
-	ServerClock    *deliverywatch.ClockCheck `json:"server_clock,omitempty"`
-	DeliveryTiming string                    `json:"delivery_timing,omitempty"`
-	Connect        *metrics.ConnectSnapshot  `json:"connect,omitempty"`
-	Compliance     jsonTable                 `json:"compliance"`
-	Functions      []jsonFunction            `json:"functions"`
-	Timeline       []jsonPoint               `json:"timeline,omitempty"`
-	Shard          *jsonShard                `json:"shard,omitempty"`
-	RemotePending  *ledger.Pending           `json:"remote_pending,omitempty"`
+	SchemaVersion  int                      `json:"schema_version"`
+	Tool           string                   `json:"tool"`
+	Version        string                   `json:"version"`
+	Config         string                   `json:"config"`
+	Name           string                   `json:"name"`
+	Seed           int64                    `json:"seed"`
+	Started        string                   `json:"started"`
+	Ended          string                   `json:"ended"`
+	WarmupUS       int64                    `json:"warmup_us"`
+	MeasurementUS  int64                    `json:"measurement_us"`
+	RampdownUS     int64                    `json:"rampdown_us"`
+	Partial        bool                     `json:"partial"`
+	PartialReason  string                   `json:"partial_reason"`
+	Target         jsonTarget               `json:"target"`
+	CouldNotRun    string                   `json:"could_not_run,omitempty"`
+	Sessions       jsonSessions             `json:"sessions"`
+	Inbound        jsonInbound              `json:"inbound"`
+	Generator      *jsonGenerator           `json:"generator,omitempty"`
+	Sink           jsonSink                 `json:"sink"`
+	Warnings       []string                 `json:"warnings"`
+	Delivery       *ledger.Reconciliation   `json:"delivery,omitempty"`
+	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
+	ServerClock    *idlewatch.ClockCheck    `json:"server_clock,omitempty"`
+	DeliveryTiming string                   `json:"delivery_timing,omitempty"`
+	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
+	Compliance     jsonTable                `json:"compliance"`
+	Functions      []jsonFunction           `json:"functions"`
+	Timeline       []jsonPoint              `json:"timeline,omitempty"`
+	Shard          *jsonShard               `json:"shard,omitempty"`
+	RemotePending  *ledger.Pending          `json:"remote_pending,omitempty"`
 }
 
 type jsonTarget struct {

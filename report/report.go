@@ -21,8 +21,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/deliverywatch"
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -146,7 +146,7 @@ type Run struct {
 	DeliveryChecks *CheckerSummary
 	// ServerClock is the server's clock against mailbench's (nil when not
 	// checked), which INTERNALDATE-based delivery times depend on.
-	ServerClock *deliverywatch.ClockCheck
+	ServerClock *idlewatch.ClockCheck
 	// DeliveryTiming states how local deliveries were timed and to what
 	// resolution ("" when not measured).
 	DeliveryTiming string

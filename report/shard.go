@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/smtpsink"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 )
 
 func shardRuns(n int) []*Run {

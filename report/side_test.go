@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mailbench/mailbench/ledger"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/measure"
 )
 

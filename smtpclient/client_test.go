@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
 )
 
 const testMsg = "From: user1@example.test\r\nTo: user2@example.test\r\nSubject: hi\r\n\r\nhello\r\n.dot line\r\n"

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/smtpsink"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/message"
-	"github.com/mailbench/mailbench/msgsum"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/msgsum"
 )
 
 // Trace header fields stamped by mailbench's message generator (one

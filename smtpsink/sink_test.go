@@ -16,7 +16,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/msgsum"
+	"github.com/mailbench/mailbench/internal/msgsum"
 )
 
 func TestNewValidates(t *testing.T) {

@@ -32,10 +32,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/session"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -49,9 +49,9 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
 )
 

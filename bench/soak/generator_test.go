@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/configs"
-	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/population"
-	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -91,7 +91,7 @@ func TestHelperSoakTarget(t *testing.T) {
 			folders = append(folders, name)
 		}
 	}
-	tg, err := target.Start(context.Background(), target.Options{
+	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders,
 		Populate: population.Func(cfg, gen), RelayAddr: sink, OpTimeout: cfg.Load.OpTimeout.Duration,
 		IMAPAddr: "127.0.0.1:0", SMTPAddr: "127.0.0.1:0",

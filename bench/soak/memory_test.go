@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/ledger"
-	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/smtpclient"
-	"github.com/mailbench/mailbench/target"
-	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -62,7 +62,7 @@ func TestHelperTarget(t *testing.T) {
 	for i := range nFolders {
 		folders = append(folders, fmt.Sprintf("F%d", i))
 	}
-	opts := target.Options{Users: users(nUsers), Folders: folders}
+	opts := demo.Options{Users: users(nUsers), Folders: folders}
 	if nMsgs > 0 {
 		opts.Populate = func(u workload.User, mb string, add func([]byte, time.Time) error) error {
 			if mb != "INBOX" {
@@ -83,7 +83,7 @@ func TestHelperTarget(t *testing.T) {
 		}
 	}
 	before := live()
-	tg, err := target.Start(context.Background(), opts)
+	tg, err := demo.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

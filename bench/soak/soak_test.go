@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/configs"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	mbmetrics "github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 

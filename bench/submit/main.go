@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
+	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/message"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/smtpclient"
 )

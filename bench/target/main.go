@@ -24,10 +24,10 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
-	"github.com/mailbench/mailbench/message"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/population"
-	"github.com/mailbench/mailbench/target"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -71,7 +71,7 @@ func main() {
 		relay = cfg.Sink.Listen
 	}
 	t0 := time.Now()
-	tg, err := target.Start(context.Background(), target.Options{
+	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders(cfg),
 		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		IMAPAddr: *imapAddr, SMTPAddr: *smtpAddr,

@@ -9,15 +9,15 @@ import (
 	"io"
 	"os"
 
-	"github.com/mailbench/mailbench/certify"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/populate"
+	"github.com/mailbench/mailbench/internal/campaign/certify"
+	"github.com/mailbench/mailbench/internal/campaign/sizing"
+	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/session"
-	"github.com/mailbench/mailbench/sizing"
-	"github.com/mailbench/mailbench/sweep"
-	"github.com/mailbench/mailbench/target"
-	"github.com/mailbench/mailbench/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -69,7 +69,7 @@ func (c *certifyCmd) Run(e *env) error {
 	if cfg.Target.Embedded {
 		// The embedded target lives for one run: record its banners
 		// when the first run has started it.
-		mopts.EmbeddedStarted = func(tg *target.Target) {
+		mopts.EmbeddedStarted = func(tg *demo.Target) {
 			if opts.Disclosure.Banners.IMAPGreeting != "" || opts.Disclosure.Banners.Error != "" {
 				return
 			}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/certify"
-	"github.com/mailbench/mailbench/sizing"
+	"github.com/mailbench/mailbench/internal/campaign/certify"
+	"github.com/mailbench/mailbench/internal/campaign/sizing"
 )
 
 // writeResult writes a certify or size result as its --json would.

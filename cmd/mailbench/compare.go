@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/sweep"
 	"github.com/mailbench/mailbench/workload"
 
-	"github.com/mailbench/mailbench/compare"
+	"github.com/mailbench/mailbench/internal/campaign/tlscompare"
 	"github.com/mailbench/mailbench/report"
 )
 
@@ -53,7 +53,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := compare.Variants(cfg, c.addresses()); err != nil {
+	if _, err := tlscompare.Variants(cfg, c.addresses()); err != nil {
 		return usage(err)
 	}
 	htmlOut, err := createOutput("html", c.HTML)
@@ -73,7 +73,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	defer logResume(e, journal)
-	copts := compare.Options{Run: func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
+	copts := tlscompare.Options{Run: func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
 		r, err := run(stop, kill, cfg)
 		if err != nil {
 			return nil, nil, err
@@ -83,7 +83,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}
-	res, err := compare.Run(stop, kill, cfg, copts)
+	res, err := tlscompare.Run(stop, kill, cfg, copts)
 	if err != nil {
 		return err
 	}
@@ -110,6 +110,6 @@ func (c *compareTLSCmd) Run(e *env) error {
 	return nil
 }
 
-func (c *compareTLSCmd) addresses() compare.Addresses {
-	return compare.Addresses{PlainIMAP: c.PlainIMAP, PlainSMTP: c.PlainSMTP}
+func (c *compareTLSCmd) addresses() tlscompare.Addresses {
+	return tlscompare.Addresses{PlainIMAP: c.PlainIMAP, PlainSMTP: c.PlainSMTP}
 }

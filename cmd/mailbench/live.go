@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/promexport"
-	"github.com/mailbench/mailbench/session"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/telemetry/promexport"
 )
 
 // runOptions are the library options of run, sweep and compare-tls: the

@@ -15,9 +15,9 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/internal/version"
-	"github.com/mailbench/mailbench/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -6,9 +6,9 @@ import (
 	"io"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
+	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/resume"
-	"github.com/mailbench/mailbench/orchestrator"
-	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 
 	"github.com/mailbench/mailbench/report"

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )

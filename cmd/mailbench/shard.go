@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/schedule"
 	"github.com/mailbench/mailbench/smtpsink"
 )
 

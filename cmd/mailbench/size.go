@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mailbench/mailbench/populate"
-	"github.com/mailbench/mailbench/sizing"
-	"github.com/mailbench/mailbench/sweep"
+	"github.com/mailbench/mailbench/internal/campaign/sizing"
+	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailbench/mailbench/orchestrator"
+	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/session"
-	"github.com/mailbench/mailbench/sweep"
 )
 
 // sweepCmd is `mailbench sweep`.

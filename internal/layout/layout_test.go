@@ -25,29 +25,98 @@ const module = "github.com/mailbench/mailbench/"
 // stage of every package, in data-flow order.
 var stage = map[string]int{
 	// 0: vocabulary and leaf libraries every stage may use.
-	"measure": 0, "msgsum": 0, "message": 0, "configs": 0,
+	"measure": 0, "configs": 0, "internal/msgsum": 0, "internal/message": 0,
 	// 1: the workload's definition: config model, plan, population.
-	"workload": 1, "population": 1,
+	"workload": 1, "internal/plan/population": 1,
 	// 2: when sessions start.
-	"schedule": 2,
+	"internal/run/schedule": 2,
 	// 3: the protocol endpoints sessions talk through, and the demo target.
-	"imapclient": 3, "smtpclient": 3, "tlsconf": 3, "smtpsink": 3, "target": 3,
+	"imapclient": 3, "smtpclient": 3, "internal/tlsconf": 3, "smtpsink": 3, "internal/demo": 3,
 	// 4: sessions, and init's mailbox filling that uses the same clients.
-	"session": 4, "populate": 4,
-	// 5: observations: metrics, delivery accounting and its IMAP checker.
-	"metrics": 5, "ledger": 5, "deliverycheck": 5, "deliverywatch": 5, "promexport": 5,
+	"internal/run/session": 4, "internal/setup/populate": 4,
+	// 5: observations: metrics, delivery accounting and its IMAP checkers.
+	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5,
 	// 6: the verdict.
 	"compliance": 6,
 	// 7: the report.
 	"report": 7,
-	// 8: what carries out runs: one run, TLS variants, load sweeps, certification, sizing.
-	"orchestrator": 8, "compare": 8, "sweep": 8, "certify": 8, "sizing": 8,
+	// 8: what carries out runs: one run, then the campaigns of runs (TLS
+	// variants, load sweeps, certification, sizing) and their resumption.
+	"internal/run/orchestrator": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,
 	// 9: programs and tests of the whole.
 	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/internal/benchutil": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.
 	"deploy/kubernetes": 9,
-	// Test helpers (internal): only tests import them.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/nagle": 0, "internal/resume": 8,
+	// Helpers (internal) of every stage, and test helpers only tests import.
+	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/nagle": 0,
+}
+
+// api are the packages at the root of the tree, the names users know and
+// what is meant as library API (docs/architecture.md, "Library API"), with
+// the folders at the root that hold no library package. Everything else
+// lives under internal/, grouped by stage.
+var api = map[string]string{
+	"workload":   "the workload's definition: config model, plan, users, sessions",
+	"imapclient": "an IMAP client with a deadline on every operation, timed per function",
+	"smtpclient": "an SMTP submission client with a deadline on every operation, timed",
+	"smtpsink":   "the SMTP sink that captures, times and reconciles relayed mail",
+	"measure":    "the vocabulary of timed functions, observations and error classes",
+	"metrics":    "per-function HDR histograms and counters, and their time series",
+	"compliance": "the compliance rules and the verdict over a run's figures",
+	"report":     "a run's result: the model, its JSON, merge, text, HTML and side-by-side",
+	"configs":    "the shipped workload files",
+	// Folders that are not library API.
+	"cmd": "the mailbench command", "internal": "everything else, by stage",
+	"bench": "benchmarks and their scripts", "integration": "tests against real servers",
+	"deploy": "Kubernetes manifests", "docs": "documentation", "scripts": "set-up of the servers under test, fuzzing, releases",
+}
+
+// TestRootHoldsOnlyAPI fails when a folder appears at the root of the tree
+// that is not listed in api: a new package goes under internal/, or is
+// added to the library API on purpose (here and in docs/architecture.md).
+func TestRootHoldsOnlyAPI(t *testing.T) {
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracked := trackedRootFolders(t)
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || !tracked[name] {
+			continue
+		}
+		if _, ok := api[name]; !ok {
+			t.Errorf("%s/ at the root is not in the library API list: move it under internal/ (by stage), or list it in api and docs/architecture.md", name)
+		}
+	}
+	for name := range api {
+		if !tracked[name] {
+			t.Errorf("api lists %s, which is no folder at the root", name)
+		}
+	}
+}
+
+// trackedRootFolders are the root folders git knows of (a local build
+// output or scratch folder is not part of the tree); without git, every
+// folder.
+func trackedRootFolders(t *testing.T) map[string]bool {
+	out, err := exec.Command("git", "-C", "../..", "ls-files").Output()
+	folders := map[string]bool{}
+	if err != nil {
+		entries, _ := os.ReadDir("../..")
+		for _, e := range entries {
+			if e.IsDir() {
+				folders[e.Name()] = true
+			}
+		}
+		return folders
+	}
+	for _, f := range strings.Split(string(out), "\n") {
+		if dir, _, ok := strings.Cut(f, "/"); ok {
+			folders[dir] = true
+		}
+	}
+	return folders
 }
 
 // vendored are the libraries mailbench carries patched copies of

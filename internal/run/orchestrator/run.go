@@ -1,0 +1,586 @@
+// Package orchestrator carries out one whole benchmark run: it starts the sink and,
+// when asked, the embedded target; runs the workload through its phases;
+// waits for deliveries to settle; and assembles the report. It is the
+// benchmark manager of the SPECmail2008 topology.
+package orchestrator
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/atomicfile"
+	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
+	"github.com/mailbench/mailbench/internal/delivery/inboxcheck"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/version"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/smtpsink"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Version is the mailbench version written into reports: the build's
+// (internal/version, what `mailbench version` prints).
+var Version = version.String()
+
+// Options are the run's settings besides the workload file.
+type Options struct {
+	// ResultsFile, when set, receives one CSV line per operation.
+	ResultsFile string
+	// Log receives progress and notices (stderr on the terminal); nil: none.
+	Log io.Writer
+	// Progress, when set, is called about once a second.
+	Progress func(session.RunProgress)
+	// TimeseriesFile, when set, receives one CSV line per closed timeline
+	// interval and function (metrics.TimeseriesHeader).
+	TimeseriesFile string
+	// TimeseriesInterval is the timeline's interval; 0: metrics.DefaultInterval.
+	TimeseriesInterval time.Duration
+	// EmbeddedStarted, when set, is called once the embedded target is up
+	// (tests use it to inject faults into the target mid-run).
+	EmbeddedStarted func(*demo.Target)
+	// EmbeddedOptions, when set, may change the embedded target's options
+	// before it starts (tests give it a latency or a contention knee:
+	// demo.Options.Latency, demo.Options.Contention).
+	EmbeddedOptions func(*demo.Options)
+	// Observer, when set, also receives every timed operation of every
+	// phase, as the recorder does (a live metrics endpoint, say). It must
+	// be safe for concurrent use and must not block.
+	Observer measure.Observer
+	// IgnoreMemoryBudget runs a plan whose memory estimate exceeds the
+	// machine's available memory (workload.Plan.Memory); by default Run
+	// refuses it with a ConfigError before any work starts.
+	IgnoreMemoryBudget bool
+	// Network, when set, carries every connection of a run against the
+	// embedded target (clients, target, sink, relay) instead of TCP
+	// sockets: tests pass an in-memory network (internal/memnet) so that a
+	// whole run executes inside testing/synctest. Ignored for real servers.
+	Network Network
+	// Sharding (docs/distributed.md): see ShardOptions.
+	ShardOptions
+}
+
+// Network is a way to listen and dial other than TCP sockets.
+type Network interface {
+	Listen(ctx context.Context, network, address string) (net.Listener, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// ErrRun is the one "could not be carried out" error: a failure that kept a
+// run (or a command built on runs) from producing a valid result — a
+// listener that could not start, a run stopped before its end. The CLI's
+// exit code 3. Usage and configuration problems are ConfigError instead.
+type ErrRun struct{ Err error }
+
+// ErrOutput is returned with the run's report when an output file the run
+// streams (the per-operation results, the timeseries) could not be written
+// completely: the report is good, the file is not (exit 3).
+type ErrOutput struct{ Err error }
+
+func (e *ErrOutput) Error() string { return e.Err.Error() }
+func (e *ErrOutput) Unwrap() error { return e.Err }
+
+func (e *ErrRun) Error() string { return e.Err.Error() }
+func (e *ErrRun) Unwrap() error { return e.Err }
+
+// Run carries out the run that cfg describes. Cancelling stop ends the
+// arrivals at once and drains (the report is then marked partial);
+// cancelling kill cuts running sessions.
+func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*report.Run, error) {
+	logf := func(format string, a ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", a...)
+		}
+	}
+	cfg, nsLine, err := populate.ResolveNamespace(stop, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if nsLine != "" {
+		logf("mailboxes.delimiter = \"auto\": %s", nsLine)
+	}
+	plan, err := workload.NewPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The memory budget, before anything is allocated: users.count alone
+	// can ask for more than the machine has.
+	avail, memErr := availableMemory()
+	if memErr != nil && !opts.IgnoreMemoryBudget {
+		logf("memory budget not checked: %v", memErr)
+	}
+	if err := checkMemory(plan.Memory, avail, opts); err != nil {
+		return nil, err
+	}
+	users, err := cfg.LoadUsers()
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	if plan.UsersFile != "" {
+		if err := checkMemory(plan.MemoryEstimate(len(users)), avail, opts); err != nil {
+			return nil, err
+		}
+	}
+	var sizes []int
+	for _, s := range cfg.Messages.Sizes {
+		sizes = append(sizes, int(s.Size))
+	}
+	gen, err := message.NewGenerator(cfg.Seed, sizes)
+	if err != nil {
+		return nil, err
+	}
+	rules := compliance.RulesFor(plan)
+	var warnings []string
+
+	// The sink: where the SUT relays remote-domain mail. The ledger is
+	// built once the recorder exists; the sink, started before, reaches it
+	// through this pointer.
+	var ledgerPtr atomic.Pointer[ledger.Ledger]
+	var nw Network
+	if cfg.Target.Embedded {
+		nw = opts.Network
+	}
+	// Mail that is not this run's (an earlier run's, retried by the server;
+	// stray mail) is foreign: the sink accepts it and keeps it out of its
+	// figures. Before the ledger exists this run has sent nothing.
+	belongs := func(id string) bool {
+		l := ledgerPtr.Load()
+		if l == nil {
+			return false
+		}
+		run, _, ok := ledger.ParseID(id)
+		return ok && run == l.RunID()
+	}
+	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, belongs, func(a smtpsink.Arrival) {
+		if l := ledgerPtr.Load(); l != nil {
+			l.ArrivedRemote(a)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sink != nil {
+		defer sink.Close()
+		logf("sink listening on %s", sink.Addr())
+	}
+
+	imapCfg, smtpCfg, inboundCfg := session.ClientSettings(cfg)
+	if nw != nil {
+		imapCfg.DialContext, smtpCfg.DialContext, inboundCfg.DialContext = nw.DialContext, nw.DialContext, nw.DialContext
+	}
+	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
+		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
+			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
+		}
+	}
+	if opts.Target != nil {
+		imapCfg.Address, smtpCfg.Address = opts.Target.IMAPAddr(), opts.Target.SMTPAddr()
+	} else if cfg.Target.Embedded {
+		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg, opts.EmbeddedOptions)
+		if err != nil {
+			return nil, err
+		}
+		defer tg.Close()
+		logf("embedded target: IMAP %s, SMTP %s, %d users populated", tg.IMAPAddr(), tg.SMTPAddr(), len(users))
+		if opts.EmbeddedStarted != nil {
+			opts.EmbeddedStarted(tg)
+		}
+	} else if imapCfg, smtpCfg, inboundCfg, err = session.ClientConfigs(cfg); err != nil {
+		return nil, usageErr(err)
+	}
+
+	// The CSV files are written beside their paths (atomicfile) and put in
+	// place when the recorder closes them at the end of the run; a run that
+	// fails keeps what it wrote in PATH.partial and leaves PATH as it was.
+	var stream io.Writer
+	var streams []*atomicfile.File
+	closed := false
+	defer func() {
+		if !closed {
+			for _, f := range streams {
+				_ = f.Keep()
+			}
+		}
+	}()
+	if opts.ResultsFile != "" {
+		f, err := atomicfile.Create(opts.ResultsFile)
+		if err != nil {
+			return nil, err
+		}
+		stream = f
+		streams = append(streams, f)
+	}
+	// The recorder's window is fixed from the intended run start; the runner
+	// starts its clock right after, so the skew is microseconds.
+	// The run's timeline, computed once: the runner's arrivals, the
+	// recorder's phases and the checker's end all come from it.
+	win := cfg.Phases.Window(opts.start())
+	rec := metrics.NewRecorder(rules.Limits(), win, stream)
+	// --- timeline (results over time): intervals, the CSV, sessions per interval.
+	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
+	if opts.TimeseriesFile != "" {
+		f, err := atomicfile.Create(opts.TimeseriesFile)
+		if err != nil {
+			return nil, err
+		}
+		tlOpts.CSV = f
+		streams = append(streams, f)
+	}
+	rec.SetTimeline(tlOpts)
+	progress := func(p session.RunProgress) {
+		now := time.Now()
+		rec.SessionsStarted(p.Sessions.Started, now)
+		rec.Advance(now)
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	// --- end timeline
+	// The connect-time breakdown of the measurement window, beside the metrics.
+	connect := metrics.NewBreakdown()
+	connWindow := metrics.InWindow(connect, win.MeasureStart, win.MeasureEnd)
+	// Generator health: impossible durations clamped and counted, the
+	// process's CPU and GC over the window; a target that refuses every
+	// connection from the start abandons the run (could not run).
+	opTimeout := cfg.Load.OpTimeout.Duration
+	stalls := &metrics.StallGuard{Limit: opTimeout + metrics.StallMargin(opTimeout)}
+	use := metrics.WatchUse(win.MeasureStart, win.MeasureEnd)
+	stop, stopRun := context.WithCancel(stop)
+	defer stopRun()
+	kill, killRun := context.WithCancel(kill)
+	defer killRun()
+	var couldNotRun atomic.Pointer[string]
+	reach := &reachWatch{abandon: func(why string) {
+		couldNotRun.Store(&why)
+		logf("abandoning the run: %s", why)
+		stopRun()
+		killRun()
+	}}
+	observer := measure.ObserverFunc(func(o measure.Observation) {
+		o = stalls.Check(o)
+		reach.observe(o)
+		rec.Observe(o)
+		if opts.Observer != nil {
+			opts.Observer.Observe(o)
+		}
+		if o.Connect != nil {
+			connWindow.Observe(o)
+		}
+	})
+
+	runID := opts.runID(cfg, win)
+	addrs := make([]string, len(users))
+	for i, u := range users {
+		addrs[i] = u.Address
+	}
+	// Delivery times go to the recorder (and the extra observer); they
+	// are not connects, so the breakdown never sees them.
+	var deliveries measure.Observer = rec
+	if opts.Observer != nil {
+		deliveries = measure.ObserverFunc(func(o measure.Observation) { rec.Observe(o); opts.Observer.Observe(o) })
+	}
+	led := ledger.New(runID, addrs, deliveries)
+	limits := rules.Limits()
+	led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+	if opts.externalSink() {
+		led.SetExternalSink() // its remote deliveries are reconciled later, not missing
+	}
+	ledgerPtr.Store(led)
+	checker := inboxcheck.New(led, inboxcheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
+	runner := &session.Runner{
+		Config: cfg, Window: win, Shard: opts.Shard, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
+		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
+		Observer: observer, Progress: progress,
+		OnSent: func(m measure.Submission) {
+			if sink == nil && !opts.externalSink() {
+				m.Remote = nil // nobody can see it arrive: not counted as lost
+			}
+			led.Accepted(m)
+		},
+		OnSeen:     led.SeenLocal,
+		OnBodyRead: led.BodyRead,
+		OnDeleted:  led.Deleted,
+		OnRejected: func() { led.Rejected(1) },
+	}
+	// The server's clock, and a few INBOXes watched for the whole run so
+	// that their deliveries are timed to the moment the server announced
+	// them (see docs/config.md, [delivery]).
+	var clock *idlewatch.ClockCheck
+	if len(users) > 0 {
+		if c, err := idlewatch.ProbeClock(kill, imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
+			warnings = append(warnings, fmt.Sprintf("server clock check failed: %v", err))
+		} else {
+			clock = &c
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(kill)
+	defer stopWatch()
+	var watcher *idlewatch.Watcher
+	waitWatch := func() {}
+	if n := cfg.Delivery.WatchUsers; n > 0 {
+		watcher = idlewatch.New(led, idlewatch.Config{IMAP: imapCfg, Users: idlewatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
+		waitWatch = watcher.Start(watchCtx)
+	}
+	checkCtx, stopChecker := context.WithCancel(kill)
+	checkerDone := make(chan struct{})
+	go func() {
+		defer close(checkerDone)
+		_ = checker.Run(checkCtx, win.RampdownEnd)
+	}()
+	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
+		cfg.Name, cfg.TargetRate(), len(users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
+	res, err := runner.Run(stop, kill)
+	stopChecker()
+	<-checkerDone
+	genUse, useOK := use.Stop()
+	if err != nil {
+		return nil, &ErrRun{err}
+	}
+
+	// Settle: let accepted mail reach mailboxes and the sink, checking the
+	// recipients that no session visited, until every delivery is found or
+	// its delivery limit has passed, plus the settle margin: mail found
+	// after its limit is late, mail still missing then is lost. A stopped
+	// run settles too: its report is partial, but what it sent is still
+	// accounted for.
+	if settle := cfg.Phases.Settle.Duration; settle > 0 && kill.Err() == nil {
+		limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+		logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
+		checker.Settle(kill, time.Now().Add(limit+settle))
+	}
+	stopWatch()
+	waitWatch()
+	led.Finish()
+	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
+	closed = true
+	var outErr error
+	if err := rec.Close(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
+		outErr = &ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
+	}
+	rec2, pending := opts.reconcile(led)
+
+	run := buildReport(cfg, plan, res, rec, sink)
+	run.Generator = generatorHealth(cfg, res, genUse, useOK, stalls)
+	run.Delivery = &rec2
+	if hint := relayDiagnosis(cfg, rec2, pending, run.Target.Sink); hint != "" {
+		run.Warnings = append(run.Warnings, hint)
+	}
+	opts.shardReport(cfg, run, runID, win, pending)
+	run.Connect = connect.Snapshot()
+	run.ServerClock = clock
+	run.DeliveryTiming = deliveryTiming(watcher)
+	if cs := checker.Stats(); cs.Checks > 0 {
+		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors, ErrorSamples: cs.ErrorSamples}
+	}
+	run.Evaluate(rules)
+	run.Warnings = append(run.Warnings, warnings...)
+	if why := couldNotRun.Load(); why != nil {
+		run.CouldNotRun = *why
+	} else if res.Stopped {
+		run.Partial = true
+		run.PartialReason = "stopped by the user before the end of the measurement window"
+	}
+	return run, outErr
+}
+
+// deliveryTiming states how local deliveries were timed, for the report.
+func deliveryTiming(w *idlewatch.Watcher) string {
+	const others = "INTERNALDATE, ±0.5 s"
+	if w == nil {
+		return "local: " + others
+	}
+	st := w.Stats()
+	switch st.Mode {
+	case "IDLE":
+		return fmt.Sprintf("local: %d watched INBOXes, IDLE (EXISTS), 1 ms; the others by %s", st.Users, others)
+	case "poll":
+		return fmt.Sprintf("local: %d watched INBOXes, polled every %v; the others by %s", st.Users, st.Resolution, others)
+	}
+	return fmt.Sprintf("local: %s (the %d watched INBOXes could not be watched: %s)", others, st.Users, st.LastError)
+}
+
+func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }
+
+// ConfigError is the one usage or configuration error: what the user gave is
+// wrong — flags, the workload file (its workload.ConfigErrors wrapped), the
+// users file, or a setting that only shows when the run starts (an
+// unreadable CA file, say). The CLI's exit code 2; it recognises usage
+// errors by this type alone.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func usageErr(err error) error { return &ConfigError{err} }
+
+// availableMemory is workload.AvailableMemory; tests replace it.
+var availableMemory = workload.AvailableMemory
+
+// checkMemory refuses, as a ConfigError, a run whose estimated memory
+// exceeds avail (unknown when <= 0), unless the options say to ignore it.
+func checkMemory(e workload.MemoryEstimate, avail int64, opts Options) error {
+	if opts.IgnoreMemoryBudget {
+		return nil
+	}
+	if err := e.CheckMemory(avail); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}
+
+// inboundFor is where the inbound stream delivers: the embedded target has
+// one SMTP listener, so there it is the submission settings without AUTH.
+func inboundFor(cfg *workload.Config, submit, inbound smtpclient.Config) smtpclient.Config {
+	if cfg.Target.Embedded {
+		submit.Auth = "none"
+		return submit
+	}
+	return inbound
+}
+
+// embeddedFolders is what the embedded target creates besides its standard
+// INBOX, Sent, Drafts and Trash: the configured folders, and the standard
+// mailboxes under the names the config gives them.
+func embeddedFolders(cfg *workload.Config) []string {
+	out := append([]string(nil), cfg.Mailboxes.Folders...)
+	for _, name := range cfg.Mailboxes.Standard() {
+		if name != "Sent" && name != "Drafts" && name != "Trash" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// startSink starts the sink cfg asks for (nil when it is disabled), telling
+// onMessage of every arrival. It returns the sink's TLS configuration too,
+// so that the embedded target's relay can trust exactly its certificate.
+func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
+	if !cfg.Sink.Enabled {
+		return nil, nil, nil
+	}
+	listen := cfg.Sink.Listen
+	if cfg.Target.Embedded {
+		listen = "127.0.0.1:0" // nobody else needs to find it
+	}
+	var sinkTLS *tls.Config
+	if tlsOn(workload.Endpoint{TLS: cfg.Sink.TLS}) {
+		var err error
+		if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
+			return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+		}
+	}
+	var listenFunc func(context.Context, string, string) (net.Listener, error)
+	if nw != nil {
+		listenFunc = nw.Listen
+	}
+	sink, err := smtpsink.New(smtpsink.Options{
+		Listen: listenFunc,
+		Addr:   listen, MaxMessageBytes: cfg.Sink.MaxMessageBytes, MaxRecipients: cfg.Sink.MaxRecipients,
+		SaveDir: cfg.Sink.SaveDir, TLSConfig: sinkTLS, ImplicitTLS: cfg.Sink.TLS == "implicit",
+		OnMessage: onMessage, Belongs: belongs,
+	})
+	if err != nil {
+		return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+	}
+	if err := sink.Start(); err != nil {
+		return nil, nil, &ErrRun{fmt.Errorf("sink: listen on %s: %w", listen, err)}
+	}
+	return sink, sinkTLS, nil
+}
+
+// startEmbedded starts the embedded target for cfg's users, populated from
+// the seed and relaying to sink, and points the client settings at it. The
+// target serves each endpoint's TLS mode (STARTTLS or implicit, IMAP and
+// SMTP independently) with a certificate made for this run, which the
+// clients then trust exactly.
+func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen *message.Generator,
+	sink *smtpsink.Sink, sinkTLS *tls.Config, imapCfg *imapclient.Config, smtpCfg *smtpclient.Config,
+	adjust func(*demo.Options)) (*demo.Target, error) {
+	var srvTLS *tls.Config
+	if tlsOn(cfg.Target.IMAP) || tlsOn(cfg.Target.SMTP) {
+		var roots *x509.CertPool
+		var err error
+		if srvTLS, roots, err = tlsconf.EmbeddedTLS(); err != nil {
+			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+		}
+		if imapCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
+			return nil, err
+		}
+		if smtpCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.SMTP, roots); err != nil {
+			return nil, err
+		}
+	}
+	tu := make([]workload.User, len(users))
+	for i, u := range users {
+		tu[i] = workload.User{Login: u.Login, Password: u.Password, Address: u.Address}
+	}
+	// The relay speaks to the sink as an MTA would: STARTTLS when the sink
+	// offers it, implicit TLS when the sink is implicit; it trusts exactly
+	// the sink's certificate.
+	relay, relayTLS := "", demo.RelayOpportunisticTLS
+	var relayTLSConfig *tls.Config
+	if sink != nil {
+		relay = sink.Addr().String()
+		if sinkTLS != nil && len(sinkTLS.Certificates) > 0 && len(sinkTLS.Certificates[0].Certificate) > 0 {
+			relayTLSConfig = tlsconf.PinnedClientTLS(sinkTLS.Certificates[0].Certificate[0])
+		}
+		if cfg.Sink.TLS == "implicit" {
+			relayTLS = demo.RelayImplicitTLS
+		}
+	}
+	var (
+		listen func(context.Context, string, string) (net.Listener, error)
+		dial   func(context.Context, string, string) (net.Conn, error)
+	)
+	if nw != nil {
+		listen, dial = nw.Listen, nw.DialContext
+	}
+	topts := demo.Options{
+		Listen: listen, RelayDial: dial,
+		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
+		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
+		RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
+	}
+	if adjust != nil {
+		adjust(&topts)
+	}
+	tg, err := demo.Start(context.Background(), topts)
+	if err != nil {
+		return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+	}
+	imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
+	return tg, nil
+}
+
+// relayDiagnosis names the likely fault when the server accepted remote
+// deliveries and the sink received none or under half of them: its relay of
+// the remote domain to the sink's address. "" when the sink received them,
+// when no sink of this run was the relay's target, or when the deliveries
+// await reconciliation against an external sink.
+func relayDiagnosis(cfg *workload.Config, rec ledger.Reconciliation, pending *ledger.Pending, sinkAddr string) string {
+	if sinkAddr == "" || (pending != nil && len(pending.Deliveries) > 0) || rec.RemoteDeliveries == 0 || 2*rec.RelayedRemote >= rec.RemoteDeliveries {
+		return ""
+	}
+	return fmt.Sprintf("diagnosis: the server accepted %d deliveries for the remote domain and the sink received %d: "+
+		"the likely fault is the server's relay of users.remote_domain (%q) to sink.listen (%s): "+
+		"check its transport or smarthost for that domain (docs/real-server.md)",
+		rec.RemoteDeliveries, rec.RelayedRemote, cfg.Users.RemoteDomain, sinkAddr)
+}

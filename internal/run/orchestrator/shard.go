@@ -1,0 +1,102 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// ShardOptions make a run one shard of a run that several load generators
+// carry out together (docs/distributed.md).
+type ShardOptions struct {
+	// Shard is this generator's share: arrivals k and users u with
+	// k, u mod Count = Index (schedule.Shard). Zero: the whole run.
+	Shard schedule.Shard
+	// StartAt, when set, is the run's Window.Start, common to all shards
+	// (warm-up begins then; arrivals are timed from it). It also fixes the
+	// run id every shard derives (session.ShardRunID). Zero: now.
+	StartAt time.Time
+	// ExternalSink: the server under test relays remote mail to a sink in
+	// another process (`mailbench sink --json`). No sink is started; the
+	// remote deliveries are recorded as pending in the report, to be
+	// reconciled with `mailbench report --sink`, instead of lost.
+	ExternalSink bool
+	// Target, when set, is an embedded target already running (shards run
+	// in one process against one server: tests). The run starts neither a
+	// target nor a sink and implies ExternalSink.
+	Target *demo.Target
+}
+
+func (o ShardOptions) externalSink() bool { return o.ExternalSink || o.Target != nil }
+
+// sinkConfig is cfg with the sink disabled when it is external.
+func (o ShardOptions) sinkConfig(cfg *workload.Config) *workload.Config {
+	if !o.externalSink() || !cfg.Sink.Enabled {
+		return cfg
+	}
+	c := *cfg
+	c.Sink.Enabled = false
+	return &c
+}
+
+func (o ShardOptions) start() time.Time {
+	if o.StartAt.IsZero() {
+		return time.Now()
+	}
+	return o.StartAt
+}
+
+// runID is the run's message-id run id: from the seed and the common start
+// when the run is a shard or has a fixed start, else from the clock.
+func (o ShardOptions) runID(cfg *workload.Config, win workload.Window) uint32 {
+	if o.Shard.Whole() && o.StartAt.IsZero() {
+		return session.NewRunID()
+	}
+	return session.ShardRunID(cfg.Seed, win.Start, o.Shard)
+}
+
+func (o ShardOptions) reconcile(led *ledger.Ledger) (ledger.Reconciliation, *ledger.Pending) {
+	if o.externalSink() {
+		return led.ReconcileExternal()
+	}
+	return led.Reconcile(), nil
+}
+
+// shardReport marks run as o's shard of the run.
+func (o ShardOptions) shardReport(cfg *workload.Config, run *report.Run, runID uint32, win workload.Window, pending *ledger.Pending) {
+	if pending != nil && len(pending.Deliveries) > 0 {
+		run.RemotePending = pending
+		run.Warnings = append(run.Warnings, fmt.Sprintf("%d remote deliveries await reconciliation against the external sink's record (mailbench report --sink)", len(pending.Deliveries)))
+	}
+	if o.Shard.Whole() && o.StartAt.IsZero() && !o.externalSink() {
+		return
+	}
+	sh := o.Shard
+	if sh.Whole() {
+		sh = schedule.Shard{Index: 0, Count: 1}
+	}
+	run.Shard = &report.ShardInfo{Index: sh.Index, Count: sh.Count, RunID: runID, ConfigHash: ConfigHash(cfg),
+		StartAt: win.Start, ExternalSink: o.externalSink()}
+}
+
+// ConfigHash is the SHA-256 (hex) of the effective workload config, file
+// path aside: shards of one run must have run the same workload.
+func ConfigHash(cfg *workload.Config) string {
+	c := *cfg
+	c.File = ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		b = fmt.Appendf(nil, "%#v", c)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,286 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Runner drives one run: the session arrivals and the inbound mail stream,
+// through warm-up, measurement and ramp-down.
+type Runner struct {
+	Config *workload.Config
+	Users  []workload.User
+	// IMAP and SMTP are the client settings; their Observer is replaced by
+	// the Runner's Observer.
+	IMAP imapclient.Config
+	SMTP smtpclient.Config
+	// Inbound is where the inbound mail stream delivers; zero Address: SMTP.
+	Inbound smtpclient.Config
+	Gen     *message.Generator
+	// Observer receives every timed operation of every phase; the recorder
+	// decides which phase an observation belongs to from its start time.
+	Observer measure.Observer
+	// OnSent is told of every message a server accepted (delivery ledger).
+	OnSent func(measure.Submission)
+	// OnSeen is told of the messages a session saw in a user's INBOX.
+	OnSeen func(user string, infos []imapclient.MessageInfo, at time.Time)
+	// OnBodyRead is told of every body a read session fetched; a non-nil
+	// error (a corrupted body) is recorded as an Integrity error.
+	OnBodyRead func(user string, b imapclient.BodyInfo) error
+	// OnRejected is told of every message the server refused at submission.
+	OnRejected func()
+	// OnDeleted is told of the INBOX messages a cleanup session is about
+	// to delete (learned by an untimed FETCH before each STORE).
+	OnDeleted func(user string, infos []imapclient.MessageInfo)
+	// Window is the run's timeline, computed once by the caller and shared
+	// with the recorder; its Start is the arrivals' clock origin. Zero:
+	// the configured phases from the moment Run is called.
+	Window workload.Window
+	// RunID tags this run's message ids; 0 picks one from the clock.
+	RunID uint32
+	// Shard, when sharded, keeps this generator's share of the arrivals
+	// (both streams) and of the users (see schedule.Shard); recipients
+	// stay all of Users.
+	Shard schedule.Shard
+	// Progress, when set, is called about once a second with the counts so far.
+	Progress func(RunProgress)
+}
+
+// RunProgress is a snapshot for progress displays.
+type RunProgress struct {
+	Elapsed, Total time.Duration
+	Phase          workload.Phase
+	Active         int64
+	Sessions       schedule.Counts
+}
+
+// RunResult is what the Runner measured besides the operation timings.
+type RunResult struct {
+	Start          time.Time // the run's clock origin
+	MeasureStart   time.Time
+	MeasureEnd     time.Time
+	Ended          time.Time
+	Sessions       schedule.Counts // arrivals due in the measurement window
+	Inbound        schedule.Counts
+	SessionsByKind map[workload.SessionKind]int64 // started in the measurement window
+	SessionsFailed int64                          // ended early by an error (measurement window)
+	// SessionsLoggedIn connected and logged in (their first step
+	// succeeded); SessionsCompleted ran every step. Measurement window.
+	SessionsLoggedIn, SessionsCompleted int64
+	// SessionLateness and InboundLateness are how late the scheduler handed
+	// out each arrival due in the measurement window (schedule.Scheduler.Lateness).
+	SessionLateness, InboundLateness *hdrhistogram.Histogram
+	Stopped                          bool      // stop was requested before the end
+	StopAt                           time.Time // when arrivals ended (end of measurement, or the stop)
+	Users                            int       // simulated users
+	CutSessions                      int64     // sessions still running at the end of ramp-down
+	// SessionTime is the summed wall time of the sessions started in the
+	// measurement window, from hand-out to return: with Sessions.Started
+	// it gives the mean session length the server allowed.
+	SessionTime time.Duration
+	// Shards is how many shards the run is split into (1: a whole run).
+	Shards int
+}
+
+// Run runs the workload. Cancelling stop ends new arrivals at once (the run
+// then drains for the ramp-down grace and is marked Stopped); cancelling
+// kill cuts running sessions immediately.
+func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
+	cfg := r.Config
+	if len(r.Users) == 0 {
+		return nil, fmt.Errorf("no users")
+	}
+	if r.Shard.Users(len(r.Users)) == 0 {
+		return nil, fmt.Errorf("shard %v: fewer users (%d) than shards", r.Shard, len(r.Users))
+	}
+	sizes, err := workload.SizeDistribution(cfg.Messages.Sizes)
+	if err != nil {
+		return nil, err
+	}
+	rcpts, err := newRecipientPicker(cfg.Messages, cfg.Users.RemoteDomain)
+	if err != nil {
+		return nil, err
+	}
+	env := &sessionEnv{
+		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, inboundTo: r.Inbound, gen: r.Gen,
+		runID: r.RunID, sizes: sizes, rcpts: rcpts,
+		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected, onDeleted: r.OnDeleted,
+	}
+	if env.runID == 0 {
+		env.runID = NewRunID()
+	}
+	env.folders = append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...)
+
+	win := r.Window
+	if win.Start.IsZero() {
+		win = cfg.Phases.Window(time.Now())
+	}
+	start := win.Start
+	warm, end := win.Offset(win.MeasureStart), win.Offset(win.MeasureEnd)
+	ramp := win.RampdownEnd.Sub(win.MeasureEnd)
+	res := &RunResult{Users: r.Shard.Users(len(r.Users)), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
+	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
+
+	// sessionCtx is cut at the end of ramp-down, or at once by kill.
+	sessionCtx, cut := context.WithCancel(kill)
+	defer cut()
+	// arrivals stop at the end of measurement or on stop.
+	arrivals, stopArrivals := context.WithCancel(stop)
+	defer stopArrivals()
+
+	mix, err := workload.SessionMix(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool := newUserPool(r.Shard.Users(len(r.Users)))
+	var mu sync.Mutex
+	var failed, loggedIn, completed, sessionNanos atomic.Int64
+	target := cfg.TargetRate()
+	sessions := &schedule.Scheduler{
+		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
+		MaxConcurrent: cfg.Load.MaxConcurrent,
+		LateTolerance: cfg.Load.LateTolerance.Duration,
+		Counted:       inWindow,
+		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
+			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
+			kind := mix.Pick(rng)
+			ui, ok := pool.acquire(r.Shard.Local(rng.IntN(len(r.Users)), len(r.Users)))
+			if !ok {
+				return nil, false
+			}
+			counted := inWindow(a.Offset)
+			if counted {
+				mu.Lock()
+				res.SessionsByKind[kind]++
+				mu.Unlock()
+			}
+			return func(ctx context.Context) {
+				defer pool.release(ui)
+				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng)
+				if !counted {
+					return
+				}
+				sessionNanos.Add(int64(time.Since(a.Actual)))
+				if in {
+					loggedIn.Add(1)
+				}
+				switch {
+				case err == nil:
+					completed.Add(1)
+				case ctx.Err() == nil: // not cut by mailbench
+					failed.Add(1)
+				}
+			}, true
+		},
+	}
+	inbound := &schedule.Scheduler{
+		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.ArrivalSeed(), 1).Partition(r.Shard),
+		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
+		LateTolerance: cfg.Load.LateTolerance.Duration,
+		Counted:       inWindow,
+		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
+			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
+			return func(ctx context.Context) { _, _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
+		},
+	}
+	if r.Observer == nil {
+		r.Observer = measure.Discard
+	}
+	if env.inboundTo.Address == "" {
+		env.inboundTo = r.SMTP
+	}
+	env.imap.Observer, env.smtp.Observer, env.inboundTo.Observer, env.obs = r.Observer, r.Observer, r.Observer, r.Observer
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); sessions.Run(arrivals, sessionCtx, start, end) }()
+	go func() { defer wg.Done(); inbound.Run(arrivals, sessionCtx, start, end) }()
+
+	// Progress ticker: stops when both schedulers have returned.
+	done := make(chan struct{})
+	if r.Progress != nil {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					now := time.Now()
+					el, phase := now.Sub(start), win.PhaseAt(now)
+					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
+						Active: sessions.Active() + inbound.Active(), Sessions: sessions.Counts()})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// The schedulers return as soon as the next arrival falls after the
+	// window; at a low rate that can be long before its end. The window
+	// is the window: wait for its end (or the stop) before ramp-down.
+	waitUntil(stop, kill, win.MeasureEnd)
+	res.StopAt = time.Now()
+	res.Stopped = stop.Err() != nil
+
+	// Ramp-down: no new sessions; running ones get the grace period.
+	drained := make(chan struct{})
+	go func() { sessions.Wait(); inbound.Wait(); close(drained) }()
+	grace := time.NewTimer(ramp)
+	select {
+	case <-drained:
+	case <-grace.C:
+		res.CutSessions = sessions.Active() + inbound.Active()
+		cut()
+		<-drained
+	case <-kill.Done():
+		res.CutSessions = sessions.Active() + inbound.Active()
+		cut()
+		<-drained
+	}
+	grace.Stop()
+	close(done)
+	res.Ended = time.Now()
+	res.Sessions = sessions.Counts()
+	res.Inbound = inbound.Counts()
+	res.SessionsFailed = failed.Load()
+	res.SessionTime = time.Duration(sessionNanos.Load())
+	res.Shards = max(r.Shard.Count, 1)
+	res.SessionsLoggedIn, res.SessionsCompleted = loggedIn.Load(), completed.Load()
+	res.SessionLateness, res.InboundLateness = sessions.Lateness(), inbound.Lateness()
+	return res, nil
+}
+
+// waitUntil returns at t, or earlier when stop or kill is done.
+func waitUntil(stop, kill context.Context, t time.Time) {
+	d := time.Until(t)
+	if d <= 0 || stop.Err() != nil || kill.Err() != nil {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-stop.Done():
+	case <-kill.Done():
+	}
+}
+
+// NewRunID returns a run id for message ids, from the clock: runs of the
+// same seed must not confuse each other's mail on a server that keeps it.
+func NewRunID() uint32 {
+	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d61696c)).Uint32() | 1
+}
