@@ -205,11 +205,9 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 
 	var conn net.Conn = raw
-	// Nagle is on for the first exchange after the handshake (the greeting
-	// and CAPABILITY), not during it: otherwise a server that sends its TLS
-	// 1.3 tickets in two writes stalls 40 ms on a delayed ACK, and during
-	// the handshake it would hold Go's second ClientHello after a
-	// HelloRetryRequest for as long (package nagle).
+	// Nagle is on for the first exchange after a full handshake (the
+	// greeting and CAPABILITY), not during it nor after a resumed one, so
+	// that no delayed ACK stalls the connect 40 ms (package nagle).
 	release := func() {}
 	defer func() { release() }()
 	var prefix []byte
@@ -223,7 +221,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
-		release = nagle.Hold(raw)
+		release = nagle.AfterHandshake(raw, tc)
 		bd.TLS = time.Since(t0)
 		bd.Handshake = bd.TLS
 		bd.TLSUsed = true
@@ -245,7 +243,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
-		release = nagle.Hold(raw)
+		release = nagle.AfterHandshake(raw, tc)
 		bd.Handshake = time.Since(th)
 		bd.TLS = time.Since(t1)
 		bd.TLSUsed = true

@@ -3,6 +3,7 @@ package imapclient
 import (
 	"context"
 	"crypto/tls"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,8 +55,9 @@ func TestTLSFailures(t *testing.T) {
 // TestNagleOverTheHandshake: Nagle is on for the first exchange after the
 // TLS handshake (STARTTLS: the CAPABILITY; implicit TLS: the greeting,
 // when the client has to write nothing for it) and off during the
-// handshake, here one with a HelloRetryRequest, and for the rest of the
-// session (package internal/nagle).
+// handshake, here one with a HelloRetryRequest, for the rest of the
+// session, and throughout a connect whose handshake resumed a session
+// (package internal/nagle).
 func TestNagleOverTheHandshake(t *testing.T) {
 	mt := startMem(t, 0)
 	for _, mode := range []TLSMode{TLSStartTLS, TLSImplicit} {
@@ -65,12 +67,23 @@ func TestNagleOverTheHandshake(t *testing.T) {
 				addr = mt.tlsAddr
 			}
 			dial, last := testutil.NagleDial()
-			c, err := Connect(context.Background(), Config{Address: addr, TLS: mode, TLSConfig: mt.client.Clone(), Timeout: 5 * time.Second, DialContext: dial}, testUser, testPassword)
+			cfg := Config{Address: addr, TLS: mode, TLSConfig: mt.client.Clone(), Timeout: 5 * time.Second, DialContext: dial}
+			cfg.TLSConfig.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+			c, err := Connect(context.Background(), cfg, testUser, testPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Close()
 			w := last().Writes()
+			// A resumed handshake: Nagle stays off throughout.
+			c, err = Connect(context.Background(), cfg, testUser, testPassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			if resumed, w2 := c.Breakdown().Resumed, last().Writes(); !resumed || slices.Contains(w2, true) {
+				t.Errorf("second connect resumed %v, writes (Nagle on?) %v: want resumed, and Nagle off after a resumed handshake", resumed, w2)
+			}
 			if total, withNagle := last().HandshakeWrites(); total != 3 || withNagle != 0 {
 				t.Errorf("%d clear-text handshake writes, %d of them with Nagle on: want 3 (a HelloRetryRequest), none with Nagle", total, withNagle)
 			}

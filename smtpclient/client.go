@@ -314,11 +314,9 @@ func (c *Client) connect(ctx context.Context) error {
 	c.breakdown.TCP = time.Since(t)
 
 	var netConn net.Conn = c.conn
-	// Nagle is on for the first EHLO after the handshake, not during it:
-	// otherwise a server that sends its TLS 1.3 tickets in two writes
-	// stalls 40 ms on a delayed ACK, and during the handshake it would hold
-	// Go's second ClientHello after a HelloRetryRequest for as long
-	// (package nagle).
+	// Nagle is on for the first EHLO after a full handshake, not during it
+	// nor after a resumed one, so that no delayed ACK stalls the connect 40
+	// ms (package nagle).
 	release := func() {}
 	defer func() { release() }()
 	if cfg.TLS == TLSImplicit {
@@ -326,7 +324,7 @@ func (c *Client) connect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		release = nagle.Hold(raw)
+		release = nagle.AfterHandshake(raw, tc)
 		netConn = tc
 	}
 
@@ -359,7 +357,7 @@ func (c *Client) connect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		release = nagle.Hold(raw)
+		release = nagle.AfterHandshake(raw, tc)
 		netConn = tc
 	} else if n := br.Buffered(); n > 0 {
 		extra, _ := br.Peek(n)

@@ -454,8 +454,9 @@ func TestSendGeneratedMessage(t *testing.T) {
 // the TLS handshake, as OpenSSL clients have it (without it Postfix stalls
 // that EHLO 40 ms on a delayed ACK), and off (TCP_NODELAY) during the
 // handshake, here one with a HelloRetryRequest (with it Go's second
-// ClientHello waits 40 ms), and after the EHLO (internal/nagle,
-// docs/tls.md).
+// ClientHello waits 40 ms), after the EHLO, and throughout a connect whose
+// handshake resumed a session (Postfix would stall its EHLO 40 ms)
+// (internal/nagle, docs/tls.md).
 func TestNagleOverTheHandshake(t *testing.T) {
 	serverTLS, clientTLS := testCert(t)
 	// P-256 only, as Cyrus' default: the server answers Go's ClientHello
@@ -463,6 +464,8 @@ func TestNagleOverTheHandshake(t *testing.T) {
 	serverTLS.CurvePreferences = []tls.CurveID{tls.CurveP256}
 	for _, mode := range []TLSMode{TLSStartTLS, TLSImplicit} {
 		t.Run(string(mode), func(t *testing.T) {
+			clientTLS := clientTLS.Clone()
+			clientTLS.ClientSessionCache = tls.NewLRUClientSessionCache(1)
 			addr := startServer(t, &backend{}, mode, serverTLS)
 			dial, last := testutil.NagleDial()
 			c := connect(t, Config{Address: addr, TLS: mode, TLSConfig: clientTLS, DialContext: dial, Timeout: 5 * time.Second})
@@ -488,6 +491,12 @@ func TestNagleOverTheHandshake(t *testing.T) {
 			if len(after) == 0 || slices.Contains(after, true) {
 				t.Errorf("writes after Connect (Nagle on?) %v: TCP_NODELAY was not restored", after)
 			}
+			// A resumed handshake: Nagle stays off throughout.
+			c = connect(t, Config{Address: addr, TLS: mode, TLSConfig: clientTLS, DialContext: dial, Timeout: 5 * time.Second})
+			if resumed, w := c.Breakdown().Resumed, last().Writes(); !resumed || slices.Contains(w, true) {
+				t.Errorf("second connect resumed %v, writes (Nagle on?) %v: want resumed, and Nagle off after a resumed handshake", resumed, w)
+			}
+			c.Quit(context.Background())
 		})
 	}
 }

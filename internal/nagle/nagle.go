@@ -17,6 +17,12 @@
 // done, TCP_NODELAY is restored: the rest of the session is
 // request-response and gains nothing from Nagle.
 //
+// Only after a full handshake: after a resumed one, Postfix (OpenSSL, one
+// ticket) sends nothing on the client's Finished until the first command
+// comes, so a command held by Nagle waits for the server's delayed ACK of
+// the Finished, 40 ms. OpenSSL-based clients stall there (Python's, 42-45
+// ms); mailbench keeps TCP_NODELAY and does not.
+//
 // Not during the handshake: after a HelloRetryRequest (a server that wants
 // another key share than Go's first, as Cyrus with its default P-256),
 // Go writes its ChangeCipherSpec and its second ClientHello apart, where
@@ -25,6 +31,7 @@
 package nagle
 
 import (
+	"crypto/tls"
 	"net"
 )
 
@@ -73,4 +80,16 @@ func find(conn net.Conn) tcpConn {
 		}
 	}
 	return nil
+}
+
+// AfterHandshake turns Nagle on for the first exchange after tc's
+// handshake, made over raw, when that handshake was a full one (see the
+// package comment), and returns the function that turns it off again; after
+// a resumed handshake it does nothing. It doesn't perform I/O other than
+// the socket options.
+func AfterHandshake(raw net.Conn, tc *tls.Conn) (release func()) {
+	if tc.ConnectionState().DidResume {
+		return func() {}
+	}
+	return Hold(raw)
 }
