@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -49,7 +49,7 @@ func htmlFixtureRun() *Run {
 		r.Timeline = append(r.Timeline, mkPoint(t0.Add(time.Minute+time.Duration(i)*10*time.Second), 10*time.Second,
 			int64(30+5*math.Sin(x/4)), fps...))
 	}
-	r.Delivery = &ledger.Reconciliation{Sent: 401, Accepted: 400, Rejected: 1, AcceptedBytes: 3355443,
+	r.Delivery = &delivery.Reconciliation{Sent: 401, Accepted: 400, Rejected: 1, AcceptedBytes: 3355443,
 		LocalDeliveries: 420, RemoteDeliveries: 60, DeliveredLocal: 420, RelayedRemote: 60}
 	r.DeliveryChecks = &CheckerSummary{Checks: 120, Commands: 480}
 	part := func(n, p50, p95 int64) metrics.PartStats {

@@ -13,8 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -48,16 +47,16 @@ type jsonRun struct {
 	Generator      *jsonGenerator           `json:"generator,omitempty"`
 	Sink           jsonSink                 `json:"sink"`
 	Warnings       []string                 `json:"warnings"`
-	Delivery       *ledger.Reconciliation   `json:"delivery,omitempty"`
+	Delivery       *delivery.Reconciliation `json:"delivery,omitempty"`
 	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
-	ServerClock    *idlewatch.ClockCheck    `json:"server_clock,omitempty"`
+	ServerClock    *delivery.ClockCheck     `json:"server_clock,omitempty"`
 	DeliveryTiming string                   `json:"delivery_timing,omitempty"`
 	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
 	Compliance     jsonTable                `json:"compliance"`
 	Functions      []jsonFunction           `json:"functions"`
 	Timeline       []jsonPoint              `json:"timeline,omitempty"`
 	Shard          *jsonShard               `json:"shard,omitempty"`
-	RemotePending  *ledger.Pending          `json:"remote_pending,omitempty"`
+	RemotePending  *delivery.Pending        `json:"remote_pending,omitempty"`
 }
 
 type jsonTarget struct {

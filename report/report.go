@@ -21,8 +21,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -140,13 +139,13 @@ type Run struct {
 	// Delivery is the reconciliation of what was sent with what arrived
 	// (nil when not measured); lost, duplicated or corrupted mail fails
 	// the run whatever the table says.
-	Delivery *ledger.Reconciliation
+	Delivery *delivery.Reconciliation
 	// DeliveryChecks is what the delivery checker cost the server (its
 	// commands are not in the function timings).
 	DeliveryChecks *CheckerSummary
 	// ServerClock is the server's clock against mailbench's (nil when not
 	// checked), which INTERNALDATE-based delivery times depend on.
-	ServerClock *idlewatch.ClockCheck
+	ServerClock *delivery.ClockCheck
 	// DeliveryTiming states how local deliveries were timed and to what
 	// resolution ("" when not measured).
 	DeliveryTiming string
@@ -163,7 +162,7 @@ type Run struct {
 	// the merge of all shards); RemotePending holds its remote deliveries
 	// to reconcile against an external sink (see shard.go).
 	Shard         *ShardInfo
-	RemotePending *ledger.Pending
+	RemotePending *delivery.Pending
 }
 
 // InboundSummary counts the inbound mail stream's arrivals due in the
@@ -426,7 +425,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.Warnings = append(m.Warnings, r.Warnings...)
 		if r.Delivery != nil {
 			if m.Delivery == nil {
-				m.Delivery = &ledger.Reconciliation{}
+				m.Delivery = &delivery.Reconciliation{}
 			}
 			*m.Delivery = m.Delivery.Add(*r.Delivery)
 		}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/smtpsink"
 )
 
 // ShardInfo identifies one shard of a sharded run (docs/distributed.md):
@@ -111,7 +110,7 @@ func checkShardSet(runs []*Run) error {
 // relayed counts lost because it reached another process than its sender.
 // The merged run's sink figures are the sink's. It doesn't modify its
 // arguments.
-func MergeWithSink(sink *smtpsink.SinkReport, runs ...*Run) (*Run, error) {
+func MergeWithSink(sink *delivery.SinkReport, runs ...*Run) (*Run, error) {
 	if sink == nil {
 		return nil, errors.New("merge: no sink report")
 	}
@@ -132,7 +131,7 @@ func MergeWithSink(sink *smtpsink.SinkReport, runs ...*Run) (*Run, error) {
 		if err := stats.MergeSnapshot(r.Functions); err != nil {
 			return nil, fmt.Errorf("merge: run %d: %w", i, err)
 		}
-		d := r.Delivery.Add(ledger.ReconcileSink(r.RemotePending, sink.Arrivals, stats))
+		d := r.Delivery.Add(delivery.ReconcileSink(r.RemotePending, sink.Arrivals, stats))
 		c.Delivery, c.Functions, c.RemotePending = &d, stats.Snapshot(), nil
 	}
 	m, err := Merge(out...)

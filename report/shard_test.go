@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 )
 
 func shardRuns(n int) []*Run {
@@ -14,7 +14,7 @@ func shardRuns(n int) []*Run {
 	var runs []*Run
 	for i := range n {
 		runs = append(runs, &Run{Name: "x", Seed: 7, SessionsStarted: 10, SessionsByType: map[string]int64{"send": int64(i + 1)},
-			Delivery: &ledger.Reconciliation{RemoteDeliveries: 3, PendingRemote: 3},
+			Delivery: &delivery.Reconciliation{RemoteDeliveries: 3, PendingRemote: 3},
 			Shard:    &ShardInfo{Index: i, Count: n, RunID: 0x1000 | uint32(i), ConfigHash: "abc", StartAt: at, ExternalSink: true}})
 	}
 	return runs
@@ -48,7 +48,7 @@ func TestMergeChecksShardsAreOneRun(t *testing.T) {
 
 func TestShardJSONRoundTrip(t *testing.T) {
 	r := shardRuns(2)[1]
-	r.RemotePending = &ledger.Pending{RunID: 0x1001, Deliveries: []ledger.PendingDelivery{{Seq: 1, Key: 9, Accepted: 5}}}
+	r.RemotePending = &delivery.Pending{RunID: 0x1001, Deliveries: []delivery.PendingDelivery{{Seq: 1, Key: 9, Accepted: 5}}}
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)

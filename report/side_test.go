@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 )
 
 func TestWriteSideBySideGolden(t *testing.T) {
 	good := compliantRun()
-	good.Delivery = &ledger.Reconciliation{Lost: 0, Duplicated: 1, Corrupted: 0}
+	good.Delivery = &delivery.Reconciliation{Lost: 0, Duplicated: 1, Corrupted: 0}
 	bad := failingRun()
 	var buf bytes.Buffer
 	if err := WriteSideBySide(&buf, []*Run{good, bad}, []string{"dovecot-2.3", ""}); err != nil {

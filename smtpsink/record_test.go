@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/delivery"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -22,7 +24,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err := r.WriteJSON(&buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSinkReport(&buf)
+	got, err := delivery.ReadSinkReport(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,20 +35,20 @@ func TestRecordRoundTrip(t *testing.T) {
 		g := got.Arrivals[i]
 		var keys []uint32
 		for _, to := range a.Recipients {
-			keys = append(keys, RecipientKey(to))
+			keys = append(keys, delivery.RecipientKey(to))
 		}
 		if keys == nil {
 			keys = []uint32{}
 		}
-		want := RecordedArrival{ID: a.ID, Received: a.Received, Corrupt: a.Sum != "" && a.Sum != a.BodySum, Recipients: keys}
+		want := delivery.RecordedArrival{ID: a.ID, Received: a.Received, Corrupt: a.Sum != "" && a.Sum != a.BodySum, Recipients: keys}
 		if !g.Received.Equal(want.Received) || g.ID != want.ID || g.Corrupt != want.Corrupt || !reflect.DeepEqual(g.Recipients, want.Recipients) {
 			t.Errorf("arrival %d: got %+v, want %+v", i, g, want)
 		}
 	}
-	if RecipientKey("B@Remote.example") != RecipientKey("b@remote.example") {
-		t.Error("RecipientKey is case sensitive")
+	if delivery.RecipientKey("B@Remote.example") != delivery.RecipientKey("b@remote.example") {
+		t.Error("delivery.RecipientKey is case sensitive")
 	}
-	if _, err := ReadSinkReport(bytes.NewReader([]byte(`{"tool":"mailbench-sink","schema_version":1,"started":"2026-01-01T00:00:00Z","ended":"2026-01-01T00:00:00Z","arrival_count":1,"arrivals":""}`))); err == nil {
+	if _, err := delivery.ReadSinkReport(bytes.NewReader([]byte(`{"tool":"mailbench-sink","schema_version":1,"started":"2026-01-01T00:00:00Z","ended":"2026-01-01T00:00:00Z","arrival_count":1,"arrivals":""}`))); err == nil {
 		t.Error("a record that lost its arrivals was read")
 	}
 }

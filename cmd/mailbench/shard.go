@@ -6,10 +6,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/smtpsink"
 )
 
 // shardFlags are run's flags for one shard of a sharded run
@@ -73,7 +73,7 @@ func (f reportSinkFlags) mergeWithSink(runs []*report.Run) (*report.Run, bool, e
 		return nil, true, usage(err)
 	}
 	defer fh.Close()
-	sr, err := smtpsink.ReadSinkReport(fh)
+	sr, err := delivery.ReadSinkReport(fh)
 	if err != nil {
 		return nil, true, usage(fmt.Errorf("%s: %w", f.SinkReport, err))
 	}

@@ -26,6 +26,9 @@ const module = "github.com/mailbench/mailbench/"
 var stage = map[string]int{
 	// 0: vocabulary and leaf libraries every stage may use.
 	"measure": 0, "configs": 0, "internal/msgsum": 0, "internal/message": 0,
+	// delivery accounting as data, which the sink, the ledger and the
+	// report share.
+	"delivery": 0,
 	// 1: the workload's definition: config model, plan, population.
 	"workload": 1, "internal/plan/population": 1,
 	// 2: when sessions start.
@@ -63,6 +66,7 @@ var api = map[string]string{
 	"metrics":    "per-function HDR histograms and counters, and their time series",
 	"compliance": "the compliance rules and the verdict over a run's figures",
 	"report":     "a run's result: the model, its JSON, merge, text, HTML and side-by-side",
+	"delivery":   "delivery accounting as data: reconciliation, pending remote deliveries, the sink's record",
 	"configs":    "the shipped workload files",
 }
 
@@ -244,6 +248,33 @@ func TestAPIHasExamples(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("library package %s has no Example function in its tests", name)
+		}
+	}
+}
+
+// protocolCode are the packages that speak IMAP or SMTP, or run the
+// machinery that does: reading a report must link none of them.
+var protocolCode = []string{
+	"github.com/emersion/", module + "internal/goimap", module + "internal/gosmtp",
+	module + "imapclient", module + "smtpclient", module + "smtpsink", module + "internal/demo",
+	module + "internal/delivery/", module + "internal/run/",
+}
+
+// TestReportNeedsNoProtocol: the report model and its renderers (and the
+// delivery data they hold) depend on no protocol code, so that a program
+// that reads, merges or renders reports links no IMAP or SMTP stack.
+func TestReportNeedsNoProtocol(t *testing.T) {
+	for _, pkg := range []string{"report", "delivery", "compliance", "metrics"} {
+		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, p := range protocolCode {
+				if strings.HasPrefix(dep, p) {
+					t.Errorf("%s depends on %s: the result model must not link protocol code", pkg, dep)
+				}
+			}
 		}
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/metrics"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -82,7 +82,7 @@ func (f *fakeServer) run(stop, kill context.Context, cfg *workload.Config) (*rep
 		TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved,
 		SessionsPerUserHour: 4.8, Users: int(math.Ceil(rate / 4.8)), EquivalentUsers: math.Ceil(rate / 4.8),
 		SessionsStarted: int64(achieved / 60), SessionsLate: 2,
-		Delivery:  &ledger.Reconciliation{},
+		Delivery:  &delivery.Reconciliation{},
 		Functions: stats,
 	}
 	if rate > f.capacity*1.1 {

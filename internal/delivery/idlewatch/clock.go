@@ -5,39 +5,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/workload"
 )
-
-// ClockCheck compares the server's clock with mailbench's: INTERNALDATE
-// based delivery times are off by the skew.
-type ClockCheck struct {
-	// SkewMs is the server's clock minus mailbench's, in milliseconds: the
-	// probe's INTERNALDATE (taken at mid-second) minus the middle of its
-	// APPEND.
-	SkewMs int64 `json:"skew_ms"`
-	// UncertaintyMs bounds the error of SkewMs: half a second (the
-	// INTERNALDATE's resolution) plus half the APPEND's round trip.
-	UncertaintyMs int64 `json:"uncertainty_ms"`
-	// Method says how it was measured.
-	Method string `json:"method"`
-}
-
-// String renders c for the report's header.
-func (c ClockCheck) String() string {
-	return fmt.Sprintf("%+.1f s ±%.1f s (server − mailbench, %s)", float64(c.SkewMs)/1000, float64(c.UncertaintyMs)/1000, c.Method)
-}
 
 // ProbeClock APPENDs a small probe message, without a date, to mailbox of
 // user u, reads back the INTERNALDATE the server gave it, and deletes it
 // again (UID STORE \Deleted and, with UIDPLUS, UID EXPUNGE; without
 // UIDPLUS it stays flagged \Deleted). Every command has cfg's deadline;
 // none is timed.
-func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mailbox string) (ClockCheck, error) {
+func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mailbox string) (delivery.ClockCheck, error) {
 	cfg.Observer, cfg.Unilateral = nil, nil
 	cl, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
 	if err != nil {
-		return ClockCheck{}, err
+		return delivery.ClockCheck{}, err
 	}
 	defer cl.Close()
 	id := fmt.Sprintf("clock-probe-%d", time.Now().UnixNano())
@@ -47,11 +29,11 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 	uid, err := cl.Append(ctx, mailbox, msg, nil, time.Time{})
 	t1 := time.Now()
 	if err != nil {
-		return ClockCheck{}, err
+		return delivery.ClockCheck{}, err
 	}
 	mb, err := cl.SelectFolder(ctx, mailbox)
 	if err != nil {
-		return ClockCheck{}, err
+		return delivery.ClockCheck{}, err
 	}
 	var infos []imapclient.MessageInfo
 	if uid != 0 {
@@ -60,7 +42,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 		infos, err = cl.FetchIDs(ctx, mb.Messages, mb.Messages)
 	}
 	if err != nil {
-		return ClockCheck{}, err
+		return delivery.ClockCheck{}, err
 	}
 	var idate time.Time
 	for _, mi := range infos {
@@ -69,7 +51,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 		}
 	}
 	if idate.IsZero() {
-		return ClockCheck{}, fmt.Errorf("deliverywatch: clock probe: the appended probe was not found in %s", mailbox)
+		return delivery.ClockCheck{}, fmt.Errorf("deliverywatch: clock probe: the appended probe was not found in %s", mailbox)
 	}
 	if uid != 0 && cl.UIDStore(ctx, uid) == nil && cl.Caps().Has("UIDPLUS") {
 		_ = cl.UIDExpunge(ctx, uid)
@@ -80,7 +62,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 	if server.Nanosecond() == 0 {
 		server = server.Add(500 * time.Millisecond)
 	}
-	return ClockCheck{
+	return delivery.ClockCheck{
 		SkewMs:        server.Sub(mid).Milliseconds(),
 		UncertaintyMs: (500*time.Millisecond + t1.Sub(t0)/2).Milliseconds(),
 		Method:        "APPEND probe to " + mailbox,

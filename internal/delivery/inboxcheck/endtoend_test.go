@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
@@ -200,7 +201,7 @@ func TestEndToEndFaults(t *testing.T) {
 
 	l.Finish()
 	got := l.Reconcile()
-	want := ledger.Reconciliation{
+	want := delivery.Reconciliation{
 		Sent: nMsgs + 1, Accepted: nMsgs, Rejected: 1, AcceptedBytes: got.AcceptedBytes,
 		LocalDeliveries: nMsgs, RemoteDeliveries: nMsgs / remoteEvery,
 		DeliveredLocal: nMsgs - 4, RelayedRemote: nMsgs/remoteEvery - 2,

@@ -22,7 +22,7 @@
 //   - its announcement (Announced): a watched INBOX (deliverywatch, IMAP
 //     IDLE or a fast poll) reported the EXISTS that made it visible;
 //     delivery = max(announcedAt − acceptance, 0), to the millisecond
-//     (Reconciliation.TimedByAnnouncement);
+//     (delivery.Reconciliation.TimedByAnnouncement);
 //
 //   - its INTERNALDATE, the server's own arrival stamp, which IMAP gives
 //     in whole seconds, truncated: the ledger takes the middle of that
@@ -36,7 +36,7 @@
 //     (TimedByObservation).
 //
 // A delivery already timed keeps its time. A delivery whose time exceeds
-// the delivery limit (SetLimits) is late (Reconciliation.LateLocal,
+// the delivery limit (SetLimits) is late (delivery.Reconciliation.LateLocal,
 // LateRemote): it was found, and it is not lost.
 //
 // Delivery Time (remote) is from acceptance until the sink received the
@@ -74,7 +74,7 @@
 // anything else saw it. They report what they are about to delete
 // (Deleted, from an untimed FETCH of the messages' X-Mailbench-Id before
 // the STORE): such a delivery counts as deleted by the workload
-// (Reconciliation.DeletedByWorkload), not lost, and has no delivery time.
+// (delivery.Reconciliation.DeletedByWorkload), not lost, and has no delivery time.
 //
 // Nothing in this package performs I/O except the Checker.
 package ledger

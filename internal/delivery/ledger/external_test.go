@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/smtpsink"
 )
 
 func TestExternalSinkReconciliation(t *testing.T) {
@@ -28,24 +28,24 @@ func TestExternalSinkReconciliation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Pending
+	var back delivery.Pending
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.RunID != run || len(back.Deliveries) != 4 || back.Deliveries[3].Seq != 5000 || back.Deliveries[3].Accepted != t0.Add(time.Second).UnixNano() {
 		t.Fatalf("round trip: %+v", back)
 	}
-	if remoteKey("A@Remote.example") != smtpsink.RecipientKey("a@remote.example") {
+	if remoteKey("A@Remote.example") != delivery.RecipientKey("a@remote.example") {
 		t.Fatal("the ledger's and the sink's recipient keys differ")
 	}
 	keys := func(addrs ...string) []uint32 {
 		var k []uint32
 		for _, a := range addrs {
-			k = append(k, smtpsink.RecipientKey(a))
+			k = append(k, delivery.RecipientKey(a))
 		}
 		return k
 	}
-	arr := []smtpsink.RecordedArrival{
+	arr := []delivery.RecordedArrival{
 		{ID: message.NewID(run, 1), Received: t0.Add(2 * time.Second), Recipients: keys("a@remote.example")},
 		{ID: message.NewID(run, 1), Received: t0.Add(3 * time.Second), Recipients: keys("a@remote.example", "b@remote.example")}, // a again: duplicate
 		{ID: message.NewID(run, 2), Received: t0.Add(time.Second), Corrupt: true, Recipients: keys("c@remote.example")},
@@ -53,7 +53,7 @@ func TestExternalSinkReconciliation(t *testing.T) {
 		{ID: message.NewID(run^1, 5000), Received: t0, Recipients: keys("d@remote.example")}, // another shard's
 	}
 	var n int
-	d := ReconcileSink(&back, arr, measure.ObserverFunc(func(o measure.Observation) {
+	d := delivery.ReconcileSink(&back, arr, measure.ObserverFunc(func(o measure.Observation) {
 		if o.Function != measure.DeliveryRemote {
 			t.Errorf("observation of %s", o.Function)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -105,7 +106,7 @@ type Ledger struct {
 	// external: remote mail reaches a sink in another process
 	// (SetExternalSink); its deliveries are reconciled later, not missing.
 	external bool
-	c        Reconciliation
+	c        delivery.Reconciliation
 	// limitLocal and limitRemote are the delivery limits (ns; 0: none):
 	// a delivery timed above its limit is late.
 	limitLocal, limitRemote int64
@@ -113,7 +114,7 @@ type Ledger struct {
 
 // SetLimits sets the delivery limits (compliance.delivery_limit, or the
 // Delivery Time rows' own limits): a delivery whose delivery time exceeds
-// its limit is counted late (Reconciliation.LateLocal, LateRemote), and
+// its limit is counted late (delivery.Reconciliation.LateLocal, LateRemote), and
 // Outstanding reports when the last unfound delivery's limit passes. Zero
 // means no limit. Call it before the first Accepted.
 func (l *Ledger) SetLimits(local, remote time.Duration) {
@@ -124,7 +125,7 @@ func (l *Ledger) SetLimits(local, remote time.Duration) {
 
 // New returns the ledger of run runID. userAddrs are the addresses of all
 // local users (recipients outside it are not accounted for: see
-// Reconciliation.UnknownRecipients). obs receives the Delivery Time
+// delivery.Reconciliation.UnknownRecipients). obs receives the Delivery Time
 // observations; nil discards them.
 func New(runID uint32, userAddrs []string, obs measure.Observer) *Ledger {
 	if obs == nil {
@@ -167,7 +168,7 @@ func remoteKey(addr string) uint32 {
 }
 
 func (l *Ledger) ours(id string) (uint64, bool) {
-	run, seq, ok := ParseID(id)
+	run, seq, ok := delivery.ParseID(id)
 	return seq, ok && run == l.runID
 }
 
@@ -525,7 +526,7 @@ func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, out []measure.O
 // Deleted records that a cleanup session of user is about to delete (STORE
 // \Deleted, then EXPUNGE) the INBOX messages infos. A delivery of this
 // run among them that nothing has seen yet is counted as deleted by the
-// workload (Reconciliation.DeletedByWorkload): it was delivered (the
+// workload (delivery.Reconciliation.DeletedByWorkload): it was delivered (the
 // cleanup found it), it is not lost, and it has no delivery time. If it
 // is seen after all (the deletion failed), it counts as seen instead.
 func (l *Ledger) Deleted(user string, infos []imapclient.MessageInfo) {
@@ -742,7 +743,7 @@ func (l *Ledger) SetExternalSink() {
 // Finish ends the accounting: every local delivery seen but never timed by
 // an INTERNALDATE gets its Delivery Time (local) observation now, with the
 // time of its first sighting as an upper bound (counted in
-// Reconciliation.TimedByObservation). Every delivery still missing (local:
+// delivery.Reconciliation.TimedByObservation). Every delivery still missing (local:
 // looked for and not found, remote: not arrived at this run's sink) gets a
 // Delivery Time observation of the time it has waited so far, a lower
 // bound above its limit: not delivered within the limit, it counts as non-compliant in
@@ -856,7 +857,7 @@ func (l *Ledger) missingLocal(m *msgRec, r *rcptRec) bool {
 
 // Reconcile returns the counts so far. Lost is what is still unseen: call it
 // after ramp-down, the settle phase and Finish for the final figures.
-func (l *Ledger) Reconcile() Reconciliation {
+func (l *Ledger) Reconcile() delivery.Reconciliation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.c

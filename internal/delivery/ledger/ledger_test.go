@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/mailbench/mailbench/imapclient"
@@ -68,7 +69,7 @@ func TestLedgerScenarios(t *testing.T) {
 		finish bool
 		// unlooked: the checker never looked through the INBOXes
 		unlooked bool
-		want     Reconciliation
+		want     delivery.Reconciliation
 		obs      []obsWant
 	}{
 		{
@@ -78,7 +79,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Looked(u2, at(5)) // before the acceptance: no look for this message
 			},
 			unlooked: true, finish: true,
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, Unverified: 2},
+			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, Unverified: 2},
 		},
 		{
 			name: "looked for and not found: missing, with a Delivery Time observation of the wait",
@@ -86,7 +87,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}, "a@remote.test"))
 			},
 			finish: true,
-			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
+			want:   delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), -1}, {measure.DeliveryRemote, at(10), -1}},
 		},
 		{
@@ -95,7 +96,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(12))}, at(100))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}},
 		},
 		{
@@ -104,7 +105,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10.7), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(10))}, at(11))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10.7), 0}},
 		},
 		{
@@ -113,7 +114,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(99))}, at(13))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(3)}},
 		},
 		{
@@ -124,7 +125,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11))}, at(30))
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 3, at(14))}, at(30))
 			},
-			want: Reconciliation{TimedByInternalDate: 2, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
+			want: delivery.Reconciliation{TimedByInternalDate: 2, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}, {measure.DeliveryLocal, at(10), sec(4.5)}},
 		},
 		{
@@ -134,7 +135,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(20))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(30))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
@@ -144,7 +145,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Rejected(2)
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 1, at(10))}, at(20))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
 				DeliveredLocal: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
 			obs: []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
@@ -163,7 +164,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal("stranger@example.test", []imapclient.MessageInfo{info(1, 4, at(10))}, at(20))
 				l.ArrivedRemote(smtpsink.Arrival{ID: message.NewID(run+1, 1), Received: at(3), Recipients: []string{"x@remote.test"}})
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
 		{
@@ -173,7 +174,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u3, []imapclient.MessageInfo{info(1, 1, at(12))}, at(20))
 				l.ArrivedRemote(arrival(1, at(15), "x@REMOTE.test"))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}, {measure.DeliveryRemote, at(10), sec(5)}},
 		},
 		{
@@ -182,7 +183,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 1, at(12))}, at(20))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
+			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
 		},
 		{
 			name: "seen without INTERNALDATE, timed later by a sighting with one",
@@ -192,7 +193,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(13))}, at(50))
 			},
 			finish: true,
-			want:   Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want:   delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(3.5)}},
 		},
 		{
@@ -203,7 +204,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, time.Time{})}, at(45))
 			},
 			finish: true,
-			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, TimedByObservation: 1},
+			want:   delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, TimedByObservation: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(30)}},
 		},
 		{
@@ -214,7 +215,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.ArrivedRemote(arrival(1, at(10.2), "x@remote.test"))
 				l.Accepted(sent(1, at(10.1), []string{u1}, "x@remote.test"))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10.1), sec(0.4)}, {measure.DeliveryRemote, at(10.1), sec(0.1)}},
 		},
 		{
@@ -223,7 +224,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(5, 7, at(10))}, at(11))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(5, 7, at(10))}, at(12))
 			},
-			want: Reconciliation{Unexpected: 1},
+			want: delivery.Reconciliation{Unexpected: 1},
 		},
 		{
 			name: "remote: duplicate arrival, corrupted arrival, one lost",
@@ -236,7 +237,7 @@ func TestLedgerScenarios(t *testing.T) {
 				bad.BodySum = "sha256:bb"
 				l.ArrivedRemote(bad)
 			},
-			want: Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, RemoteDeliveries: 4, RelayedRemote: 3,
+			want: delivery.Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, RemoteDeliveries: 4, RelayedRemote: 3,
 				Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1},
 			obs: []obsWant{{measure.DeliveryRemote, at(10), sec(1)}, {measure.DeliveryRemote, at(10), sec(1)}, {measure.DeliveryRemote, at(20), sec(5)}},
 		},
@@ -246,7 +247,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), nil, "a@remote.test"))
 				l.ArrivedRemote(arrival(1, at(11), "z@remote.test"))
 			},
-			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, RemoteDeliveries: 1, Lost: 1, LostRemote: 1, Unexpected: 1},
+			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, RemoteDeliveries: 1, Lost: 1, LostRemote: 1, Unexpected: 1},
 		},
 		{
 			name: "second Accepted of the same id is ignored",
@@ -255,7 +256,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(50), []string{u2}))
 				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 1, at(11))}, at(60))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
@@ -265,7 +266,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(3*chunkSize+5, at(20), []string{u2}))
 				l.SeenLocal(u2, []imapclient.MessageInfo{info(3*chunkSize+5, 1, at(22)), info(3*chunkSize+6, 2, at(22))}, at(30))
 			},
-			want: Reconciliation{TimedByInternalDate: 1, Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
+			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(20), sec(2.5)}},
 		},
 	}
@@ -351,15 +352,15 @@ func TestBodyRead(t *testing.T) {
 }
 
 func TestLinesGolden(t *testing.T) {
-	r := Reconciliation{Sent: 1003, Accepted: 1000, Rejected: 3, AcceptedBytes: 4 << 20,
+	r := delivery.Reconciliation{Sent: 1003, Accepted: 1000, Rejected: 3, AcceptedBytes: 4 << 20,
 		LocalDeliveries: 1280, RemoteDeliveries: 320, DeliveredLocal: 1270, RelayedRemote: 318,
 		Lost: 12, LostLocal: 10, LostRemote: 2, Duplicated: 4, Corrupted: 1,
 		TimedByObservation: 7, Unexpected: 2, UnknownRecipients: 5, Unverified: 3}
 	var b strings.Builder
-	settled := Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
+	settled := delivery.Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
 		RelayedRemote: 10, DeletedByWorkload: 3, TimedByAnnouncement: 20, TimedByInternalDate: 95, TimedByObservation: 2,
 		Late: 4, LateLocal: 3, LateRemote: 1}
-	for _, clean := range []Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r, settled} {
+	for _, clean := range []delivery.Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r, settled} {
 		b.WriteString(strings.Join(clean.Lines(), "\n") + "\n")
 		for _, f := range clean.Failing() {
 			b.WriteString("FAIL: " + f + "\n")
@@ -386,15 +387,15 @@ func TestLinesGolden(t *testing.T) {
 
 func TestFailing(t *testing.T) {
 	tests := []struct {
-		r    Reconciliation
+		r    delivery.Reconciliation
 		want int
 	}{
-		{Reconciliation{Accepted: 5, LocalDeliveries: 5, DeliveredLocal: 5}, 0},
-		{Reconciliation{Lost: 1, LostLocal: 1}, 1},
-		{Reconciliation{Duplicated: 1}, 1},
-		{Reconciliation{Corrupted: 2}, 1},
-		{Reconciliation{Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1}, 3},
-		{Reconciliation{Unexpected: 3, TimedByObservation: 2, Rejected: 4}, 0},
+		{delivery.Reconciliation{Accepted: 5, LocalDeliveries: 5, DeliveredLocal: 5}, 0},
+		{delivery.Reconciliation{Lost: 1, LostLocal: 1}, 1},
+		{delivery.Reconciliation{Duplicated: 1}, 1},
+		{delivery.Reconciliation{Corrupted: 2}, 1},
+		{delivery.Reconciliation{Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1}, 3},
+		{delivery.Reconciliation{Unexpected: 3, TimedByObservation: 2, Rejected: 4}, 0},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Failing(); len(got) != tt.want {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -56,7 +57,7 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
+	want := delivery.Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
 	if got := l.Reconcile(); got != want {
 		t.Fatalf("Reconcile() = %+v, want %+v", got, want)
 	}

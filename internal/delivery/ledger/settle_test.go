@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -31,7 +32,7 @@ func TestLateIsNotLost(t *testing.T) {
 	}
 	lookAll(l, users, at(100)) // the checker looked through every INBOX at the end
 	got := l.Reconcile()
-	want := Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 3, RemoteDeliveries: 1,
+	want := delivery.Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 3, RemoteDeliveries: 1,
 		DeliveredLocal: 2, RelayedRemote: 1, Lost: 1, LostLocal: 1, TimedByInternalDate: 2,
 		Late: 2, LateLocal: 1, LateRemote: 1}
 	if got != want {

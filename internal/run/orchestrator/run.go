@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
@@ -164,7 +165,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if l == nil {
 			return false
 		}
-		run, _, ok := ledger.ParseID(id)
+		run, _, ok := delivery.ParseID(id)
 		return ok && run == l.RunID()
 	}
 	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, belongs, func(a smtpsink.Arrival) {
@@ -321,7 +322,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// The server's clock, and a few INBOXes watched for the whole run so
 	// that their deliveries are timed to the moment the server announced
 	// them (see docs/config.md, [delivery]).
-	var clock *idlewatch.ClockCheck
+	var clock *delivery.ClockCheck
 	if len(users) > 0 {
 		if c, err := idlewatch.ProbeClock(kill, imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
 			warnings = append(warnings, fmt.Sprintf("server clock check failed: %v", err))
@@ -575,7 +576,7 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 // the remote domain to the sink's address. "" when the sink received them,
 // when no sink of this run was the relay's target, or when the deliveries
 // await reconciliation against an external sink.
-func relayDiagnosis(cfg *workload.Config, rec ledger.Reconciliation, pending *ledger.Pending, sinkAddr string) string {
+func relayDiagnosis(cfg *workload.Config, rec delivery.Reconciliation, pending *delivery.Pending, sinkAddr string) string {
 	if sinkAddr == "" || (pending != nil && len(pending.Deliveries) > 0) || rec.RemoteDeliveries == 0 || 2*rec.RelayedRemote >= rec.RemoteDeliveries {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/run/schedule"
@@ -64,7 +65,7 @@ func (o ShardOptions) runID(cfg *workload.Config, win workload.Window) uint32 {
 	return session.ShardRunID(cfg.Seed, win.Start, o.Shard)
 }
 
-func (o ShardOptions) reconcile(led *ledger.Ledger) (ledger.Reconciliation, *ledger.Pending) {
+func (o ShardOptions) reconcile(led *ledger.Ledger) (delivery.Reconciliation, *delivery.Pending) {
 	if o.externalSink() {
 		return led.ReconcileExternal()
 	}
@@ -72,7 +73,7 @@ func (o ShardOptions) reconcile(led *ledger.Ledger) (ledger.Reconciliation, *led
 }
 
 // shardReport marks run as o's shard of the run.
-func (o ShardOptions) shardReport(cfg *workload.Config, run *report.Run, runID uint32, win workload.Window, pending *ledger.Pending) {
+func (o ShardOptions) shardReport(cfg *workload.Config, run *report.Run, runID uint32, win workload.Window, pending *delivery.Pending) {
 	if pending != nil && len(pending.Deliveries) > 0 {
 		run.RemotePending = pending
 		run.Warnings = append(run.Warnings, fmt.Sprintf("%d remote deliveries await reconciliation against the external sink's record (mailbench report --sink)", len(pending.Deliveries)))

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/run/schedule"
@@ -98,7 +99,7 @@ func TestShardsMergeIntoTheSingleRun(t *testing.T) {
 		if err := rec.WriteJSON(&buf, sink); err != nil {
 			t.Fatal(err)
 		}
-		sr, err := smtpsink.ReadSinkReport(&buf)
+		sr, err := delivery.ReadSinkReport(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -117,17 +117,17 @@ func TestRelayDiagnosis(t *testing.T) {
 	cfg.Users.RemoteDomain = "remote.test"
 	for _, c := range []struct {
 		name     string
-		rec      ledger.Reconciliation
-		pending  *ledger.Pending
+		rec      delivery.Reconciliation
+		pending  *delivery.Pending
 		sink     string
 		wantHint bool
 	}{
-		{"nothing relayed", ledger.Reconciliation{RemoteDeliveries: 5}, nil, "127.0.0.1:2526", true},
-		{"a third relayed", ledger.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 3}, nil, "127.0.0.1:2526", true},
-		{"most relayed", ledger.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 8}, nil, "127.0.0.1:2526", false},
-		{"no remote mail", ledger.Reconciliation{}, nil, "127.0.0.1:2526", false},
-		{"no sink", ledger.Reconciliation{RemoteDeliveries: 5}, nil, "", false},
-		{"external sink", ledger.Reconciliation{RemoteDeliveries: 5}, &ledger.Pending{Deliveries: make([]ledger.PendingDelivery, 5)}, "127.0.0.1:2526", false},
+		{"nothing relayed", delivery.Reconciliation{RemoteDeliveries: 5}, nil, "127.0.0.1:2526", true},
+		{"a third relayed", delivery.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 3}, nil, "127.0.0.1:2526", true},
+		{"most relayed", delivery.Reconciliation{RemoteDeliveries: 9, RelayedRemote: 8}, nil, "127.0.0.1:2526", false},
+		{"no remote mail", delivery.Reconciliation{}, nil, "127.0.0.1:2526", false},
+		{"no sink", delivery.Reconciliation{RemoteDeliveries: 5}, nil, "", false},
+		{"external sink", delivery.Reconciliation{RemoteDeliveries: 5}, &delivery.Pending{Deliveries: make([]delivery.PendingDelivery, 5)}, "127.0.0.1:2526", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := relayDiagnosis(cfg, c.rec, c.pending, c.sink)

@@ -1,4 +1,4 @@
-package ledger
+package delivery
 
 // ParseID splits a message id made by message.NewID ("r" + 8 lowercase hex
 // digits of the run id + "-" + at least 12 decimal digits of the sequence
