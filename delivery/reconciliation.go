@@ -103,7 +103,7 @@ func (r Reconciliation) Lines() []string {
 }
 
 // Failing returns why the run cannot be compliant on delivery grounds, one
-// reason per line; nil when none. Lost mail fails a run (issue 4); so do
+// reason per line; nil when none. Missing mail fails a run; so do
 // duplicated and corrupted mail, which a mail server must not produce.
 func (r Reconciliation) Failing() []string {
 	var out []string

@@ -11,18 +11,9 @@ import (
 	"strings"
 )
 
-// The constants of the memory estimate. Sizes of live data were measured
-// by bench/soak's TestMemoryConstants (go1.26, amd64; see
-// docs/performance.md, "Memory budget"), rounded up:
-//
-//	IMAP session, logged in, INBOX selected: client 15.0 KiB, embedded server 13.8 KiB
-//	SMTP session after EHLO:                client 10.0 KiB, embedded server 11.9 KiB
-//	the same with STARTTLS:   IMAP client 20.6, server 24.2; SMTP client 16.3, server 23.4 KiB
-//	embedded target: 1.35 KiB per user (4 mailboxes), 192 B per further folder,
-//	                 2.0 × size + ~120 B per message (imapmemserver reads a
-//	                 message into a bytes.Buffer, which doubles as it grows)
-//	ledger: 43 B per user; 16 B per message + 16 B per recipient (ledger/doc.go,
-//	        ledger's BenchmarkLedgerAccepted)
+// The constants of the memory estimate: sizes of live data as bench/soak's
+// TestMemoryConstants measures them, rounded up (the figures and how to
+// measure them again: docs/performance.md, "The constants, measured").
 const (
 	memSessionClient    = 16 << 10 // one generator session's connection (plain)
 	memSessionClientTLS = 24 << 10
@@ -38,8 +29,7 @@ const (
 	memLedgerRecipient  = 16
 	// memFixed is what a run holds whatever its size: the Go runtime, the
 	// recorder and its timeline, the sink, the delivery checker. A round
-	// figure, not a fit: the soak run (bench/soak) starts at 38 MiB RSS
-	// with 28 MiB live heap, 16 MiB of which are the populated mailboxes.
+	// figure above the soak run's (bench/soak), not a fit.
 	memFixed = 64 << 20
 	// memGCFactor: with GOGC=100 the heap grows to twice the live data
 	// before the collector runs; resident memory follows the heap.

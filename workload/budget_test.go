@@ -38,8 +38,8 @@ func TestMemoryEstimateQuick(t *testing.T) {
 	}
 }
 
-// Issue 10, item 2: `run quick --rate 1000000 --users 20000` grew to 24 GB
-// on the embedded target; the estimate must see it coming.
+// The estimate sees a plan's memory coming: `run quick --rate 1000000
+// --users 20000` on the embedded target needs tens of GB.
 func TestMemoryEstimateSizingAttempt(t *testing.T) {
 	c := quickConfig(t)
 	c.Users.Count = 20000

@@ -1,5 +1,5 @@
-// Command idle measures mailbench's fixed per-run CPU cost (issue 11: under
-// 1% of one core): it runs a workload in this process through
+// Command idle measures mailbench's fixed per-run CPU cost (the target:
+// under 1% of one core, bench/targets.txt): it runs a workload in this process through
 // orchestrator.Run, as `mailbench run` does, at a very low rate (default 60
 // sessions/hour, the quick config, embedded target), and splits the
 // process's CPU time (getrusage: utime+stime) into

@@ -57,7 +57,8 @@ import (
 
 // imaptestMicros is imaptest's CPU per command, measured on this project's
 // machine (10 clients, 30 s, 46,655 commands for 3.07 s of CPU): the
-// reference of issue 11. bench/imaptest-vs-mailbench reproduces it with
+// reference of the generator-CPU target (bench/targets.txt).
+// bench/imaptest-vs-mailbench reproduces it with
 // imaptest's default mix and measures the comparable session side by side
 // (docs/performance.md, "imaptest measured here").
 const imaptestMicros = 66.0

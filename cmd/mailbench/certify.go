@@ -86,7 +86,7 @@ func (c *certifyCmd) Run(e *env) error {
 		opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
 		opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
 	}
-	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, sweep.ManagerRunner(mopts))
+	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, sweep.Orchestrated(mopts))
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, sweep.ManagerRunner(opts))
+	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, sweep.Orchestrated(opts))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/mailbench/mailbench/report"
 )
 
-// TestHostileInput runs every hostile input of issue 10 through realMain,
+// TestHostileInput runs every hostile input (absurd flags, bad files,
+// values out of range) through realMain,
 // for check and run alike: each must fail before any work starts with its
 // exact message (a substring of stderr, $DIR standing for the test's
 // directory) and its exit code. check and run give the same verdict.

@@ -121,7 +121,7 @@ func (c *sizeCmd) Run(e *env) error {
 	defer htmlOut.abandon()
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, sweep.ManagerRunner(runProgress(e, c.Quiet)))
+	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, sweep.Orchestrated(runProgress(e, c.Quiet)))
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func (c *sweepCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, sweep.ManagerRunner(opts))
+	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, sweep.Orchestrated(opts))
 	if err != nil {
 		return err
 	}

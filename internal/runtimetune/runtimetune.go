@@ -6,12 +6,9 @@
 // keeps going idle (every P idle). At each idle moment sysmon goes into a
 // deep sleep, and the next system call has to wake it (a futex call), after
 // which sysmon polls every 20 µs again for a millisecond or more (golang/go
-// issue 18236). On this project's 2-core machine that cost more than any
-// code of ours: an IMAP session of 9 commands against Dovecot took 1.7–1.9
-// ms of generator CPU with GOMAXPROCS=1 and 1.1–1.2 ms with sysmon kept
-// awake; the SMTP sink's CPU per message with one connection per message
-// dropped by 15–30% (docs/performance.md). With schedtrace set, sysmon never
-// deep-sleeps; when there is nothing to do it backs off to one wake-up every
+// issue 18236). For a generator that costs more CPU per session than its
+// own code does (measurements: docs/performance.md, "The Go runtime's
+// sysmon thread"). With schedtrace set, sysmon never deep-sleeps; when there is nothing to do it backs off to one wake-up every
 // 10 ms (about 0.02% of a core).
 //
 // The value is the largest the runtime accepts (about 24.8 days, in ms):

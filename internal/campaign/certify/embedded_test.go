@@ -45,7 +45,7 @@ func certifyEmbedded(t *testing.T, cfg *workload.Config) *certify.Result {
 	synctest.Test(t, func(t *testing.T) {
 		var err error
 		res, err = certify.Run(context.Background(), context.Background(), cfg, certify.Options{
-			Run: sweep.ManagerRunner(orchestrator.Options{Network: memnet.New()}),
+			Run: sweep.Orchestrated(orchestrator.Options{Network: memnet.New()}),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ func TestSweepEmbedded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := shortQuick(t)
 		ctx := context.Background()
-		res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: ManagerRunner(orchestrator.Options{Network: memnet.New()})})
+		res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: Orchestrated(orchestrator.Options{Network: memnet.New()})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@
 // `mailbench sweep`.
 //
 // A level is a percentage of the workload's target rate; every level ×
-// iteration is one whole run carried out by a RunFunc (manager.Run in the
-// CLI, see ManagerRunner), one after the other: level by level, each
+// iteration is one whole run carried out by a RunFunc (orchestrator.Run in the
+// CLI, see Orchestrated), one after the other: level by level, each
 // level's iterations in a row. sweep derives the configurations, collects
 // the reports, and computes medians, sums and verdicts. Nothing in this
 // package performs I/O except through the RunFunc and on the io.Writer

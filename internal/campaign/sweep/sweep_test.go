@@ -307,7 +307,7 @@ func TestRunStopMidSweep(t *testing.T) {
 	defer cancel()
 	srv := &fakeServer{capacity: 20000, iters: 2}
 	// The signal arrives during the 4th run (100%, iteration 2): the runner
-	// drains it into a partial report, as manager.Run does.
+	// drains it into a partial report, as orchestrator.Run does.
 	srv.onCall = func(call int, run *report.Run) {
 		if call == 3 {
 			cancel()

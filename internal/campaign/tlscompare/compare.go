@@ -4,8 +4,8 @@
 // and its breakdown, resumed handshakes, compliance, and the generator's CPU
 // time per session. It is `mailbench compare-tls`.
 //
-// The runs themselves are carried out by a RunFunc (bench.Run in the CLI);
-// compare only derives the configurations, measures CPU around each run and
+// The runs themselves are carried out by a RunFunc (orchestrator.Run in the CLI);
+// tlscompare only derives the configurations, measures CPU around each run and
 // builds the table.
 package tlscompare
 

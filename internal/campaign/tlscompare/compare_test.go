@@ -282,7 +282,7 @@ func TestEmbeddedComparison(t *testing.T) {
 		cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
 		cfg.Phases.Settle.Duration = 0
 		ctx := context.Background()
-		res, err := Run(ctx, ctx, cfg, Options{Run: ManagerRunner(orchestrator.Options{Network: memnet.New()})})
+		res, err := Run(ctx, ctx, cfg, Options{Run: Orchestrated(orchestrator.Options{Network: memnet.New()})})
 		if err != nil {
 			t.Fatal(err)
 		}

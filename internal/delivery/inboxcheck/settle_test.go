@@ -16,8 +16,8 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// TestSettleWaitsForTheLimit is issue 9's "false lost from a short
-// settle", scaled down: the server delivers every 2nd local message 1.7 s
+// TestSettleWaitsForTheLimit: mail is never called missing because the
+// settle was short. The server delivers every 2nd local message 1.7 s
 // after its 250 and drops every 5th. With a 1 s limit, Settle keeps looking
 // until the last missing delivery's limit (plus the margin) has passed,
 // however long its until: the delayed mail is found (late, not lost) and

@@ -48,9 +48,8 @@ func countsOf(t *testing.T, r *report.Run) runCounts {
 
 // TestQuickRunCountsUnchanged runs the quick workload, shortened as
 // testconfig.Quick does, with a 4 s window, and compares its exact counts
-// with testdata/quick-counts.json, written by the code as it was before the
-// packages were re-laid (issue 8): moving code must not change what a seed
-// gives. Run with MAILBENCH_UPDATE_COUNTS=1 only for a deliberate change of
+// with testdata/quick-counts.json: moving or reshaping code must not change
+// what a seed gives. Run with MAILBENCH_UPDATE_COUNTS=1 only for a deliberate change of
 // the workload's behaviour, and say so in the commit.
 func TestQuickRunCountsUnchanged(t *testing.T) {
 	if testing.Short() {

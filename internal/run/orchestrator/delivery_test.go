@@ -10,7 +10,7 @@ import (
 	"github.com/mailbench/mailbench/measure"
 )
 
-// Issue 9, "false lost from the workload's own deletions": three users
+// Mail the workload deletes itself is never called missing: three users
 // with one INBOX message each, only cleanup and send sessions (nobody
 // else reads an INBOX) and no watched INBOX, so cleanups expunge run mail
 // that nothing saw. Each such delivery is accounted as deleted by the
@@ -48,7 +48,7 @@ func TestRunCleanupDeletionsAreNotLost(t *testing.T) {
 	}
 }
 
-// Issue 9, "local Delivery Time reads low and coarse": the embedded target
+// Local Delivery Time is timed to the millisecond: the embedded target
 // delivers local mail 300 ms after its 250; with every user watched (IDLE),
 // the Delivery Time (local) row reads 300 ms and a little, the report
 // states the timing and the server clock.

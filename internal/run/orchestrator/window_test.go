@@ -13,11 +13,11 @@ import (
 	"github.com/mailbench/mailbench/internal/memnet"
 )
 
-// A run honours its measurement window at any rate (issue 10, item 5): at
-// 48 sessions/hour the next arrival after the last one of a 70 s window
-// usually falls after the window; the run used to move to ramp-down at once
-// and end about 33 s in, while reporting the full window. It must run the
-// whole window, and the achieved rate is over the window it really ran.
+// A run honours its measurement window at any rate: at 48 sessions/hour
+// the next arrival after the last one of a 70 s window usually falls after
+// the window, and the run must still run the whole window, not move to
+// ramp-down at the last arrival; the achieved rate is over the window it
+// really ran.
 func TestRunHonoursWindowAtLowRate(t *testing.T) {
 	for _, rate := range []float64{48, 1} { // 1/h: most likely no arrival at all
 		t.Run(fmt.Sprintf("%v-per-hour", rate), func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestRunHonoursWindowAtLowRate(t *testing.T) {
 	}
 }
 
-// Issue 10, item 2: a run whose estimated memory exceeds the machine's
+// A run whose estimated memory exceeds the machine's
 // available memory is refused before any work starts, as a ConfigError
 // (exit 2) naming the figures and how to lower them.
 func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {

@@ -8,8 +8,9 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// ManagerRunner is the RunFunc of the CLI: orchestrator.Run with opts.
-func ManagerRunner(opts orchestrator.Options) RunFunc {
+// Orchestrated is the RunFunc of the CLI: each run is orchestrator.Run
+// with opts.
+func Orchestrated(opts orchestrator.Options) RunFunc {
 	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
 		return orchestrator.Run(stop, kill, cfg, opts)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// ManagerRunner is the RunFunc of the CLI: orchestrator.Run with opts, and the
+// Orchestrated is the RunFunc of the CLI: orchestrator.Run with opts, and the
 // run's connect breakdown.
-func ManagerRunner(opts orchestrator.Options) RunFunc {
+func Orchestrated(opts orchestrator.Options) RunFunc {
 	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
 		run, err := orchestrator.Run(stop, kill, cfg, opts)
 		if err != nil {
