@@ -2,6 +2,8 @@ package workload
 
 import (
 	"time"
+
+	"github.com/mailbench/mailbench/internal/tomlstrict"
 )
 
 // Config is a workload file: what to load, how hard, for how long, and what
@@ -34,7 +36,7 @@ type Config struct {
 
 	// lines locates the keys of the file the config was parsed from, for
 	// the errors of CheckInputs; nil for a config built in code.
-	lines keyLines
+	lines tomlstrict.Lines
 }
 
 // TargetConfig names the system under test.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/mailbench/mailbench/internal/tomlstrict"
 )
 
 // DisclosureConfig is the [disclosure] table: the description of the
@@ -56,7 +58,7 @@ func (d DisclosureConfig) Fields() [][2]string {
 // and no control characters but line breaks and tabs.
 func (v *validator) validateDisclosure(d DisclosureConfig) {
 	for _, f := range d.fields() {
-		p := pathOf("disclosure", f.Key)
+		p := tomlstrict.PathOf("disclosure", f.Key)
 		if len(f.Value) > MaxDisclosureText {
 			v.add(p, "%d bytes is above the maximum of %d", len(f.Value), MaxDisclosureText)
 			continue

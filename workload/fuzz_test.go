@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/tomlstrict"
 )
 
 // Native fuzz targets of the parsers of hostile input: the TOML config,
@@ -204,7 +206,7 @@ func FuzzKeyLines(f *testing.F) {
 	f.Add([]byte("[a.b]\nc = { d = [1, {e = 2}] }\n[[f]]\n'g'.\"h\" = '''x\n'''\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n := strings.Count(string(data), "\n") + 1
-		for k, l := range scanKeyLines(data) {
+		for k, l := range tomlstrict.ScanLines(data) {
 			if l < 1 || l > n {
 				t.Fatalf("key %q at line %d of %d", k, l, n)
 			}

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/tomlstrict"
 )
 
 // Upper bounds of the values that size a run. Validate, ParseConfig and
@@ -92,13 +94,13 @@ func (c *Config) CheckInputs() error {
 			case errors.As(err, &ce):
 				usersErrs = ConfigErrors{ce}
 			default:
-				errs = append(errs, c.keyError(pathOf("users", "file"), "%v", err))
+				errs = append(errs, c.keyError(tomlstrict.PathOf("users", "file"), "%v", err))
 			}
 		}
 	} else if _, err := c.Password(); err != nil {
 		var ce *ConfigError
 		if !errors.As(err, &ce) {
-			ce = c.keyError(pathOf("users"), "%v", err)
+			ce = c.keyError(tomlstrict.PathOf("users"), "%v", err)
 		}
 		errs = append(errs, ce)
 	}
@@ -117,7 +119,7 @@ func (c *Config) CheckInputs() error {
 		for _, e := range eps {
 			if tlsOn(e.ep.TLS) && e.ep.CAFile != "" {
 				if msg := checkCAFile(e.ep.CAFile); msg != "" {
-					errs = append(errs, c.keyError(pathOf("target", e.name, "ca_file"), "%s", msg))
+					errs = append(errs, c.keyError(tomlstrict.PathOf("target", e.name, "ca_file"), "%s", msg))
 				}
 			}
 		}
@@ -125,15 +127,15 @@ func (c *Config) CheckInputs() error {
 	if s := c.Sink; s.Enabled && tlsOn(s.TLS) && s.CertFile != "" && s.KeyFile != "" {
 		cert, err1 := readInput(s.CertFile, maxPEMBytes)
 		if err1 != nil {
-			errs = append(errs, c.keyError(pathOf("sink", "cert_file"), "%s: %v", s.CertFile, err1))
+			errs = append(errs, c.keyError(tomlstrict.PathOf("sink", "cert_file"), "%s: %v", s.CertFile, err1))
 		}
 		key, err2 := readInput(s.KeyFile, maxPEMBytes)
 		if err2 != nil {
-			errs = append(errs, c.keyError(pathOf("sink", "key_file"), "%s: %v", s.KeyFile, err2))
+			errs = append(errs, c.keyError(tomlstrict.PathOf("sink", "key_file"), "%s: %v", s.KeyFile, err2))
 		}
 		if err1 == nil && err2 == nil {
 			if _, err := tls.X509KeyPair(cert, key); err != nil {
-				errs = append(errs, c.keyError(pathOf("sink", "cert_file"), "%s with key_file %s: %v", s.CertFile, s.KeyFile, err))
+				errs = append(errs, c.keyError(tomlstrict.PathOf("sink", "cert_file"), "%s with key_file %s: %v", s.CertFile, s.KeyFile, err))
 			}
 		}
 	}

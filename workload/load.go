@@ -17,8 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/BurntSushi/toml"
-
+	"github.com/mailbench/mailbench/internal/tomlstrict"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -96,29 +95,16 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	c := DefaultConfig()
 	c.File = name
 	src := strings.ToValidUTF8(string(data), "\uFFFD")
-	if line, msg := checkShape(src); msg != "" {
-		return nil, ConfigErrors{{File: name, Line: line, Msg: msg}}
+	lines, probs := tomlstrict.Decode(src, c, tomlstrict.Options{Secrets: map[string]string{"users.password": "the password"}, TypeName: configTypeName})
+	var errs ConfigErrors
+	for _, p := range probs {
+		errs = append(errs, &ConfigError{File: name, Line: p.Line, Key: p.Key, Msg: p.Msg})
 	}
-	var raw map[string]toml.Primitive
-	md, err := toml.Decode(src, &raw)
-	lines := scanKeyLines([]byte(src))
-	if err != nil {
-		return nil, ConfigErrors{syntaxError(name, src, lines, err)}
+	if len(errs) == 0 {
+		errs = c.validate(name, lines)
 	}
-	d := &decoder{md: &md, file: name, lines: lines, unknown: map[string]bool{}}
-	d.table(raw, reflect.ValueOf(c).Elem(), nil)
-	// Safety net: anything the walk above did not consume is unknown too.
-	for _, k := range md.Undecoded() {
-		p := pathOf(k...)
-		if !d.underUnknown(k) {
-			d.add(p, "unknown key")
-		}
-	}
-	if len(d.errs) == 0 {
-		d.errs = append(d.errs, c.validate(name, lines)...)
-	}
-	if len(d.errs) > 0 {
-		es := sortErrors(d.errs)
+	if len(errs) > 0 {
+		es := sortErrors(errs)
 		if n := len(es); n > maxConfigErrors {
 			es = append(es[:maxConfigErrors], &ConfigError{File: name, Msg: fmt.Sprintf("and %d more problems", n-maxConfigErrors)})
 		}
@@ -159,112 +145,16 @@ func sortErrors(es ConfigErrors) ConfigErrors {
 	return out
 }
 
-var tomlLineRE = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "[^"]*"\))?:? ?`)
-
-// syntaxError turns a toml decode error into a ConfigError. A syntax error
-// on the password's line is not quoted: it could echo the password.
-func syntaxError(name, src string, lines keyLines, err error) *ConfigError {
-	ce := &ConfigError{File: name}
-	var pe toml.ParseError
-	if errors.As(err, &pe) {
-		ce.Line = pe.Position.Line
-		// The reported line is one too far when the error is at a newline
-		// (e.g. an unclosed "[users"); the byte offset is exact.
-		if st := pe.Position.Start; st >= 0 && st <= len(src) {
-			ce.Line = 1 + strings.Count(src[:st], "\n")
-		}
-		ce.Msg = strings.ReplaceAll(pe.Message, `'\n'`, "end of line")
-	} else {
-		msg := err.Error()
-		if m := tomlLineRE.FindStringSubmatch(msg); m != nil {
-			ce.Line, _ = strconv.Atoi(m[1])
-			msg = msg[len(m[0]):]
-		}
-		ce.Msg = msg
+// configTypeName names the config's own value types in "must be ..."
+// messages.
+func configTypeName(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[Duration]():
+		return `a duration string like "30s"`
+	case reflect.TypeFor[ByteSize]():
+		return `a size like "64KiB" or a number of bytes`
 	}
-	if pl, ok := lines[pathOf("users", "password").String()]; ok && pl == ce.Line {
-		ce.Msg = "invalid syntax (the line is not shown: it holds the password)"
-	}
-	ce.Msg = "syntax error: " + ce.Msg
-	return ce
-}
-
-// decoder walks the document alongside the Config struct, decoding one key
-// at a time so that every wrong type and unknown key is reported, not only
-// the first.
-type decoder struct {
-	md      *toml.MetaData
-	file    string
-	lines   keyLines
-	errs    ConfigErrors
-	unknown map[string]bool // rendered paths reported as unknown
-}
-
-func (d *decoder) add(p keyPath, format string, args ...any) {
-	d.errs = append(d.errs, &ConfigError{File: d.file, Line: d.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
-}
-
-// underUnknown reports whether key k or one of its ancestors was already
-// reported as unknown (or belongs to a value that failed to decode).
-func (d *decoder) underUnknown(k toml.Key) bool {
-	for n := 1; n <= len(k); n++ {
-		if d.unknown[toml.Key(k[:n]).String()] {
-			return true
-		}
-	}
-	return false
-}
-
-var (
-	durationType = reflect.TypeFor[Duration]()
-	byteSizeType = reflect.TypeFor[ByteSize]()
-)
-
-// isTable reports whether values of t are decoded key by key.
-func isTable(t reflect.Type) bool {
-	return t.Kind() == reflect.Struct && t != durationType
-}
-
-// table decodes raw (the keys of one TOML table) into the struct rv.
-func (d *decoder) table(raw map[string]toml.Primitive, rv reflect.Value, p keyPath) {
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		kp := p.with(k)
-		f, ok := fieldByTag(rv, k)
-		if !ok {
-			d.unknown[tomlKey(kp)] = true
-			if hint := suggestKey(rv.Type(), k); hint != "" {
-				d.add(kp, "unknown key (did you mean %q?)", hint)
-			} else {
-				d.add(kp, "unknown key")
-			}
-			continue
-		}
-		d.value(raw[k], f, kp)
-	}
-}
-
-// suggestKey returns the field tag of struct type t closest to the unknown
-// key k (same letters in another case, or at most two edits apart), or "".
-func suggestKey(t reflect.Type, k string) string {
-	best, bestDist := "", 3
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
-		if tag == "" || tag == "-" {
-			continue
-		}
-		if strings.EqualFold(tag, k) {
-			return tag
-		}
-		if d := editDistance(strings.ToLower(tag), strings.ToLower(k)); d < bestDist && d < len(tag) {
-			best, bestDist = tag, d
-		}
-	}
-	return best
+	return ""
 }
 
 // suggestFunction names the known function closest to name, or says where
@@ -272,7 +162,7 @@ func suggestKey(t reflect.Type, k string) string {
 func suggestFunction(name string) string {
 	best, bestDist := "", 6
 	for _, f := range measure.AllFunctions {
-		if d := editDistance(strings.ToLower(string(f)), strings.ToLower(name)); d < bestDist {
+		if d := tomlstrict.EditDistance(strings.ToLower(string(f)), strings.ToLower(name)); d < bestDist {
 			best, bestDist = string(f), d
 		}
 	}
@@ -280,171 +170,6 @@ func suggestFunction(name string) string {
 		return "want a function name of the SPECmail2008 table; docs/config.md lists them"
 	}
 	return fmt.Sprintf("did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return 256
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// tomlKey renders p as toml.Key.String does (no array indexes).
-func tomlKey(p keyPath) string {
-	var k toml.Key
-	for _, e := range p {
-		if !e.isIndex {
-			k = append(k, e.key)
-		}
-	}
-	return k.String()
-}
-
-func fieldByTag(rv reflect.Value, key string) (reflect.Value, bool) {
-	t := rv.Type()
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("toml"), ",")[0]
-		if tag == key && tag != "-" && t.Field(i).IsExported() {
-			return rv.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
-// value decodes one primitive into rv.
-func (d *decoder) value(prim toml.Primitive, rv reflect.Value, p keyPath) {
-	t := rv.Type()
-	switch {
-	case isTable(t):
-		var raw map[string]toml.Primitive
-		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "a table")
-			return
-		}
-		d.table(raw, rv, p)
-	case t.Kind() == reflect.Map:
-		var raw map[string]toml.Primitive
-		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "a table")
-			return
-		}
-		if rv.IsNil() {
-			rv.Set(reflect.MakeMap(t))
-		}
-		keys := make([]string, 0, len(raw))
-		for k := range raw {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			ev := reflect.New(t.Elem()).Elem()
-			d.value(raw[k], ev, p.with(k))
-			rv.SetMapIndex(reflect.ValueOf(k), ev)
-		}
-	case t.Kind() == reflect.Slice && isTable(t.Elem()):
-		var raw []toml.Primitive
-		if err := d.md.PrimitiveDecode(prim, &raw); err != nil {
-			d.fail(p, err, "an array of tables")
-			return
-		}
-		s := reflect.MakeSlice(t, len(raw), len(raw))
-		for i := range raw {
-			d.value(raw[i], s.Index(i), p.at(i))
-		}
-		rv.Set(s)
-	default:
-		// A leaf: decode into a fresh value so a failure leaves the default.
-		nv := reflect.New(t)
-		if err := d.md.PrimitiveDecode(prim, nv.Interface()); err != nil {
-			d.fail(p, err, typeName(t))
-			return
-		}
-		rv.Set(nv.Elem())
-	}
-}
-
-var badTypeRE = regexp.MustCompile(`incompatible types: TOML value has type (\S+); destination has type`)
-
-// fail records a decode error of the value at p, in the file:line form.
-func (d *decoder) fail(p keyPath, err error, want string) {
-	d.unknown[tomlKey(p)] = true // its keys are not "unknown", they failed
-	var pe toml.ParseError
-	msg := err.Error()
-	if errors.As(err, &pe) {
-		msg = pe.Message
-	} else if m := tomlLineRE.FindStringSubmatch(msg); m != nil {
-		msg = msg[len(m[0]):]
-	}
-	if m := badTypeRE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("must be %s (got %s)", want, tomlTypeName(m[1]))
-	} else if strings.Contains(msg, "expected table but found") {
-		msg = fmt.Sprintf("must be %s (got %s)", want, tomlTypeName(msg[strings.LastIndex(msg, " ")+1:]))
-	}
-	if p.String() == "users.password" {
-		msg = "must be a string" // never echo anything about the password's value
-	}
-	d.add(p, "%s", msg)
-}
-
-func typeName(t reflect.Type) string {
-	switch {
-	case t == durationType:
-		return `a duration string like "30s"`
-	case t == byteSizeType:
-		return `a size like "64KiB" or a number of bytes`
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return "an integer"
-	case reflect.Float64, reflect.Float32:
-		return "a number"
-	case reflect.Slice:
-		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(t.Elem()), "a "), "an ") + "s"
-	}
-	return t.String()
-}
-
-func tomlTypeName(goType string) string {
-	switch goType {
-	case "int64":
-		return "integer"
-	case "float64":
-		return "float"
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "time.Time":
-		return "datetime"
-	}
-	if strings.HasPrefix(goType, "map[") {
-		return "table"
-	}
-	if strings.HasPrefix(goType, "[]") {
-		return "array"
-	}
-	return goType
 }
 
 // UnmarshalText parses a Go duration string ("30s", "1m30s", "250ms").
@@ -612,24 +337,24 @@ const MaxRecipients = 1000
 // validator collects the problems of a decoded config.
 type validator struct {
 	file  string
-	lines keyLines // nil for configs built in code
+	lines tomlstrict.Lines // nil for configs built in code
 	errs  ConfigErrors
 }
 
-func (v *validator) add(p keyPath, format string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{File: v.file, Line: v.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
+func (v *validator) add(p tomlstrict.Path, format string, args ...any) {
+	v.errs = append(v.errs, &ConfigError{File: v.file, Line: v.lines.Locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
 }
 
 // written reports whether the file sets p (false for configs built in code).
-func (v *validator) written(p keyPath) bool { return v.lines.has(p) }
+func (v *validator) written(p tomlstrict.Path) bool { return v.lines.Has(p) }
 
-func (v *validator) positiveInt(p keyPath, n int) {
+func (v *validator) positiveInt(p tomlstrict.Path, n int) {
 	if n <= 0 {
 		v.add(p, "must be > 0 (got %d)", n)
 	}
 }
 
-func (v *validator) nonNegativeInt(p keyPath, n int) {
+func (v *validator) nonNegativeInt(p tomlstrict.Path, n int) {
 	if n < 0 {
 		v.add(p, "must be >= 0 (got %d)", n)
 	}
@@ -648,7 +373,7 @@ func fmtBound(f float64) string {
 
 // atMost checks n <= limit, naming the limit. It reports whether n is
 // within it.
-func (v *validator) atMost(p keyPath, n, limit int) bool {
+func (v *validator) atMost(p tomlstrict.Path, n, limit int) bool {
 	if n > limit {
 		v.add(p, "%d is above the maximum of %d", n, limit)
 		return false
@@ -657,7 +382,7 @@ func (v *validator) atMost(p keyPath, n, limit int) bool {
 }
 
 // atMostFloat is atMost for a number already known to be finite.
-func (v *validator) atMostFloat(p keyPath, f, limit float64) bool {
+func (v *validator) atMostFloat(p tomlstrict.Path, f, limit float64) bool {
 	if f > limit {
 		v.add(p, "%s is above the maximum of %s", fmtBound(f), fmtBound(limit))
 		return false
@@ -666,7 +391,7 @@ func (v *validator) atMostFloat(p keyPath, f, limit float64) bool {
 }
 
 // atMostDuration is atMost for a duration.
-func (v *validator) atMostDuration(p keyPath, d Duration, limit time.Duration) {
+func (v *validator) atMostDuration(p tomlstrict.Path, d Duration, limit time.Duration) {
 	if d.Duration > limit {
 		v.add(p, "%s is above the maximum of %s", d.Duration, limit)
 	}
@@ -674,7 +399,7 @@ func (v *validator) atMostDuration(p keyPath, d Duration, limit time.Duration) {
 
 // number checks that f is finite and within [lo, hi]; an open bound is
 // excluded from the range.
-func (v *validator) number(p keyPath, f, lo, hi float64, loOpen, hiOpen bool) bool {
+func (v *validator) number(p tomlstrict.Path, f, lo, hi float64, loOpen, hiOpen bool) bool {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		v.add(p, "must be a finite number (got %s)", fmtFloat(f))
 		return false
@@ -698,7 +423,7 @@ func (v *validator) number(p keyPath, f, lo, hi float64, loOpen, hiOpen bool) bo
 	return true
 }
 
-func (v *validator) duration(p keyPath, d Duration, positive bool) {
+func (v *validator) duration(p tomlstrict.Path, d Duration, positive bool) {
 	switch {
 	case positive && d.Duration <= 0:
 		v.add(p, "must be > 0 (got %s)", d.Duration)
@@ -707,7 +432,7 @@ func (v *validator) duration(p keyPath, d Duration, positive bool) {
 	}
 }
 
-func (v *validator) oneOf(p keyPath, s string, allowed ...string) {
+func (v *validator) oneOf(p tomlstrict.Path, s string, allowed ...string) {
 	if !slices.Contains(allowed, s) {
 		v.add(p, "must be one of %s (got %q)", strings.Join(quoteAll(allowed), ", "), s)
 	}
@@ -723,7 +448,7 @@ func quoteAll(ss []string) []string {
 
 // hostPort checks a host:port address; a port of 0 is allowed when zeroOK
 // (listen on any free port).
-func (v *validator) hostPort(p keyPath, addr string, zeroOK bool) {
+func (v *validator) hostPort(p tomlstrict.Path, addr string, zeroOK bool) {
 	if msg := checkHostPort(addr, zeroOK); msg != "" {
 		v.add(p, "%s (got %q)", msg, addr)
 	}
@@ -800,7 +525,7 @@ func (c *Config) sessionTypes() []struct {
 func usesFetchCount(name string) bool { return name == "check" || name == "read" || name == "folders" }
 func usesBodies(name string) bool     { return name == "read" }
 
-func (c *Config) validate(file string, lines keyLines) ConfigErrors {
+func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	v := &validator{file: file, lines: lines}
 
 	// target
@@ -809,108 +534,108 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		e     *Endpoint
 		auths []string
 	}{{"imap", &c.Target.IMAP, []string{"login", "plain"}}, {"smtp", &c.Target.SMTP, []string{"none", "plain", "login"}}} {
-		p := pathOf("target", ep.name)
+		p := tomlstrict.PathOf("target", ep.name)
 		if !c.Target.Embedded {
 			if ep.e.Address == "" {
-				v.add(p.with("address"), "required unless target.embedded = true")
+				v.add(p.With("address"), "required unless target.embedded = true")
 			} else {
-				v.hostPort(p.with("address"), ep.e.Address, false)
+				v.hostPort(p.With("address"), ep.e.Address, false)
 			}
 		}
-		v.oneOf(p.with("tls"), ep.e.TLS, "none", "starttls", "implicit")
-		v.oneOf(p.with("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
-		v.oneOf(p.with("auth"), ep.e.Auth, ep.auths...)
+		v.oneOf(p.With("tls"), ep.e.TLS, "none", "starttls", "implicit")
+		v.oneOf(p.With("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
+		v.oneOf(p.With("auth"), ep.e.Auth, ep.auths...)
 	}
 	// target.inbound: every field optional (defaults from target.smtp).
 	in := c.Target.Inbound
 	if in.Address != "" {
-		v.hostPort(pathOf("target", "inbound", "address"), in.Address, false)
+		v.hostPort(tomlstrict.PathOf("target", "inbound", "address"), in.Address, false)
 	}
-	v.oneOf(pathOf("target", "inbound", "tls"), in.TLS, "", "none", "starttls", "implicit")
-	v.oneOf(pathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
-	v.oneOf(pathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "tls"), in.TLS, "", "none", "starttls", "implicit")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
 
 	// sink
 	if c.Sink.Enabled {
-		v.hostPort(pathOf("sink", "listen"), c.Sink.Listen, true)
+		v.hostPort(tomlstrict.PathOf("sink", "listen"), c.Sink.Listen, true)
 	}
-	v.oneOf(pathOf("sink", "tls"), c.Sink.TLS, "none", "starttls", "implicit")
+	v.oneOf(tomlstrict.PathOf("sink", "tls"), c.Sink.TLS, "none", "starttls", "implicit")
 	// Without cert_file and key_file the sink generates a self-signed
 	// certificate; one without the other is a mistake.
 	if (c.Sink.CertFile == "") != (c.Sink.KeyFile == "") {
 		if c.Sink.CertFile == "" {
-			v.add(pathOf("sink", "key_file"), "needs sink.cert_file too (or neither, for a generated self-signed certificate)")
+			v.add(tomlstrict.PathOf("sink", "key_file"), "needs sink.cert_file too (or neither, for a generated self-signed certificate)")
 		} else {
-			v.add(pathOf("sink", "cert_file"), "needs sink.key_file too (or neither, for a generated self-signed certificate)")
+			v.add(tomlstrict.PathOf("sink", "cert_file"), "needs sink.key_file too (or neither, for a generated self-signed certificate)")
 		}
 	}
 	if c.Sink.MaxMessageBytes < 0 {
-		v.add(pathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", c.Sink.MaxMessageBytes)
+		v.add(tomlstrict.PathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", c.Sink.MaxMessageBytes)
 	}
-	v.nonNegativeInt(pathOf("sink", "max_recipients"), c.Sink.MaxRecipients)
+	v.nonNegativeInt(tomlstrict.PathOf("sink", "max_recipients"), c.Sink.MaxRecipients)
 
 	// users
 	u := c.Users
 	if u.File != "" {
-		if v.written(pathOf("users", "count")) {
-			v.add(pathOf("users", "count"), "cannot be used with users.file (the file lists the users)")
+		if v.written(tomlstrict.PathOf("users", "count")) {
+			v.add(tomlstrict.PathOf("users", "count"), "cannot be used with users.file (the file lists the users)")
 		}
-		if v.written(pathOf("users", "pattern")) {
-			v.add(pathOf("users", "pattern"), "cannot be used with users.file (the file lists the users)")
+		if v.written(tomlstrict.PathOf("users", "pattern")) {
+			v.add(tomlstrict.PathOf("users", "pattern"), "cannot be used with users.file (the file lists the users)")
 		}
 		if c.Load.SessionsPerHour == 0 {
-			v.add(pathOf("load", "sessions_per_hour"), "required with users.file (the user count is not known before the file is read)")
+			v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "required with users.file (the user count is not known before the file is read)")
 		}
 	} else {
-		v.positiveInt(pathOf("users", "count"), u.Count)
-		v.atMost(pathOf("users", "count"), u.Count, MaxUsers)
+		v.positiveInt(tomlstrict.PathOf("users", "count"), u.Count)
+		v.atMost(tomlstrict.PathOf("users", "count"), u.Count, MaxUsers)
 		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
-			v.add(pathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
+			v.add(tomlstrict.PathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
 		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
-			v.add(pathOf("users", "pattern"), "must make user names without spaces, quotes or @ (got %q)", u.Pattern)
+			v.add(tomlstrict.PathOf("users", "pattern"), "must make user names without spaces, quotes or @ (got %q)", u.Pattern)
 		}
 	}
 	if u.PasswordEnv != "" && !envNameRE.MatchString(u.PasswordEnv) {
 		// Not echoed: it might be the password itself, put in the wrong key.
-		v.add(pathOf("users", "password_env"), "must be the name of an environment variable, like \"MAILBENCH_PASSWORD\" (the value is not shown)")
+		v.add(tomlstrict.PathOf("users", "password_env"), "must be the name of an environment variable, like \"MAILBENCH_PASSWORD\" (the value is not shown)")
 	}
 	if !validDomain(u.LocalDomain) {
-		v.add(pathOf("users", "local_domain"), "must be a domain name (got %q)", u.LocalDomain)
+		v.add(tomlstrict.PathOf("users", "local_domain"), "must be a domain name (got %q)", u.LocalDomain)
 	}
 	if !validDomain(u.RemoteDomain) {
-		v.add(pathOf("users", "remote_domain"), "must be a domain name (got %q)", u.RemoteDomain)
+		v.add(tomlstrict.PathOf("users", "remote_domain"), "must be a domain name (got %q)", u.RemoteDomain)
 	} else if strings.EqualFold(u.LocalDomain, u.RemoteDomain) {
-		v.add(pathOf("users", "remote_domain"), "must differ from users.local_domain (got %q)", u.RemoteDomain)
+		v.add(tomlstrict.PathOf("users", "remote_domain"), "must differ from users.local_domain (got %q)", u.RemoteDomain)
 	}
 
 	// load
 	l := c.Load
 	rateOK := true
-	if v.written(pathOf("load", "sessions_per_hour")) {
-		rateOK = v.number(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
+	if v.written(tomlstrict.PathOf("load", "sessions_per_hour")) {
+		rateOK = v.number(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
 	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
-		v.add(pathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
+		v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
 		rateOK = false
 	}
-	rateOK = rateOK && v.atMostFloat(pathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
-	perUserOK := v.number(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
-		v.atMostFloat(pathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
+	rateOK = rateOK && v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
+	perUserOK := v.number(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
+		v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
 	if rateOK && perUserOK && l.SessionsPerHour == 0 && u.File == "" && u.Count > 0 && u.Count <= MaxUsers {
 		if r := c.TargetRate(); r > MaxSessionsPerHour {
-			v.add(pathOf("load", "sessions_per_user_hour"), "users.count × sessions_per_user_hour = %s sessions/hour is above the maximum of %s (set load.sessions_per_hour or fewer users)", fmtBound(r), fmtBound(MaxSessionsPerHour))
+			v.add(tomlstrict.PathOf("load", "sessions_per_user_hour"), "users.count × sessions_per_user_hour = %s sessions/hour is above the maximum of %s (set load.sessions_per_hour or fewer users)", fmtBound(r), fmtBound(MaxSessionsPerHour))
 		}
 	}
-	v.positiveInt(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
-	v.atMost(pathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
-	v.duration(pathOf("load", "late_tolerance"), l.LateTolerance, false)
-	v.duration(pathOf("load", "op_timeout"), l.OpTimeout, true)
+	v.positiveInt(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
+	v.atMost(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
+	v.duration(tomlstrict.PathOf("load", "late_tolerance"), l.LateTolerance, false)
+	v.duration(tomlstrict.PathOf("load", "op_timeout"), l.OpTimeout, true)
 	if d := l.OpTimeout.Duration; d > 0 && d < MinOpTimeout {
-		v.add(pathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
+		v.add(tomlstrict.PathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
 	}
-	v.duration(pathOf("load", "think_time"), l.ThinkTime, false)
-	v.atMostDuration(pathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
-	if v.number(pathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
-		v.atMostFloat(pathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
+	v.duration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, false)
+	v.atMostDuration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
+	if v.number(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
+		v.atMostFloat(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
 	}
 
 	// phases
@@ -919,22 +644,22 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		d        Duration
 		positive bool
 	}{{"warmup", c.Phases.Warmup, false}, {"measurement", c.Phases.Measurement, true}, {"rampdown", c.Phases.Rampdown, false}, {"settle", c.Phases.Settle, false}} {
-		v.duration(pathOf("phases", ph.key), ph.d, ph.positive)
-		v.atMostDuration(pathOf("phases", ph.key), ph.d, MaxPhase)
+		v.duration(tomlstrict.PathOf("phases", ph.key), ph.d, ph.positive)
+		v.atMostDuration(tomlstrict.PathOf("phases", ph.key), ph.d, MaxPhase)
 	}
 
 	// delivery
 	if n := c.Delivery.WatchUsers; n < 0 || n > MaxWatchUsers {
-		v.add(pathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
+		v.add(tomlstrict.PathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
 	}
-	v.duration(pathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
+	v.duration(tomlstrict.PathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
 	// A ramp-down shorter than an operation's deadline cuts operations that
 	// the server would still have answered in time; mailbench's own cuts
 	// must not look like the server's failures.
 	if rd, ot := c.Phases.Rampdown.Duration, l.OpTimeout.Duration; ot > 0 && rd >= 0 && rd < ot {
-		p := pathOf("phases", "rampdown")
-		if !v.written(p) && v.written(pathOf("load", "op_timeout")) {
-			p = pathOf("load", "op_timeout")
+		p := tomlstrict.PathOf("phases", "rampdown")
+		if !v.written(p) && v.written(tomlstrict.PathOf("load", "op_timeout")) {
+			p = tomlstrict.PathOf("load", "op_timeout")
 		}
 		v.add(p, "ramp-down %s is shorter than load.op_timeout %s: phases.rampdown must be >= load.op_timeout, so that running operations get their whole deadline before the run cuts them", rd, ot)
 	}
@@ -943,87 +668,87 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	var total float64
 	weightsOK := true
 	for _, st := range c.sessionTypes() {
-		p := pathOf("sessions", st.Name)
-		if !v.number(p.with("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.with("weight"), st.T.Weight, MaxWeight) {
+		p := tomlstrict.PathOf("sessions", st.Name)
+		if !v.number(p.With("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.With("weight"), st.T.Weight, MaxWeight) {
 			weightsOK = false
 		} else {
 			total += st.T.Weight
 		}
 		if usesFetchCount(st.Name) {
-			v.positiveInt(p.with("fetch_count"), st.T.FetchCount)
-			v.atMost(p.with("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
-		} else if v.written(p.with("fetch_count")) {
-			v.add(p.with("fetch_count"), "not used by %s sessions", st.Name)
+			v.positiveInt(p.With("fetch_count"), st.T.FetchCount)
+			v.atMost(p.With("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
+		} else if v.written(p.With("fetch_count")) {
+			v.add(p.With("fetch_count"), "not used by %s sessions", st.Name)
 		}
 		if usesBodies(st.Name) {
-			v.nonNegativeInt(p.with("bodies_min"), st.T.BodiesMin)
+			v.nonNegativeInt(p.With("bodies_min"), st.T.BodiesMin)
 			if st.T.BodiesMax < st.T.BodiesMin {
-				v.add(p.with("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
+				v.add(p.With("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
 			} else {
-				v.atMost(p.with("bodies_max"), st.T.BodiesMax, MaxBodies)
+				v.atMost(p.With("bodies_max"), st.T.BodiesMax, MaxBodies)
 			}
 		} else {
 			for _, k := range []string{"bodies_min", "bodies_max"} {
-				if v.written(p.with(k)) {
-					v.add(p.with(k), "not used by %s sessions", st.Name)
+				if v.written(p.With(k)) {
+					v.add(p.With(k), "not used by %s sessions", st.Name)
 				}
 			}
 		}
 	}
 	if weightsOK && total <= 0 {
-		v.add(pathOf("sessions"), "at least one session type needs a weight > 0")
+		v.add(tomlstrict.PathOf("sessions"), "at least one session type needs a weight > 0")
 	}
 
 	// messages
 	m := c.Messages
 	if len(m.Sizes) == 0 {
-		v.add(pathOf("messages", "sizes"), "must list at least one size")
+		v.add(tomlstrict.PathOf("messages", "sizes"), "must list at least one size")
 	} else {
 		var sum float64
 		ok := true
 		for i, s := range m.Sizes {
-			p := pathOf("messages", "sizes").at(i)
+			p := tomlstrict.PathOf("messages", "sizes").At(i)
 			if s.Size <= 0 {
-				v.add(p.with("size"), "must be > 0 (got %d)", int64(s.Size))
+				v.add(p.With("size"), "must be > 0 (got %d)", int64(s.Size))
 			} else if s.Size > MaxMessageSize {
-				v.add(p.with("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
+				v.add(p.With("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
 			}
-			ok = v.number(p.with("share"), s.Share, 0, 100, false, false) && ok
+			ok = v.number(p.With("share"), s.Share, 0, 100, false, false) && ok
 			sum += s.Share
 		}
 		if ok && math.Abs(sum-100) > 0.01 {
-			v.add(pathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+			v.add(tomlstrict.PathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
 		}
 	}
 	if len(m.Recipients) == 0 {
-		v.add(pathOf("messages", "recipients"), "must list at least one bucket")
+		v.add(tomlstrict.PathOf("messages", "recipients"), "must list at least one bucket")
 	} else {
 		var sum float64
 		ok := true
 		for i, r := range m.Recipients {
-			p := pathOf("messages", "recipients").at(i)
-			v.positiveInt(p.with("min"), r.Min)
+			p := tomlstrict.PathOf("messages", "recipients").At(i)
+			v.positiveInt(p.With("min"), r.Min)
 			if r.Max < r.Min {
-				v.add(p.with("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
+				v.add(p.With("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
 			} else if r.Max > MaxRecipients {
-				v.add(p.with("max"), "must be <= %d (got %d)", MaxRecipients, r.Max)
+				v.add(p.With("max"), "must be <= %d (got %d)", MaxRecipients, r.Max)
 			}
-			ok = v.number(p.with("share"), r.Share, 0, 100, false, false) && ok
+			ok = v.number(p.With("share"), r.Share, 0, 100, false, false) && ok
 			sum += r.Share
 		}
 		if ok && math.Abs(sum-100) > 0.01 {
-			v.add(pathOf("messages", "recipients"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+			v.add(tomlstrict.PathOf("messages", "recipients"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
 		}
 	}
-	v.number(pathOf("messages", "remote_share"), m.RemoteShare, 0, 1, false, false)
+	v.number(tomlstrict.PathOf("messages", "remote_share"), m.RemoteShare, 0, 1, false, false)
 
 	// mailboxes
 	mb := c.Mailboxes
-	v.nonNegativeInt(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
-	v.atMost(pathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
+	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	v.atMost(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
 	d := mb.NameDelimiter()
 	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
-		v.add(pathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\", or \"auto\" (got %q)", d)
+		v.add(tomlstrict.PathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\", or \"auto\" (got %q)", d)
 		d = "/"
 	}
 	badName := func(f string) bool {
@@ -1031,7 +756,7 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	}
 	standard := map[string]bool{}
 	for _, k := range []struct{ key, name string }{{"sent", mb.Sent}, {"drafts", mb.Drafts}, {"trash", mb.Trash}} {
-		p := pathOf("mailboxes", k.key)
+		p := tomlstrict.PathOf("mailboxes", k.key)
 		switch {
 		case badName(k.name):
 			v.add(p, "must be a mailbox name like \"Sent\" or \"INBOX%sSent\" (got %q)", d, k.name)
@@ -1044,11 +769,11 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	}
 	seen := map[string]bool{}
 	folders := mb.Folders
-	if !v.atMost(pathOf("mailboxes", "folders"), len(folders), MaxFolders) {
+	if !v.atMost(tomlstrict.PathOf("mailboxes", "folders"), len(folders), MaxFolders) {
 		folders = nil // one error, not one per folder
 	}
 	for i, f := range folders {
-		p := pathOf("mailboxes", "folders").at(i)
+		p := tomlstrict.PathOf("mailboxes", "folders").At(i)
 		switch {
 		case badName(f):
 			v.add(p, "must be a mailbox name like \"Projects%sAlpha\" (got %q)", d, f)
@@ -1059,23 +784,23 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 		}
 		seen[f] = true
 	}
-	v.nonNegativeInt(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
-	if v.atMost(pathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
+	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
+	if v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
 		if mb.FolderMessagesMax < mb.FolderMessagesMin {
-			v.add(pathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+			v.add(tomlstrict.PathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
 		} else {
-			v.atMost(pathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
+			v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
 		}
 	}
 
 	// compliance
 	cc := c.Compliance
-	v.duration(pathOf("compliance", "limit"), cc.Limit, true)
-	v.number(pathOf("compliance", "required_percent"), cc.RequiredPercent, 0, 100, false, true)
-	v.duration(pathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
-	v.number(pathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
-	v.number(pathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
-	v.number(pathOf("compliance", "max_dropped_percent"), cc.MaxDroppedPercent, 0, 100, true, false)
+	v.duration(tomlstrict.PathOf("compliance", "limit"), cc.Limit, true)
+	v.number(tomlstrict.PathOf("compliance", "required_percent"), cc.RequiredPercent, 0, 100, false, true)
+	v.duration(tomlstrict.PathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
+	v.number(tomlstrict.PathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
+	v.number(tomlstrict.PathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
+	v.number(tomlstrict.PathOf("compliance", "max_dropped_percent"), cc.MaxDroppedPercent, 0, 100, true, false)
 	names := make([]string, 0, len(cc.Functions))
 	for name := range cc.Functions {
 		names = append(names, name)
@@ -1083,13 +808,13 @@ func (c *Config) validate(file string, lines keyLines) ConfigErrors {
 	slices.Sort(names)
 	for _, name := range names {
 		fl := cc.Functions[name]
-		p := pathOf("compliance", "functions", name)
+		p := tomlstrict.PathOf("compliance", "functions", name)
 		if !measure.Known(measure.Function(name)) {
 			v.add(p, "unknown function (%s)", suggestFunction(name))
 			continue
 		}
-		v.duration(p.with("limit"), fl.Limit, false)
-		v.number(p.with("required_percent"), fl.RequiredPercent, 0, 100, false, true)
+		v.duration(p.With("limit"), fl.Limit, false)
+		v.number(p.With("required_percent"), fl.RequiredPercent, 0, 100, false, true)
 	}
 
 	v.validateDisclosure(c.Disclosure)
@@ -1109,17 +834,17 @@ func (c *Config) Password() (string, error) {
 		if c.Users.Password != "" {
 			return c.Users.Password, nil
 		}
-		return "", c.keyError(pathOf("users", "password_env"), "environment variable %s is empty or unset and users.password is not set", env)
+		return "", c.keyError(tomlstrict.PathOf("users", "password_env"), "environment variable %s is empty or unset and users.password is not set", env)
 	}
 	if c.Users.Password == "" {
-		return "", c.keyError(pathOf("users"), "no password: set users.password or users.password_env")
+		return "", c.keyError(tomlstrict.PathOf("users"), "no password: set users.password or users.password_env")
 	}
 	return c.Users.Password, nil
 }
 
 // keyError is a problem of the value at p, located in the config's file.
-func (c *Config) keyError(p keyPath, format string, args ...any) *ConfigError {
-	return &ConfigError{File: c.File, Line: c.lines.locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)}
+func (c *Config) keyError(p tomlstrict.Path, format string, args ...any) *ConfigError {
+	return &ConfigError{File: c.File, Line: c.lines.Locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // TargetRate is the target arrival rate in sessions per hour:
@@ -1196,7 +921,7 @@ func (c *Config) LoadUsers() ([]User, error) {
 	}
 	f, err := openInput(path)
 	if err != nil {
-		return nil, c.keyError(pathOf("users", "file"), "%s: %v", path, err)
+		return nil, c.keyError(tomlstrict.PathOf("users", "file"), "%s: %v", path, err)
 	}
 	defer f.Close()
 	return c.parseUsers(path, f)
@@ -1368,8 +1093,8 @@ func (c *Config) parseUsers(name string, r io.Reader) ([]User, error) {
 // the line when the key is not written in the file (a default), or without
 // the file for a config built in code. It doesn't perform I/O.
 func (c *Config) Where(key string) string {
-	p := pathOf(strings.Split(key, ".")...)
-	switch line := c.lines.locate(p); {
+	p := tomlstrict.PathOf(strings.Split(key, ".")...)
+	switch line := c.lines.Locate(p); {
 	case c.File == "":
 		return key
 	case line > 0:

@@ -1,4 +1,4 @@
-package workload
+package tomlstrict
 
 import "fmt"
 
@@ -11,12 +11,12 @@ const (
 	maxKeyParts = 32 // parts of one dotted key
 )
 
-// checkShape returns the 1-based line and a description of the first place
+// CheckShape returns the 1-based line and a description of the first place
 // where src nests deeper than maxNesting or chains more than maxKeyParts
 // dotted parts, or 0 and "". It lexes strings and comments only, so that
 // brackets and dots inside them don't count; it never fails on input it
 // does not understand.
-func checkShape(src string) (line int, msg string) {
+func CheckShape(src string) (line int, msg string) {
 	line = 1
 	depth, chain := 0, 0
 	afterDot := false

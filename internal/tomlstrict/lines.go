@@ -1,4 +1,4 @@
-package workload
+package tomlstrict
 
 import (
 	"strconv"
@@ -12,34 +12,35 @@ type pathElem struct {
 	isIndex bool
 }
 
-// keyPath names one value of a TOML document, e.g. messages.sizes[2].share.
-type keyPath []pathElem
+// Path names one value of a TOML document, e.g. messages.sizes[2].share.
+type Path []pathElem
 
-func pathOf(keys ...string) keyPath {
-	p := make(keyPath, len(keys))
+// PathOf is the path of nested table keys.
+func PathOf(keys ...string) Path {
+	p := make(Path, len(keys))
 	for i, k := range keys {
 		p[i] = pathElem{key: k}
 	}
 	return p
 }
 
-// with returns a copy of p extended by key.
-func (p keyPath) with(key string) keyPath {
-	q := make(keyPath, len(p), len(p)+1)
+// With returns a copy of p extended by key.
+func (p Path) With(key string) Path {
+	q := make(Path, len(p), len(p)+1)
 	copy(q, p)
 	return append(q, pathElem{key: key})
 }
 
-// at returns a copy of p extended by array index i.
-func (p keyPath) at(i int) keyPath {
-	q := make(keyPath, len(p), len(p)+1)
+// At returns a copy of p extended by array index i.
+func (p Path) At(i int) Path {
+	q := make(Path, len(p), len(p)+1)
 	copy(q, p)
 	return append(q, pathElem{index: i, isIndex: true})
 }
 
 // String renders p as in error messages: dotted keys, quoted when they are
 // not bare TOML keys, and [i] for array elements.
-func (p keyPath) String() string {
+func (p Path) String() string {
 	var b strings.Builder
 	for i, e := range p {
 		if e.isIndex {
@@ -74,31 +75,33 @@ func isBareKeyByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// keyLines maps the rendered key paths of a TOML document (keyPath.String
+// Lines maps the rendered key paths of a TOML document (Path.String
 // form) to the 1-based line where each is first defined: table headers,
 // keys (and the implicit tables of dotted keys), keys of inline tables and
 // elements of arrays. It is a tolerant scanner, not a validator: it never
 // fails, and on input it does not understand it skips to the next line.
 // It doesn't perform I/O.
-type keyLines map[string]int
+type Lines map[string]int
 
-func scanKeyLines(src []byte) keyLines {
-	s := &keyScanner{src: src, line: 1, lines: keyLines{}, arrays: map[string]int{}}
+// ScanLines records the line of every key of src; it never fails (what it
+// cannot lex has no line).
+func ScanLines(src []byte) Lines {
+	s := &keyScanner{src: src, line: 1, lines: Lines{}, arrays: map[string]int{}}
 	s.document()
 	return s.lines
 }
 
-// locate returns the line of p: its own definition, else the first line of
+// Locate returns the line of p: its own definition, else the first line of
 // anything defined under it, else the line of its nearest defined ancestor,
 // else 0.
-func (kl keyLines) locate(p keyPath) int {
+func (kl Lines) Locate(p Path) int {
 	for n := len(p); n > 0; n-- {
 		q := p[:n]
 		if l, ok := kl[q.String()]; ok {
 			return l
 		}
 		if n == len(p) {
-			if l := kl.firstUnder(q.String()); l > 0 {
+			if l := kl.FirstUnder(q.String()); l > 0 {
 				return l
 			}
 		}
@@ -106,7 +109,9 @@ func (kl keyLines) locate(p keyPath) int {
 	return 0
 }
 
-func (kl keyLines) firstUnder(prefix string) int {
+// FirstUnder is the first line of a key under prefix (a rendered path), 0
+// when there is none.
+func (kl Lines) FirstUnder(prefix string) int {
 	best := 0
 	for k, l := range kl {
 		if len(k) > len(prefix) && strings.HasPrefix(k, prefix) && (k[len(prefix)] == '.' || k[len(prefix)] == '[') {
@@ -118,8 +123,8 @@ func (kl keyLines) firstUnder(prefix string) int {
 	return best
 }
 
-// has reports whether p itself is written in the document.
-func (kl keyLines) has(p keyPath) bool {
+// Has reports whether p itself is written in the document.
+func (kl Lines) Has(p Path) bool {
 	_, ok := kl[p.String()]
 	return ok
 }
@@ -128,9 +133,9 @@ type keyScanner struct {
 	src    []byte
 	pos    int
 	line   int
-	lines  keyLines
+	lines  Lines
 	arrays map[string]int // array-of-tables path -> number of elements so far
-	table  keyPath        // current table from the last header
+	table  Path           // current table from the last header
 	depth  int            // nesting of inline values, bounded
 }
 
@@ -152,7 +157,7 @@ func (s *keyScanner) next() byte {
 	return c
 }
 
-func (s *keyScanner) record(p keyPath, line int) {
+func (s *keyScanner) record(p Path, line int) {
 	for n := 1; n <= len(p); n++ {
 		k := p[:n].String()
 		if _, ok := s.lines[k]; !ok {
@@ -230,11 +235,11 @@ func (s *keyScanner) header() {
 		s.next()
 	}
 	// Resolve each prefix that is an array of tables to its current element.
-	var p keyPath
+	var p Path
 	for _, k := range keys {
-		p = p.with(k)
+		p = p.With(k)
 		if n, ok := s.arrays[p.String()]; ok && n > 0 {
-			p = p.at(n - 1)
+			p = p.At(n - 1)
 		}
 	}
 	if array {
@@ -245,7 +250,7 @@ func (s *keyScanner) header() {
 		n := s.arrays[p.String()]
 		s.arrays[p.String()] = n + 1
 		s.record(p, line)
-		p = p.at(n)
+		p = p.At(n)
 	}
 	s.record(p, line)
 	s.table = p
@@ -256,7 +261,7 @@ func (s *keyScanner) header() {
 }
 
 // keyValue reads `key = value` and records the key under base.
-func (s *keyScanner) keyValue(base keyPath) bool {
+func (s *keyScanner) keyValue(base Path) bool {
 	line := s.line
 	keys, ok := s.key()
 	if !ok {
@@ -269,7 +274,7 @@ func (s *keyScanner) keyValue(base keyPath) bool {
 	s.next()
 	p := base
 	for _, k := range keys {
-		p = p.with(k)
+		p = p.With(k)
 	}
 	s.record(p, line)
 	s.skipSpace(false)
@@ -336,7 +341,7 @@ func (s *keyScanner) quoted(q byte) (string, bool) {
 
 // value skips one value, recording the keys of inline tables and the
 // elements of arrays under p.
-func (s *keyScanner) value(p keyPath) {
+func (s *keyScanner) value(p Path) {
 	if s.depth > 64 {
 		s.skipLine()
 		return
@@ -386,7 +391,7 @@ func (s *keyScanner) value(p keyPath) {
 				return
 			}
 			start := s.pos
-			el := p.at(i)
+			el := p.At(i)
 			s.record(el, s.line)
 			s.value(el)
 			if s.pos == start {
