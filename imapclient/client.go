@@ -19,14 +19,15 @@ import (
 	"github.com/mailbench/mailbench/measure"
 )
 
-// TLSMode says how the connection is secured.
-type TLSMode string
+// TLSMode says how the connection is secured: measure.TLSMode, the type
+// the config uses too.
+type TLSMode = measure.TLSMode
 
 // The TLS modes.
 const (
-	TLSNone     TLSMode = "none"
-	TLSStartTLS TLSMode = "starttls"
-	TLSImplicit TLSMode = "implicit"
+	TLSNone     = measure.TLSNone
+	TLSStartTLS = measure.TLSStartTLS
+	TLSImplicit = measure.TLSImplicit
 )
 
 // Authentication mechanisms for Config.Auth.

@@ -62,7 +62,7 @@ func tlsConnectIMAP(t *testing.T, ep workload.Endpoint, tc *tlsConfigHolder) (me
 	login, pw := tlsUser(t)
 	var got measure.Observation
 	c, err := imapclient.Connect(context.Background(), imapclient.Config{
-		Address: ep.Address, TLS: imapclient.TLSMode(ep.TLS), TLSConfig: tc.cfg, Timeout: tlsTimeout, Auth: ep.Auth,
+		Address: ep.Address, TLS: ep.TLS, TLSConfig: tc.cfg, Timeout: tlsTimeout, Auth: ep.Auth,
 		Observer: measure.ObserverFunc(func(o measure.Observation) {
 			if o.Function == measure.IMAPConnect {
 				got = o
@@ -85,7 +85,7 @@ func tlsConnectIMAP(t *testing.T, ep workload.Endpoint, tc *tlsConfigHolder) (me
 func tlsConnectSMTP(t *testing.T, ep workload.Endpoint, tc *tlsConfigHolder, auth bool) (measure.Observation, error) {
 	t.Helper()
 	cfg := smtpclient.Config{
-		Address: ep.Address, TLS: smtpclient.TLSMode(ep.TLS), TLSConfig: tc.cfg, Timeout: tlsTimeout,
+		Address: ep.Address, TLS: ep.TLS, TLSConfig: tc.cfg, Timeout: tlsTimeout,
 	}
 	if auth {
 		cfg.Auth = smtpclient.AuthPlain

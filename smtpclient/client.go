@@ -21,13 +21,15 @@ import (
 	"github.com/mailbench/mailbench/measure"
 )
 
-// TLSMode says how a connection is secured.
-type TLSMode string
+// TLSMode says how a connection is secured: measure.TLSMode, the type the
+// config uses too.
+type TLSMode = measure.TLSMode
 
+// The TLS modes.
 const (
-	TLSNone     TLSMode = "none"     // plain TCP
-	TLSStartTLS TLSMode = "starttls" // EHLO, STARTTLS, handshake, EHLO again
-	TLSImplicit TLSMode = "implicit" // handshake right after TCP connect (port 465)
+	TLSNone     = measure.TLSNone     // plain TCP
+	TLSStartTLS = measure.TLSStartTLS // EHLO, STARTTLS, handshake, EHLO again
+	TLSImplicit = measure.TLSImplicit // handshake right after TCP connect (port 465)
 )
 
 // Auth mechanisms accepted in Config.Auth.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // Config is a workload file: what to load, how hard, for how long, and what
@@ -85,8 +86,8 @@ func (t TargetConfig) InboundEndpoint() Endpoint {
 
 // Endpoint is one server address and how to reach it.
 type Endpoint struct {
-	Address string `toml:"address"` // host:port
-	TLS     string `toml:"tls"`     // "none" | "starttls" | "implicit"
+	Address string          `toml:"address"` // host:port
+	TLS     measure.TLSMode `toml:"tls"`     // "none" | "starttls" | "implicit"
 	// InsecureSkipVerify disables certificate verification; the report warns.
 	InsecureSkipVerify bool   `toml:"insecure_skip_verify"`
 	CAFile             string `toml:"ca_file"`
@@ -98,14 +99,14 @@ type Endpoint struct {
 
 // SinkConfig is mailbench's SMTP sink, where the SUT relays remote mail.
 type SinkConfig struct {
-	Enabled         bool   `toml:"enabled"`
-	Listen          string `toml:"listen"` // host:port
-	TLS             string `toml:"tls"`    // "none" | "starttls" | "implicit"
-	CertFile        string `toml:"cert_file"`
-	KeyFile         string `toml:"key_file"`
-	MaxMessageBytes int64  `toml:"max_message_bytes"`
-	MaxRecipients   int    `toml:"max_recipients"`
-	SaveDir         string `toml:"save_dir"` // "" discards bodies
+	Enabled         bool            `toml:"enabled"`
+	Listen          string          `toml:"listen"` // host:port
+	TLS             measure.TLSMode `toml:"tls"`    // "none" | "starttls" | "implicit"
+	CertFile        string          `toml:"cert_file"`
+	KeyFile         string          `toml:"key_file"`
+	MaxMessageBytes int64           `toml:"max_message_bytes"`
+	MaxRecipients   int             `toml:"max_recipients"`
+	SaveDir         string          `toml:"save_dir"` // "" discards bodies
 }
 
 // UsersConfig says who the simulated users are.

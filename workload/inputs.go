@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // Upper bounds of the values that size a run. Validate, ParseConfig and
@@ -148,7 +149,7 @@ func (c *Config) CheckInputs() error {
 
 // tlsOn reports whether a tls setting ("none", "starttls", "implicit")
 // turns TLS on.
-func tlsOn(mode string) bool { return mode != "" && mode != "none" }
+func tlsOn(mode measure.TLSMode) bool { return mode != "" && mode != measure.TLSNone }
 
 // checkCAFile says what is wrong with the CA file at path, as tlsconf
 // would load it, or returns "".

@@ -542,7 +542,7 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 				v.hostPort(p.With("address"), ep.e.Address, false)
 			}
 		}
-		v.oneOf(p.With("tls"), ep.e.TLS, "none", "starttls", "implicit")
+		v.oneOf(p.With("tls"), string(ep.e.TLS), "none", "starttls", "implicit")
 		v.oneOf(p.With("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
 		v.oneOf(p.With("auth"), ep.e.Auth, ep.auths...)
 	}
@@ -551,7 +551,7 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	if in.Address != "" {
 		v.hostPort(tomlstrict.PathOf("target", "inbound", "address"), in.Address, false)
 	}
-	v.oneOf(tomlstrict.PathOf("target", "inbound", "tls"), in.TLS, "", "none", "starttls", "implicit")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "tls"), string(in.TLS), "", "none", "starttls", "implicit")
 	v.oneOf(tomlstrict.PathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
 	v.oneOf(tomlstrict.PathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
 
@@ -559,7 +559,7 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	if c.Sink.Enabled {
 		v.hostPort(tomlstrict.PathOf("sink", "listen"), c.Sink.Listen, true)
 	}
-	v.oneOf(tomlstrict.PathOf("sink", "tls"), c.Sink.TLS, "none", "starttls", "implicit")
+	v.oneOf(tomlstrict.PathOf("sink", "tls"), string(c.Sink.TLS), "none", "starttls", "implicit")
 	// Without cert_file and key_file the sink generates a self-signed
 	// certificate; one without the other is a mistake.
 	if (c.Sink.CertFile == "") != (c.Sink.KeyFile == "") {

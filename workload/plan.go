@@ -82,16 +82,16 @@ type Plan struct {
 
 // EndpointPlan is one endpoint's address, TLS and authentication.
 type EndpointPlan struct {
-	Name     string // "IMAP", "SMTP submission", "inbound SMTP", "sink"
-	Address  string // "embedded" for the embedded target
-	TLS      string // "none", "starttls", "implicit"
-	CAFile   string // "" : the system's roots (the embedded target's own CA when embedded)
-	Server   string // server_name; "" : the address's host
-	Insecure bool   // insecure_skip_verify
-	Resume   bool   // session_resumption
-	MinTLS   string // min_tls_version; "" : Go's default
-	CertFile string // the sink's certificate
-	Auth     string // the mechanism; "" for the sink (it takes no authentication)
+	Name     string          // "IMAP", "SMTP submission", "inbound SMTP", "sink"
+	Address  string          // "embedded" for the embedded target
+	TLS      measure.TLSMode // "none", "starttls", "implicit"
+	CAFile   string          // "" : the system's roots (the embedded target's own CA when embedded)
+	Server   string          // server_name; "" : the address's host
+	Insecure bool            // insecure_skip_verify
+	Resume   bool            // session_resumption
+	MinTLS   string          // min_tls_version; "" : Go's default
+	CertFile string          // the sink's certificate
+	Auth     string          // the mechanism; "" for the sink (it takes no authentication)
 }
 
 // SessionPlan is one session type of the mix.
@@ -393,7 +393,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 // describe renders e's TLS and authentication: "tls none, auth login",
 // "tls implicit (CA ca.pem, server name mail.test, resumption), auth plain".
 func (e EndpointPlan) describe(embedded bool) string {
-	tls := "tls " + orText(e.TLS, "none")
+	tls := "tls " + orText(string(e.TLS), "none")
 	if e.TLS != "" && e.TLS != "none" {
 		var d []string
 		switch {

@@ -29,7 +29,7 @@ func TestSinkTLSCertificateFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("ParseConfig() = %v", err)
 				}
-				if got := strings.SplitN(tt.sink, "\n", 2)[0]; got != `tls = "`+c.Sink.TLS+`"` {
+				if got := strings.SplitN(tt.sink, "\n", 2)[0]; got != `tls = "`+string(c.Sink.TLS)+`"` {
 					t.Errorf("Sink.TLS = %q, from %q", c.Sink.TLS, got)
 				}
 				return

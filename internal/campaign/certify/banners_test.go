@@ -11,6 +11,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/testconfig"
 	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // ProbeBanners against the embedded target, as `mailbench certify` records
@@ -18,8 +19,8 @@ import (
 // clients trust the target's certificate, as a run's do). The greeting,
 // the capabilities after login and the SMTP banner are the target's.
 func TestProbeBannersEmbedded(t *testing.T) {
-	for _, mode := range []string{"none", "starttls", "implicit"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range measure.TLSModes {
+		t.Run(string(mode), func(t *testing.T) {
 			cfg := testconfig.Quick(t, 0)
 			cfg.Target.IMAP.TLS, cfg.Target.SMTP.TLS = mode, mode
 			users, err := cfg.LoadUsers()

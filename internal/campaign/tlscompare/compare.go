@@ -62,7 +62,7 @@ func Variants(cfg *workload.Config, addrs Addresses) ([]Variant, error) {
 		if ep.TLS == "" || ep.TLS == "none" {
 			return "starttls"
 		}
-		return ep.TLS
+		return string(ep.TLS)
 	}
 	plainAddr := func(ep workload.Endpoint, given, flag string) (string, error) {
 		if cfg.Target.Embedded || ep.TLS != "implicit" {
@@ -85,7 +85,7 @@ func Variants(cfg *workload.Config, addrs Addresses) ([]Variant, error) {
 
 	variant := func(name, imapTLS, smtpTLS string, resume bool) Variant {
 		c := *cfg // the endpoints are values: changing them leaves cfg alone
-		c.Target.IMAP.TLS, c.Target.SMTP.TLS = imapTLS, smtpTLS
+		c.Target.IMAP.TLS, c.Target.SMTP.TLS = measure.TLSMode(imapTLS), measure.TLSMode(smtpTLS)
 		c.Target.IMAP.SessionResumption, c.Target.SMTP.SessionResumption = resume, resume
 		if imapTLS == "none" {
 			c.Target.IMAP.Address = imapPlain

@@ -25,8 +25,8 @@ import (
 func sutConfig(imapTLS, smtpTLS string) *workload.Config {
 	cfg := &workload.Config{Name: "t"}
 	cfg.Load.SessionsPerHour = 3600
-	cfg.Target.IMAP = workload.Endpoint{Address: "127.0.0.1:1143", TLS: imapTLS, CAFile: "/ca.pem", Auth: "plain"}
-	cfg.Target.SMTP = workload.Endpoint{Address: "127.0.0.1:2525", TLS: smtpTLS, ServerName: "sut.test"}
+	cfg.Target.IMAP = workload.Endpoint{Address: "127.0.0.1:1143", TLS: measure.TLSMode(imapTLS), CAFile: "/ca.pem", Auth: "plain"}
+	cfg.Target.SMTP = workload.Endpoint{Address: "127.0.0.1:2525", TLS: measure.TLSMode(smtpTLS), ServerName: "sut.test"}
 	if imapTLS == "implicit" {
 		cfg.Target.IMAP.Address = "127.0.0.1:1993"
 	}
@@ -81,7 +81,7 @@ func TestVariants(t *testing.T) {
 			}
 			for i, v := range vs {
 				c := v.Config
-				got := want{c.Target.IMAP.TLS, c.Target.SMTP.TLS, c.Target.IMAP.Address, c.Target.SMTP.Address}
+				got := want{string(c.Target.IMAP.TLS), string(c.Target.SMTP.TLS), c.Target.IMAP.Address, c.Target.SMTP.Address}
 				if got != tt.want[i] || v.IMAPTLS != got.imapTLS || v.SMTPTLS != got.smtpTLS {
 					t.Errorf("%s: %+v, want %+v", v.Name, got, tt.want[i])
 				}

@@ -36,8 +36,8 @@ func TestRunEmbeddedTLSModes(t *testing.T) {
 				// race detector) miss their deadlines.
 				cfg := shortQuick(t, 3*time.Second)
 				cfg.Phases.Warmup.Duration = 500 * time.Millisecond
-				cfg.Target.IMAP.TLS, cfg.Target.SMTP.TLS = tt.imapTLS, tt.smtpTLS
-				cfg.Sink.TLS = tt.sinkTLS // no cert_file/key_file: a generated certificate
+				cfg.Target.IMAP.TLS, cfg.Target.SMTP.TLS = measure.TLSMode(tt.imapTLS), measure.TLSMode(tt.smtpTLS)
+				cfg.Sink.TLS = measure.TLSMode(tt.sinkTLS) // no cert_file/key_file: a generated certificate
 				ctx := context.Background()
 				run, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
 				if err != nil {

@@ -14,13 +14,13 @@ import (
 func ClientSettings(cfg *workload.Config) (imapclient.Config, smtpclient.Config, smtpclient.Config) {
 	in := cfg.Target.InboundEndpoint()
 	return imapclient.Config{
-			Address: cfg.Target.IMAP.Address, TLS: imapclient.TLSMode(cfg.Target.IMAP.TLS),
+			Address: cfg.Target.IMAP.Address, TLS: cfg.Target.IMAP.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.IMAP.Auth,
 		}, smtpclient.Config{
-			Address: cfg.Target.SMTP.Address, TLS: smtpclient.TLSMode(cfg.Target.SMTP.TLS),
+			Address: cfg.Target.SMTP.Address, TLS: cfg.Target.SMTP.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth,
 		}, smtpclient.Config{
-			Address: in.Address, TLS: smtpclient.TLSMode(in.TLS),
+			Address: in.Address, TLS: in.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: "none",
 		}
 }
