@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -93,16 +92,6 @@ func TestMemoryEstimateGrowsWithItsInputs(t *testing.T) {
 		if got := mustPlan(t, c).Memory.Total; got <= base {
 			t.Errorf("more %s: estimate %d, not above %d", name, got, base)
 		}
-	}
-}
-
-func TestParseMemAvailable(t *testing.T) {
-	n, err := parseMemAvailable([]byte("MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   20480000 kB\n"))
-	if err != nil || n != 20480000*1024 {
-		t.Errorf("= %d, %v", n, err)
-	}
-	if _, err := parseMemAvailable([]byte("MemTotal: 1 kB\n")); !errors.Is(err, ErrNoMemInfo) {
-		t.Errorf("no MemAvailable: %v", err)
 	}
 }
 

@@ -1,9 +1,6 @@
 package workload
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"unicode"
 
@@ -76,24 +73,4 @@ func (c *Config) ArrivalSeed() int64 {
 		return c.ScheduleSeed
 	}
 	return c.Seed
-}
-
-// CanonicalHash is the SHA-256 (hex) of the config's canonical form: the
-// JSON encoding of the Config as loaded — defaults filled in, every key in
-// a fixed order, durations and sizes as strings — without the file's name,
-// the users' password (users.password is blanked; users.password_env, a
-// variable's name, stays) and ScheduleSeed. Two files that differ only in
-// layout, comments, key order or keys written at their default value hash
-// the same; any change to what a run does changes the hash. It doesn't
-// perform I/O.
-func (c *Config) CanonicalHash() string {
-	cc := *c
-	cc.File, cc.ScheduleSeed, cc.lines = "", 0, nil
-	cc.Users.Password = ""
-	data, err := json.Marshal(&cc)
-	if err != nil { // a Config always encodes; keep the hash defined anyway
-		data = []byte(err.Error())
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }

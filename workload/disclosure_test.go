@@ -27,28 +27,6 @@ func TestDisclosureControlCharacters(t *testing.T) {
 	}
 }
 
-func TestCanonicalHash(t *testing.T) {
-	a, err := ParseConfig("a.toml", []byte("# a comment\n[target]\nembedded = true\n[users]\npassword = \"x\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := ParseConfig("b.toml", []byte("[users]\npassword = \"other\"\ncount = 100\n\n[target]\nembedded=true\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.CanonicalHash() != b.CanonicalHash() || len(a.CanonicalHash()) != 64 {
-		t.Errorf("layout, comments, defaults and the password change the hash: %s %s", a.CanonicalHash(), b.CanonicalHash())
-	}
-	b.ScheduleSeed = 7
-	if a.CanonicalHash() != b.CanonicalHash() {
-		t.Error("ScheduleSeed changes the hash")
-	}
-	b.Load.SessionsPerHour = 1000
-	if a.CanonicalHash() == b.CanonicalHash() {
-		t.Error("a different rate hashes the same")
-	}
-}
-
 func TestArrivalSeed(t *testing.T) {
 	c := DefaultConfig()
 	c.Seed = 5

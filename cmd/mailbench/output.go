@@ -167,7 +167,7 @@ func (f resumeFlag) wrap(e *env, command string, cfg *workload.Config, run sweep
 	if f.Resume == "" {
 		return run, nil, nil
 	}
-	j, err := resume.Open(f.Resume, command, orchestrator.Version, cfg.CanonicalHash())
+	j, err := resume.Open(f.Resume, command, orchestrator.Version, resume.ConfigHash(cfg))
 	if err != nil {
 		return nil, nil, usage(fmt.Errorf("--resume: %w", err))
 	}

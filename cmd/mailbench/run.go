@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -146,7 +147,7 @@ func (c *checkCmd) Run(e *env) error {
 		return err
 	}
 	// What run would say of the memory budget, before anything runs.
-	if avail, err := workload.AvailableMemory(); err != nil {
+	if avail, err := host.AvailableMemory(); err != nil {
 		fmt.Fprintf(e.stdout, "available:   unknown (%v); the memory budget is not checked\n", err)
 	} else {
 		fmt.Fprintf(e.stdout, "available:   %s (MemAvailable)\n", workload.FormatBytes(avail))

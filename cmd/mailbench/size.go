@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -98,7 +99,7 @@ func (c *sizeCmd) Run(e *env) error {
 	case c.Users != nil:
 		opts.FixedUsers, opts.FixedUsersWhy = true, "--users"
 	}
-	if avail, err := workload.AvailableMemory(); err == nil {
+	if avail, err := host.AvailableMemory(); err == nil {
 		opts.MemoryAvailable = avail
 	}
 	if c.DryRun {

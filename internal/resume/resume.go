@@ -10,6 +10,8 @@ package resume
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,7 +58,7 @@ type Journal struct {
 }
 
 // Open opens the state file at path for command (e.g. "size") of the
-// mailbench version and the config whose CanonicalHash is configHash:
+// mailbench version and the config whose ConfigHash is configHash:
 // an existing file is read, and refused when another command, version or
 // config made it; a missing one is started empty (written at the first
 // finished run). It reads path.
@@ -100,7 +102,7 @@ func (j *Journal) Finished() int {
 // run to run (rate, schedule seed, users, cap, phases, TLS), as the
 // canonical hash of the config plus its schedule seed.
 func key(cfg *workload.Config) string {
-	return fmt.Sprintf("%s/%d/%g", cfg.CanonicalHash(), cfg.ScheduleSeed, cfg.Load.SessionsPerHour)
+	return fmt.Sprintf("%s/%d/%g", ConfigHash(cfg), cfg.ScheduleSeed, cfg.Load.SessionsPerHour)
 }
 
 // Wrap returns run with the journal in front: while the state file has
@@ -172,4 +174,25 @@ func (j *Journal) Note() string {
 		return ""
 	}
 	return fmt.Sprintf("resumed %d finished runs from %s (not run again)", j.Replayed, j.path)
+}
+
+// ConfigHash is the SHA-256 (hex) of c's canonical form: the
+// JSON encoding of the Config as loaded (its unexported key lines are not
+// part of it) — defaults filled in, every key in
+// a fixed order, durations and sizes as strings — without the file's name,
+// the users' password (users.password is blanked; users.password_env, a
+// variable's name, stays) and ScheduleSeed. Two files that differ only in
+// layout, comments, key order or keys written at their default value hash
+// the same; any change to what a run does changes the hash. It doesn't
+// perform I/O.
+func ConfigHash(c *workload.Config) string {
+	cc := *c
+	cc.File, cc.ScheduleSeed = "", 0
+	cc.Users.Password = ""
+	data, err := json.Marshal(&cc)
+	if err != nil { // a Config always encodes; keep the hash defined anyway
+		data = []byte(err.Error())
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

@@ -31,7 +31,7 @@ func fakeRun(calls *int) RunFunc {
 func TestResumeReplaysFinishedRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	base := stepConfig(100, 1)
-	j, err := Open(path, "size", "v1", base.CanonicalHash())
+	j, err := Open(path, "size", "v1", ConfigHash(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestResumeReplaysFinishedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	again, err := Open(path, "size", "v1", base.CanonicalHash())
+	again, err := Open(path, "size", "v1", ConfigHash(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestResumeReplaysFinishedRuns(t *testing.T) {
 	}
 
 	// The campaign taking another path is an error, not a silent mix.
-	other, _ := Open(path, "size", "v1", base.CanonicalHash())
+	other, _ := Open(path, "size", "v1", ConfigHash(base))
 	if _, err := other.Wrap(fakeRun(&calls))(ctx, ctx, stepConfig(150, 1)); err == nil || !strings.Contains(err.Error(), "another path") {
 		t.Errorf("a different first run: %v", err)
 	}
@@ -83,7 +83,7 @@ func TestResumeReplaysFinishedRuns(t *testing.T) {
 func TestResumeRefusesAnotherCampaign(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	base := stepConfig(100, 1)
-	j, _ := Open(path, "sweep", "v1", base.CanonicalHash())
+	j, _ := Open(path, "sweep", "v1", ConfigHash(base))
 	var calls int
 	ctx := context.Background()
 	if _, err := j.Wrap(fakeRun(&calls))(ctx, ctx, base); err != nil {
@@ -92,9 +92,9 @@ func TestResumeRefusesAnotherCampaign(t *testing.T) {
 	for _, c := range []struct {
 		name, command, version, hash, want string
 	}{
-		{"another command", "size", "v1", base.CanonicalHash(), `not of "size"`},
-		{"another version", "sweep", "v2", base.CanonicalHash(), "made by mailbench v1, this is v2"},
-		{"another config", "sweep", "v1", stepConfig(999, 1).CanonicalHash(), "made with another config"},
+		{"another command", "size", "v1", ConfigHash(base), `not of "size"`},
+		{"another version", "sweep", "v2", ConfigHash(base), "made by mailbench v1, this is v2"},
+		{"another config", "sweep", "v1", ConfigHash(stepConfig(999, 1)), "made with another config"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := Open(path, c.command, c.version, c.hash); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -104,5 +104,27 @@ func TestResumeRefusesAnotherCampaign(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(t.TempDir(), "x.json"), "sweep", "v1", "h"); err != nil {
 		t.Errorf("a missing state file: %v", err)
+	}
+}
+
+func TestConfigHash(t *testing.T) {
+	a, err := workload.ParseConfig("a.toml", []byte("# a comment\n[target]\nembedded = true\n[users]\npassword = \"x\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.ParseConfig("b.toml", []byte("[users]\npassword = \"other\"\ncount = 100\n\n[target]\nembedded=true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ConfigHash(a) != ConfigHash(b) || len(ConfigHash(a)) != 64 {
+		t.Errorf("layout, comments, defaults and the password change the hash: %s %s", ConfigHash(a), ConfigHash(b))
+	}
+	b.ScheduleSeed = 7
+	if ConfigHash(a) != ConfigHash(b) {
+		t.Error("ScheduleSeed changes the hash")
+	}
+	b.Load.SessionsPerHour = 1000
+	if ConfigHash(a) == ConfigHash(b) {
+		t.Error("a different rate hashes the same")
 	}
 }

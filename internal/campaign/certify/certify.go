@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -208,7 +209,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 		PerUserHour: cfg.Load.SessionsPerUserHour, Rules: rules, RulesModified: rules != DefaultRules(),
 		Median: -1, Disclosure: opts.Disclosure,
 	}
-	res.Disclosure.ConfigHash = cfg.CanonicalHash()
+	res.Disclosure.ConfigHash = resume.ConfigHash(cfg)
 	res.Disclosure.ConfigFile = cfg.File
 	res.Disclosure.System = cfg.Disclosure.Fields()
 	levels, iters := plan(rules.Iterations)

@@ -22,7 +22,7 @@ import (
 type Disclosure struct {
 	MailbenchVersion string
 	ConfigFile       string
-	// ConfigHash is workload.Config.CanonicalHash: SHA-256 of the config's
+	// ConfigHash is resume.ConfigHash: SHA-256 of the config's
 	// canonical form.
 	ConfigHash string
 	Banners    Banners

@@ -403,7 +403,7 @@ func TestSearchResumes(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "state.json")
 	cfg := baseConfig()
-	j, err := resume.Open(path, "size", "test", cfg.CanonicalHash())
+	j, err := resume.Open(path, "size", "test", resume.ConfigHash(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestSearchResumes(t *testing.T) {
 	if _, err := Search(stop, context.Background(), cfg, Options{Run: interrupted, Start: 1000, Now: first.clock}); err != nil {
 		t.Fatal(err)
 	}
-	j2, err := resume.Open(path, "size", "test", cfg.CanonicalHash())
+	j2, err := resume.Open(path, "size", "test", resume.ConfigHash(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mailbench/mailbench/internal/delivery/inboxcheck"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/session"
@@ -431,8 +432,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 func usageErr(err error) error { return &ConfigError{err} }
 
-// availableMemory is workload.AvailableMemory; tests replace it.
-var availableMemory = workload.AvailableMemory
+// availableMemory is host.AvailableMemory; tests replace it.
+var availableMemory = host.AvailableMemory
 
 // checkMemory refuses, as a ConfigError, a run whose estimated memory
 // exceeds avail (unknown when <= 0), unless the options say to ignore it.
