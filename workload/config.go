@@ -1,6 +1,10 @@
 package workload
 
 import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/tomlstrict"
@@ -51,6 +55,36 @@ type TargetConfig struct {
 	// (an MX's port 25, say). Unset fields take SMTP's address and TLS
 	// settings; its auth defaults to "none", as remote MTAs don't log in.
 	Inbound Endpoint `toml:"inbound"`
+}
+
+// validate adds the problems of the target section to v.
+func (t *TargetConfig) validate(v *validator) {
+	for _, ep := range []struct {
+		name  string
+		e     *Endpoint
+		auths []string
+	}{{"imap", &t.IMAP, []string{"login", "plain"}}, {"smtp", &t.SMTP, []string{"none", "plain", "login"}}} {
+		p := tomlstrict.PathOf("target", ep.name)
+		if !t.Embedded {
+			if ep.e.Address == "" {
+				v.add(p.With("address"), "required unless target.embedded = true")
+			} else {
+				v.hostPort(p.With("address"), ep.e.Address, false)
+			}
+		}
+		v.oneOf(p.With("tls"), string(ep.e.TLS), "none", "starttls", "implicit")
+		v.oneOf(p.With("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
+		v.oneOf(p.With("auth"), ep.e.Auth, ep.auths...)
+	}
+	// target.inbound: every field optional (defaults from target.smtp).
+	in := t.Inbound
+	if in.Address != "" {
+		v.hostPort(tomlstrict.PathOf("target", "inbound", "address"), in.Address, false)
+	}
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "tls"), string(in.TLS), "", "none", "starttls", "implicit")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
+	v.oneOf(tomlstrict.PathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
+
 }
 
 // InboundEndpoint is Target.Inbound with its unset fields taken from
@@ -109,6 +143,28 @@ type SinkConfig struct {
 	SaveDir         string          `toml:"save_dir"` // "" discards bodies
 }
 
+// validate adds the problems of the sink section to v.
+func (s *SinkConfig) validate(v *validator) {
+	if s.Enabled {
+		v.hostPort(tomlstrict.PathOf("sink", "listen"), s.Listen, true)
+	}
+	v.oneOf(tomlstrict.PathOf("sink", "tls"), string(s.TLS), "none", "starttls", "implicit")
+	// Without cert_file and key_file the sink generates a self-signed
+	// certificate; one without the other is a mistake.
+	if (s.CertFile == "") != (s.KeyFile == "") {
+		if s.CertFile == "" {
+			v.add(tomlstrict.PathOf("sink", "key_file"), "needs sink.cert_file too (or neither, for a generated self-signed certificate)")
+		} else {
+			v.add(tomlstrict.PathOf("sink", "cert_file"), "needs sink.key_file too (or neither, for a generated self-signed certificate)")
+		}
+	}
+	if s.MaxMessageBytes < 0 {
+		v.add(tomlstrict.PathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", s.MaxMessageBytes)
+	}
+	v.nonNegativeInt(tomlstrict.PathOf("sink", "max_recipients"), s.MaxRecipients)
+
+}
+
 // UsersConfig says who the simulated users are.
 type UsersConfig struct {
 	Count        int    `toml:"count"`
@@ -120,6 +176,40 @@ type UsersConfig struct {
 	RemoteDomain string `toml:"remote_domain"` // default remote.test
 	// LoginWithDomain logs in as user@local_domain instead of the bare name.
 	LoginWithDomain bool `toml:"login_with_domain"`
+}
+
+// validate adds the problems of the users section to v (what it needs of
+// other sections, Config.validate checks).
+func (u *UsersConfig) validate(v *validator) {
+	if u.File != "" {
+		if v.written(tomlstrict.PathOf("users", "count")) {
+			v.add(tomlstrict.PathOf("users", "count"), "cannot be used with users.file (the file lists the users)")
+		}
+		if v.written(tomlstrict.PathOf("users", "pattern")) {
+			v.add(tomlstrict.PathOf("users", "pattern"), "cannot be used with users.file (the file lists the users)")
+		}
+	} else {
+		v.positiveInt(tomlstrict.PathOf("users", "count"), u.Count)
+		v.atMost(tomlstrict.PathOf("users", "count"), u.Count, MaxUsers)
+		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
+			v.add(tomlstrict.PathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
+		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
+			v.add(tomlstrict.PathOf("users", "pattern"), "must make user names without spaces, quotes or @ (got %q)", u.Pattern)
+		}
+	}
+	if u.PasswordEnv != "" && !envNameRE.MatchString(u.PasswordEnv) {
+		// Not echoed: it might be the password itself, put in the wrong key.
+		v.add(tomlstrict.PathOf("users", "password_env"), "must be the name of an environment variable, like \"MAILBENCH_PASSWORD\" (the value is not shown)")
+	}
+	if !validDomain(u.LocalDomain) {
+		v.add(tomlstrict.PathOf("users", "local_domain"), "must be a domain name (got %q)", u.LocalDomain)
+	}
+	if !validDomain(u.RemoteDomain) {
+		v.add(tomlstrict.PathOf("users", "remote_domain"), "must be a domain name (got %q)", u.RemoteDomain)
+	} else if strings.EqualFold(u.LocalDomain, u.RemoteDomain) {
+		v.add(tomlstrict.PathOf("users", "remote_domain"), "must differ from users.local_domain (got %q)", u.RemoteDomain)
+	}
+
 }
 
 // LoadConfig is the target arrival rate and the generator's bounds.
@@ -135,12 +225,54 @@ type LoadConfig struct {
 	InboundPerSession   float64  `toml:"inbound_per_session"` // background inbound messages per session
 }
 
+// validate adds the problems of the load section to v and says whether
+// its rates are valid (Config.validate checks them against the users).
+func (l *LoadConfig) validate(v *validator) (ratesOK bool) {
+	rateOK := true
+	if v.written(tomlstrict.PathOf("load", "sessions_per_hour")) {
+		rateOK = v.number(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
+	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
+		v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
+		rateOK = false
+	}
+	rateOK = rateOK && v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
+	perUserOK := v.number(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
+		v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
+	v.positiveInt(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
+	v.atMost(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
+	v.duration(tomlstrict.PathOf("load", "late_tolerance"), l.LateTolerance, false)
+	v.duration(tomlstrict.PathOf("load", "op_timeout"), l.OpTimeout, true)
+	if d := l.OpTimeout.Duration; d > 0 && d < MinOpTimeout {
+		v.add(tomlstrict.PathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
+	}
+	v.duration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, false)
+	v.atMostDuration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
+	if v.number(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
+		v.atMostFloat(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
+	}
+
+	return rateOK && perUserOK
+}
+
 // PhasesConfig is the run's timeline.
 type PhasesConfig struct {
 	Warmup      Duration `toml:"warmup"`
 	Measurement Duration `toml:"measurement"`
 	Rampdown    Duration `toml:"rampdown"` // grace for running sessions after the last start
 	Settle      Duration `toml:"settle"`   // wait for deliveries after ramp-down
+}
+
+// validate adds the problems of the phases section to v.
+func (phs *PhasesConfig) validate(v *validator) {
+	for _, ph := range []struct {
+		key      string
+		d        Duration
+		positive bool
+	}{{"warmup", phs.Warmup, false}, {"measurement", phs.Measurement, true}, {"rampdown", phs.Rampdown, false}, {"settle", phs.Settle, false}} {
+		v.duration(tomlstrict.PathOf("phases", ph.key), ph.d, ph.positive)
+		v.atMostDuration(tomlstrict.PathOf("phases", ph.key), ph.d, MaxPhase)
+	}
+
 }
 
 // SessionsConfig weights the five session types and sets their parameters.
@@ -150,6 +282,44 @@ type SessionsConfig struct {
 	Cleanup SessionType `toml:"cleanup"`
 	Folders SessionType `toml:"folders"`
 	Send    SessionType `toml:"send"`
+}
+
+// validate adds the problems of the sessions section to v.
+func (ss *SessionsConfig) validate(v *validator) {
+	var total float64
+	weightsOK := true
+	for _, st := range ss.types() {
+		p := tomlstrict.PathOf("sessions", st.Name)
+		if !v.number(p.With("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.With("weight"), st.T.Weight, MaxWeight) {
+			weightsOK = false
+		} else {
+			total += st.T.Weight
+		}
+		if usesFetchCount(st.Name) {
+			v.positiveInt(p.With("fetch_count"), st.T.FetchCount)
+			v.atMost(p.With("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
+		} else if v.written(p.With("fetch_count")) {
+			v.add(p.With("fetch_count"), "not used by %s sessions", st.Name)
+		}
+		if usesBodies(st.Name) {
+			v.nonNegativeInt(p.With("bodies_min"), st.T.BodiesMin)
+			if st.T.BodiesMax < st.T.BodiesMin {
+				v.add(p.With("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
+			} else {
+				v.atMost(p.With("bodies_max"), st.T.BodiesMax, MaxBodies)
+			}
+		} else {
+			for _, k := range []string{"bodies_min", "bodies_max"} {
+				if v.written(p.With(k)) {
+					v.add(p.With(k), "not used by %s sessions", st.Name)
+				}
+			}
+		}
+	}
+	if weightsOK && total <= 0 {
+		v.add(tomlstrict.PathOf("sessions"), "at least one session type needs a weight > 0")
+	}
+
 }
 
 // SessionType is one kind of user session.
@@ -168,6 +338,51 @@ type MessagesConfig struct {
 	Sizes       []SizeShare      `toml:"sizes"`
 	Recipients  []RecipientShare `toml:"recipients"`
 	RemoteShare float64          `toml:"remote_share"` // probability a recipient is remote (0-1)
+}
+
+// validate adds the problems of the messages section to v.
+func (m *MessagesConfig) validate(v *validator) {
+	if len(m.Sizes) == 0 {
+		v.add(tomlstrict.PathOf("messages", "sizes"), "must list at least one size")
+	} else {
+		var sum float64
+		ok := true
+		for i, s := range m.Sizes {
+			p := tomlstrict.PathOf("messages", "sizes").At(i)
+			if s.Size <= 0 {
+				v.add(p.With("size"), "must be > 0 (got %d)", int64(s.Size))
+			} else if s.Size > MaxMessageSize {
+				v.add(p.With("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
+			}
+			ok = v.number(p.With("share"), s.Share, 0, 100, false, false) && ok
+			sum += s.Share
+		}
+		if ok && math.Abs(sum-100) > 0.01 {
+			v.add(tomlstrict.PathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+		}
+	}
+	if len(m.Recipients) == 0 {
+		v.add(tomlstrict.PathOf("messages", "recipients"), "must list at least one bucket")
+	} else {
+		var sum float64
+		ok := true
+		for i, r := range m.Recipients {
+			p := tomlstrict.PathOf("messages", "recipients").At(i)
+			v.positiveInt(p.With("min"), r.Min)
+			if r.Max < r.Min {
+				v.add(p.With("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
+			} else if r.Max > MaxRecipients {
+				v.add(p.With("max"), "must be <= %d (got %d)", MaxRecipients, r.Max)
+			}
+			ok = v.number(p.With("share"), r.Share, 0, 100, false, false) && ok
+			sum += r.Share
+		}
+		if ok && math.Abs(sum-100) > 0.01 {
+			v.add(tomlstrict.PathOf("messages", "recipients"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+		}
+	}
+	v.number(tomlstrict.PathOf("messages", "remote_share"), m.RemoteShare, 0, 1, false, false)
+
 }
 
 // SizeShare is one bucket of the message-size distribution.
@@ -202,6 +417,59 @@ type MailboxesConfig struct {
 	Delimiter string `toml:"delimiter"`
 }
 
+// validate adds the problems of the mailboxes section to v.
+func (mb *MailboxesConfig) validate(v *validator) {
+	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
+	v.atMost(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
+	d := mb.NameDelimiter()
+	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
+		v.add(tomlstrict.PathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\", or \"auto\" (got %q)", d)
+		d = "/"
+	}
+	badName := func(f string) bool {
+		return strings.TrimSpace(f) == "" || strings.HasPrefix(f, d) || strings.HasSuffix(f, d) || strings.Contains(f, d+d)
+	}
+	standard := map[string]bool{}
+	for _, k := range []struct{ key, name string }{{"sent", mb.Sent}, {"drafts", mb.Drafts}, {"trash", mb.Trash}} {
+		p := tomlstrict.PathOf("mailboxes", k.key)
+		switch {
+		case badName(k.name):
+			v.add(p, "must be a mailbox name like \"Sent\" or \"INBOX%sSent\" (got %q)", d, k.name)
+		case strings.EqualFold(k.name, "INBOX"):
+			v.add(p, "cannot be INBOX")
+		case standard[k.name]:
+			v.add(p, "%q names another standard mailbox too", k.name)
+		}
+		standard[k.name] = true
+	}
+	seen := map[string]bool{}
+	folders := mb.Folders
+	if !v.atMost(tomlstrict.PathOf("mailboxes", "folders"), len(folders), MaxFolders) {
+		folders = nil // one error, not one per folder
+	}
+	for i, f := range folders {
+		p := tomlstrict.PathOf("mailboxes", "folders").At(i)
+		switch {
+		case badName(f):
+			v.add(p, "must be a mailbox name like \"Projects%sAlpha\" (got %q)", d, f)
+		case strings.EqualFold(f, "INBOX") || standard[f]:
+			v.add(p, "%q is always created; list only extra folders", f)
+		case seen[f]:
+			v.add(p, "duplicate folder %q", f)
+		}
+		seen[f] = true
+	}
+	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
+	if v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
+		if mb.FolderMessagesMax < mb.FolderMessagesMin {
+			v.add(tomlstrict.PathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
+		} else {
+			v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
+		}
+	}
+
+}
+
 // Standard lists the standard mailboxes besides INBOX: Sent, Drafts, Trash.
 func (m MailboxesConfig) Standard() []string { return []string{m.Sent, m.Drafts, m.Trash} }
 
@@ -218,6 +486,32 @@ type ComplianceConfig struct {
 	// did not offer its target load is not compliant. Default 1 (strictly less).
 	MaxDroppedPercent float64                  `toml:"max_dropped_percent"`
 	Functions         map[string]FunctionLimit `toml:"functions"`
+}
+
+// validate adds the problems of the compliance section to v.
+func (cc *ComplianceConfig) validate(v *validator) {
+	v.duration(tomlstrict.PathOf("compliance", "limit"), cc.Limit, true)
+	v.number(tomlstrict.PathOf("compliance", "required_percent"), cc.RequiredPercent, 0, 100, false, true)
+	v.duration(tomlstrict.PathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
+	v.number(tomlstrict.PathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
+	v.number(tomlstrict.PathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
+	v.number(tomlstrict.PathOf("compliance", "max_dropped_percent"), cc.MaxDroppedPercent, 0, 100, true, false)
+	names := make([]string, 0, len(cc.Functions))
+	for name := range cc.Functions {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fl := cc.Functions[name]
+		p := tomlstrict.PathOf("compliance", "functions", name)
+		if !measure.Known(measure.Function(name)) {
+			v.add(p, "unknown function (%s)", suggestFunction(name))
+			continue
+		}
+		v.duration(p.With("limit"), fl.Limit, false)
+		v.number(p.With("required_percent"), fl.RequiredPercent, 0, 100, false, true)
+	}
+
 }
 
 // FunctionLimit overrides the default limit for one function.
@@ -238,6 +532,14 @@ type DeliveryConfig struct {
 	// without IDLE, and so the resolution of its delivery times.
 	// Default 500ms.
 	WatchPoll Duration `toml:"watch_poll"`
+}
+
+// validate adds the problems of the delivery section to v.
+func (dc *DeliveryConfig) validate(v *validator) {
+	if n := dc.WatchUsers; n < 0 || n > MaxWatchUsers {
+		v.add(tomlstrict.PathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
+	}
+	v.duration(tomlstrict.PathOf("delivery", "watch_poll"), dc.WatchPoll, true)
 }
 
 // MaxWatchUsers bounds delivery.watch_users: each is an IMAP connection

@@ -511,12 +511,20 @@ func (c *Config) sessionTypes() []struct {
 	Name string
 	T    *SessionType
 } {
+	return c.Sessions.types()
+}
+
+// types lists the session types in report order, with their config.
+func (ss *SessionsConfig) types() []struct {
+	Name string
+	T    *SessionType
+} {
 	return []struct {
 		Name string
 		T    *SessionType
 	}{
-		{"check", &c.Sessions.Check}, {"read", &c.Sessions.Read}, {"cleanup", &c.Sessions.Cleanup},
-		{"folders", &c.Sessions.Folders}, {"send", &c.Sessions.Send},
+		{"check", &ss.Check}, {"read", &ss.Read}, {"cleanup", &ss.Cleanup},
+		{"folders", &ss.Folders}, {"send", &ss.Send},
 	}
 }
 
@@ -527,132 +535,28 @@ func usesBodies(name string) bool     { return name == "read" }
 
 func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	v := &validator{file: file, lines: lines}
+	c.Target.validate(v)
+	c.Sink.validate(v)
+	c.Users.validate(v)
+	ratesOK := c.Load.validate(v)
+	c.Phases.validate(v)
+	c.Delivery.validate(v)
+	c.Sessions.validate(v)
+	c.Messages.validate(v)
+	c.Mailboxes.validate(v)
+	c.Compliance.validate(v)
+	v.validateDisclosure(c.Disclosure)
 
-	// target
-	for _, ep := range []struct {
-		name  string
-		e     *Endpoint
-		auths []string
-	}{{"imap", &c.Target.IMAP, []string{"login", "plain"}}, {"smtp", &c.Target.SMTP, []string{"none", "plain", "login"}}} {
-		p := tomlstrict.PathOf("target", ep.name)
-		if !c.Target.Embedded {
-			if ep.e.Address == "" {
-				v.add(p.With("address"), "required unless target.embedded = true")
-			} else {
-				v.hostPort(p.With("address"), ep.e.Address, false)
-			}
-		}
-		v.oneOf(p.With("tls"), string(ep.e.TLS), "none", "starttls", "implicit")
-		v.oneOf(p.With("min_tls_version"), ep.e.MinTLSVersion, "", "1.2", "1.3")
-		v.oneOf(p.With("auth"), ep.e.Auth, ep.auths...)
+	// What one section needs of another.
+	u, l := c.Users, c.Load
+	if u.File != "" && l.SessionsPerHour == 0 {
+		v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "required with users.file (the user count is not known before the file is read)")
 	}
-	// target.inbound: every field optional (defaults from target.smtp).
-	in := c.Target.Inbound
-	if in.Address != "" {
-		v.hostPort(tomlstrict.PathOf("target", "inbound", "address"), in.Address, false)
-	}
-	v.oneOf(tomlstrict.PathOf("target", "inbound", "tls"), string(in.TLS), "", "none", "starttls", "implicit")
-	v.oneOf(tomlstrict.PathOf("target", "inbound", "min_tls_version"), in.MinTLSVersion, "", "1.2", "1.3")
-	v.oneOf(tomlstrict.PathOf("target", "inbound", "auth"), in.Auth, "", "none", "plain", "login")
-
-	// sink
-	if c.Sink.Enabled {
-		v.hostPort(tomlstrict.PathOf("sink", "listen"), c.Sink.Listen, true)
-	}
-	v.oneOf(tomlstrict.PathOf("sink", "tls"), string(c.Sink.TLS), "none", "starttls", "implicit")
-	// Without cert_file and key_file the sink generates a self-signed
-	// certificate; one without the other is a mistake.
-	if (c.Sink.CertFile == "") != (c.Sink.KeyFile == "") {
-		if c.Sink.CertFile == "" {
-			v.add(tomlstrict.PathOf("sink", "key_file"), "needs sink.cert_file too (or neither, for a generated self-signed certificate)")
-		} else {
-			v.add(tomlstrict.PathOf("sink", "cert_file"), "needs sink.key_file too (or neither, for a generated self-signed certificate)")
-		}
-	}
-	if c.Sink.MaxMessageBytes < 0 {
-		v.add(tomlstrict.PathOf("sink", "max_message_bytes"), "must be >= 0 (got %d)", c.Sink.MaxMessageBytes)
-	}
-	v.nonNegativeInt(tomlstrict.PathOf("sink", "max_recipients"), c.Sink.MaxRecipients)
-
-	// users
-	u := c.Users
-	if u.File != "" {
-		if v.written(tomlstrict.PathOf("users", "count")) {
-			v.add(tomlstrict.PathOf("users", "count"), "cannot be used with users.file (the file lists the users)")
-		}
-		if v.written(tomlstrict.PathOf("users", "pattern")) {
-			v.add(tomlstrict.PathOf("users", "pattern"), "cannot be used with users.file (the file lists the users)")
-		}
-		if c.Load.SessionsPerHour == 0 {
-			v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "required with users.file (the user count is not known before the file is read)")
-		}
-	} else {
-		v.positiveInt(tomlstrict.PathOf("users", "count"), u.Count)
-		v.atMost(tomlstrict.PathOf("users", "count"), u.Count, MaxUsers)
-		if rest := strings.ReplaceAll(u.Pattern, "%%", ""); len(patternVerbRE.FindAllString(rest, -1)) != 1 || strings.Count(rest, "%") != 1 {
-			v.add(tomlstrict.PathOf("users", "pattern"), "must contain exactly one %%d (or e.g. %%04d) and no other %% verb (got %q)", u.Pattern)
-		} else if name := fmt.Sprintf(u.Pattern, 1); strings.ContainsAny(name, " \t\r\n@\"") {
-			v.add(tomlstrict.PathOf("users", "pattern"), "must make user names without spaces, quotes or @ (got %q)", u.Pattern)
-		}
-	}
-	if u.PasswordEnv != "" && !envNameRE.MatchString(u.PasswordEnv) {
-		// Not echoed: it might be the password itself, put in the wrong key.
-		v.add(tomlstrict.PathOf("users", "password_env"), "must be the name of an environment variable, like \"MAILBENCH_PASSWORD\" (the value is not shown)")
-	}
-	if !validDomain(u.LocalDomain) {
-		v.add(tomlstrict.PathOf("users", "local_domain"), "must be a domain name (got %q)", u.LocalDomain)
-	}
-	if !validDomain(u.RemoteDomain) {
-		v.add(tomlstrict.PathOf("users", "remote_domain"), "must be a domain name (got %q)", u.RemoteDomain)
-	} else if strings.EqualFold(u.LocalDomain, u.RemoteDomain) {
-		v.add(tomlstrict.PathOf("users", "remote_domain"), "must differ from users.local_domain (got %q)", u.RemoteDomain)
-	}
-
-	// load
-	l := c.Load
-	rateOK := true
-	if v.written(tomlstrict.PathOf("load", "sessions_per_hour")) {
-		rateOK = v.number(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, 0, math.Inf(1), true, true)
-	} else if l.SessionsPerHour < 0 || math.IsNaN(l.SessionsPerHour) {
-		v.add(tomlstrict.PathOf("load", "sessions_per_hour"), "must be > 0 (got %s)", fmtFloat(l.SessionsPerHour))
-		rateOK = false
-	}
-	rateOK = rateOK && v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_hour"), l.SessionsPerHour, MaxSessionsPerHour)
-	perUserOK := v.number(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, 0, math.Inf(1), true, true) &&
-		v.atMostFloat(tomlstrict.PathOf("load", "sessions_per_user_hour"), l.SessionsPerUserHour, MaxSessionsPerHour)
-	if rateOK && perUserOK && l.SessionsPerHour == 0 && u.File == "" && u.Count > 0 && u.Count <= MaxUsers {
+	if ratesOK && l.SessionsPerHour == 0 && u.File == "" && u.Count > 0 && u.Count <= MaxUsers {
 		if r := c.TargetRate(); r > MaxSessionsPerHour {
 			v.add(tomlstrict.PathOf("load", "sessions_per_user_hour"), "users.count × sessions_per_user_hour = %s sessions/hour is above the maximum of %s (set load.sessions_per_hour or fewer users)", fmtBound(r), fmtBound(MaxSessionsPerHour))
 		}
 	}
-	v.positiveInt(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent)
-	v.atMost(tomlstrict.PathOf("load", "max_concurrent_sessions"), l.MaxConcurrent, MaxConcurrentSessions)
-	v.duration(tomlstrict.PathOf("load", "late_tolerance"), l.LateTolerance, false)
-	v.duration(tomlstrict.PathOf("load", "op_timeout"), l.OpTimeout, true)
-	if d := l.OpTimeout.Duration; d > 0 && d < MinOpTimeout {
-		v.add(tomlstrict.PathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
-	}
-	v.duration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, false)
-	v.atMostDuration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)
-	if v.number(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, 0, math.Inf(1), false, true) {
-		v.atMostFloat(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
-	}
-
-	// phases
-	for _, ph := range []struct {
-		key      string
-		d        Duration
-		positive bool
-	}{{"warmup", c.Phases.Warmup, false}, {"measurement", c.Phases.Measurement, true}, {"rampdown", c.Phases.Rampdown, false}, {"settle", c.Phases.Settle, false}} {
-		v.duration(tomlstrict.PathOf("phases", ph.key), ph.d, ph.positive)
-		v.atMostDuration(tomlstrict.PathOf("phases", ph.key), ph.d, MaxPhase)
-	}
-
-	// delivery
-	if n := c.Delivery.WatchUsers; n < 0 || n > MaxWatchUsers {
-		v.add(tomlstrict.PathOf("delivery", "watch_users"), "must be 0 to %d (got %d)", MaxWatchUsers, n)
-	}
-	v.duration(tomlstrict.PathOf("delivery", "watch_poll"), c.Delivery.WatchPoll, true)
 	// A ramp-down shorter than an operation's deadline cuts operations that
 	// the server would still have answered in time; mailbench's own cuts
 	// must not look like the server's failures.
@@ -664,160 +568,6 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 		v.add(p, "ramp-down %s is shorter than load.op_timeout %s: phases.rampdown must be >= load.op_timeout, so that running operations get their whole deadline before the run cuts them", rd, ot)
 	}
 
-	// sessions
-	var total float64
-	weightsOK := true
-	for _, st := range c.sessionTypes() {
-		p := tomlstrict.PathOf("sessions", st.Name)
-		if !v.number(p.With("weight"), st.T.Weight, 0, math.Inf(1), false, true) || !v.atMostFloat(p.With("weight"), st.T.Weight, MaxWeight) {
-			weightsOK = false
-		} else {
-			total += st.T.Weight
-		}
-		if usesFetchCount(st.Name) {
-			v.positiveInt(p.With("fetch_count"), st.T.FetchCount)
-			v.atMost(p.With("fetch_count"), st.T.FetchCount, MaxMailboxMessages)
-		} else if v.written(p.With("fetch_count")) {
-			v.add(p.With("fetch_count"), "not used by %s sessions", st.Name)
-		}
-		if usesBodies(st.Name) {
-			v.nonNegativeInt(p.With("bodies_min"), st.T.BodiesMin)
-			if st.T.BodiesMax < st.T.BodiesMin {
-				v.add(p.With("bodies_max"), "must be >= bodies_min (got %d < %d)", st.T.BodiesMax, st.T.BodiesMin)
-			} else {
-				v.atMost(p.With("bodies_max"), st.T.BodiesMax, MaxBodies)
-			}
-		} else {
-			for _, k := range []string{"bodies_min", "bodies_max"} {
-				if v.written(p.With(k)) {
-					v.add(p.With(k), "not used by %s sessions", st.Name)
-				}
-			}
-		}
-	}
-	if weightsOK && total <= 0 {
-		v.add(tomlstrict.PathOf("sessions"), "at least one session type needs a weight > 0")
-	}
-
-	// messages
-	m := c.Messages
-	if len(m.Sizes) == 0 {
-		v.add(tomlstrict.PathOf("messages", "sizes"), "must list at least one size")
-	} else {
-		var sum float64
-		ok := true
-		for i, s := range m.Sizes {
-			p := tomlstrict.PathOf("messages", "sizes").At(i)
-			if s.Size <= 0 {
-				v.add(p.With("size"), "must be > 0 (got %d)", int64(s.Size))
-			} else if s.Size > MaxMessageSize {
-				v.add(p.With("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
-			}
-			ok = v.number(p.With("share"), s.Share, 0, 100, false, false) && ok
-			sum += s.Share
-		}
-		if ok && math.Abs(sum-100) > 0.01 {
-			v.add(tomlstrict.PathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
-		}
-	}
-	if len(m.Recipients) == 0 {
-		v.add(tomlstrict.PathOf("messages", "recipients"), "must list at least one bucket")
-	} else {
-		var sum float64
-		ok := true
-		for i, r := range m.Recipients {
-			p := tomlstrict.PathOf("messages", "recipients").At(i)
-			v.positiveInt(p.With("min"), r.Min)
-			if r.Max < r.Min {
-				v.add(p.With("max"), "must be >= min (got %d < %d)", r.Max, r.Min)
-			} else if r.Max > MaxRecipients {
-				v.add(p.With("max"), "must be <= %d (got %d)", MaxRecipients, r.Max)
-			}
-			ok = v.number(p.With("share"), r.Share, 0, 100, false, false) && ok
-			sum += r.Share
-		}
-		if ok && math.Abs(sum-100) > 0.01 {
-			v.add(tomlstrict.PathOf("messages", "recipients"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
-		}
-	}
-	v.number(tomlstrict.PathOf("messages", "remote_share"), m.RemoteShare, 0, 1, false, false)
-
-	// mailboxes
-	mb := c.Mailboxes
-	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages)
-	v.atMost(tomlstrict.PathOf("mailboxes", "inbox_messages"), mb.InboxMessages, MaxMailboxMessages)
-	d := mb.NameDelimiter()
-	if len(d) != 1 || d == " " || d == "*" || d == "%" || d == "\"" {
-		v.add(tomlstrict.PathOf("mailboxes", "delimiter"), "must be one character such as \"/\" or \".\", or \"auto\" (got %q)", d)
-		d = "/"
-	}
-	badName := func(f string) bool {
-		return strings.TrimSpace(f) == "" || strings.HasPrefix(f, d) || strings.HasSuffix(f, d) || strings.Contains(f, d+d)
-	}
-	standard := map[string]bool{}
-	for _, k := range []struct{ key, name string }{{"sent", mb.Sent}, {"drafts", mb.Drafts}, {"trash", mb.Trash}} {
-		p := tomlstrict.PathOf("mailboxes", k.key)
-		switch {
-		case badName(k.name):
-			v.add(p, "must be a mailbox name like \"Sent\" or \"INBOX%sSent\" (got %q)", d, k.name)
-		case strings.EqualFold(k.name, "INBOX"):
-			v.add(p, "cannot be INBOX")
-		case standard[k.name]:
-			v.add(p, "%q names another standard mailbox too", k.name)
-		}
-		standard[k.name] = true
-	}
-	seen := map[string]bool{}
-	folders := mb.Folders
-	if !v.atMost(tomlstrict.PathOf("mailboxes", "folders"), len(folders), MaxFolders) {
-		folders = nil // one error, not one per folder
-	}
-	for i, f := range folders {
-		p := tomlstrict.PathOf("mailboxes", "folders").At(i)
-		switch {
-		case badName(f):
-			v.add(p, "must be a mailbox name like \"Projects%sAlpha\" (got %q)", d, f)
-		case strings.EqualFold(f, "INBOX") || standard[f]:
-			v.add(p, "%q is always created; list only extra folders", f)
-		case seen[f]:
-			v.add(p, "duplicate folder %q", f)
-		}
-		seen[f] = true
-	}
-	v.nonNegativeInt(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin)
-	if v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_min"), mb.FolderMessagesMin, MaxMailboxMessages) {
-		if mb.FolderMessagesMax < mb.FolderMessagesMin {
-			v.add(tomlstrict.PathOf("mailboxes", "folder_messages_max"), "must be >= folder_messages_min (got %d < %d)", mb.FolderMessagesMax, mb.FolderMessagesMin)
-		} else {
-			v.atMost(tomlstrict.PathOf("mailboxes", "folder_messages_max"), mb.FolderMessagesMax, MaxMailboxMessages)
-		}
-	}
-
-	// compliance
-	cc := c.Compliance
-	v.duration(tomlstrict.PathOf("compliance", "limit"), cc.Limit, true)
-	v.number(tomlstrict.PathOf("compliance", "required_percent"), cc.RequiredPercent, 0, 100, false, true)
-	v.duration(tomlstrict.PathOf("compliance", "delivery_limit"), cc.DeliveryLimit, true)
-	v.number(tomlstrict.PathOf("compliance", "delivery_required_percent"), cc.DeliveryRequired, 0, 100, false, true)
-	v.number(tomlstrict.PathOf("compliance", "max_error_percent"), cc.MaxErrorPercent, 0, 100, true, false)
-	v.number(tomlstrict.PathOf("compliance", "max_dropped_percent"), cc.MaxDroppedPercent, 0, 100, true, false)
-	names := make([]string, 0, len(cc.Functions))
-	for name := range cc.Functions {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		fl := cc.Functions[name]
-		p := tomlstrict.PathOf("compliance", "functions", name)
-		if !measure.Known(measure.Function(name)) {
-			v.add(p, "unknown function (%s)", suggestFunction(name))
-			continue
-		}
-		v.duration(p.With("limit"), fl.Limit, false)
-		v.number(p.With("required_percent"), fl.RequiredPercent, 0, 100, false, true)
-	}
-
-	v.validateDisclosure(c.Disclosure)
 	return v.errs
 }
 
