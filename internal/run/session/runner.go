@@ -86,7 +86,7 @@ type RunResult struct {
 	Stopped                          bool      // stop was requested before the end
 	StopAt                           time.Time // when arrivals ended (end of measurement, or the stop)
 	Users                            int       // simulated users
-	CutSessions                      int64     // sessions still running at the end of ramp-down
+	CutSessions                      int64     // sessions mailbench cut: still running at the end of ramp-down, or killed
 	// SessionTime is the summed wall time of the sessions started in the
 	// measurement window, from hand-out to return: with Sessions.Started
 	// it gives the mean session length the server allowed.
@@ -147,7 +147,9 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	}
 	pool := newUserPool(r.Shard.Users(len(r.Users)))
 	var mu sync.Mutex
-	var failed, loggedIn, completed, sessionNanos atomic.Int64
+	// cutByUs counts the sessions (of both streams, any phase) that
+	// mailbench itself ended: cut at the end of ramp-down, or by kill.
+	var failed, loggedIn, completed, sessionNanos, cutByUs atomic.Int64
 	target := cfg.TargetRate()
 	sessions := &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
@@ -170,6 +172,9 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 			return func(ctx context.Context) {
 				defer pool.release(ui)
 				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng)
+				if err != nil && ctx.Err() != nil {
+					cutByUs.Add(1)
+				}
 				if !counted {
 					return
 				}
@@ -193,7 +198,11 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
-			return func(ctx context.Context) { _, _ = env.run(ctx, workload.Inbound, workload.User{}, rng) }, true
+			return func(ctx context.Context) {
+				if _, err := env.run(ctx, workload.Inbound, workload.User{}, rng); err != nil && ctx.Err() != nil {
+					cutByUs.Add(1)
+				}
+			}, true
 		},
 	}
 	if r.Observer == nil {
@@ -243,14 +252,15 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	select {
 	case <-drained:
 	case <-grace.C:
-		res.CutSessions = sessions.Active() + inbound.Active()
 		cut()
 		<-drained
 	case <-kill.Done():
-		res.CutSessions = sessions.Active() + inbound.Active()
 		cut()
 		<-drained
 	}
+	// Counted by the sessions themselves: a kill during the window cuts
+	// sessions that are gone before ramp-down begins.
+	res.CutSessions = cutByUs.Load()
 	grace.Stop()
 	close(done)
 	res.Ended = time.Now()

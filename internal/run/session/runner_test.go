@@ -1,0 +1,170 @@
+package session
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/smtpclient"
+)
+
+// silentServer accepts every connection on addr and never answers: a
+// session hangs on its greeting until its deadline or until it is cut.
+func silentServer(t *testing.T, nw *memnet.Network, addr string) {
+	ln, err := nw.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+}
+
+// TestRunnerAccounting: against a server that never answers, with a cap of
+// 3 concurrent sessions, the Runner starts 3 sessions and counts every
+// later arrival of the window as dropped at the cap (none waits for a
+// free slot: the open model); the 3 hung sessions are cut at the end of
+// ramp-down, counted as cut and not as failed; nothing is late; the
+// arrivals follow the schedule, not the completions.
+func TestRunnerAccounting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testconfig.Quick(t, 10*time.Second)
+		cfg.Target.Embedded = false
+		cfg.Load.SessionsPerHour = 7200 // 2 a second: about 20 in the window
+		cfg.Load.MaxConcurrent = 3
+		cfg.Load.InboundPerSession = 0
+		cfg.Load.OpTimeout.Duration = time.Minute // longer than the run: only the cut ends them
+		cfg.Phases.Warmup.Duration = 0
+		cfg.Phases.Rampdown.Duration = 2 * time.Second
+
+		nw := memnet.New()
+		silentServer(t, nw, "imap.test:143")
+		silentServer(t, nw, "smtp.test:25")
+		users, err := cfg.LoadUsers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen, err := message.NewGenerator(cfg.Seed, []int{1024})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var timeouts, others int
+		r := &Runner{
+			Config: cfg, Users: users, Gen: gen, RunID: 1,
+			IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
+			SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute},
+			Observer: measure.ObserverFunc(func(o measure.Observation) {
+				mu.Lock()
+				defer mu.Unlock()
+				if o.Class == measure.Timeout {
+					timeouts++
+				} else if o.Class != measure.Cancelled {
+					others++
+				}
+			}),
+		}
+		start := time.Now()
+		ctx := context.Background()
+		res, err := r.Run(ctx, ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Sessions
+		if c.Scheduled < 10 || c.Started != 3 || c.Dropped != c.Scheduled-3 || c.DroppedAtCap != c.Dropped || c.Late != 0 {
+			t.Errorf("sessions %+v: want 3 started, every other arrival dropped at the cap, none late", c)
+		}
+		if res.CutSessions != 3 || res.SessionsFailed != 0 || res.SessionsCompleted != 0 || res.SessionsLoggedIn != 0 {
+			t.Errorf("cut %d, failed %d, completed %d, logged in %d: want the 3 hung sessions cut, none failed", res.CutSessions, res.SessionsFailed, res.SessionsCompleted, res.SessionsLoggedIn)
+		}
+		if res.Stopped {
+			t.Error("a run that was not stopped says it was")
+		}
+		if got, want := res.Ended.Sub(start), 12*time.Second; got < want || got > want+time.Second {
+			t.Errorf("the run took %v, want the window and the ramp-down: %v", got, want)
+		}
+		if timeouts != 0 || others != 0 {
+			t.Errorf("%d timeouts and %d other failures observed: the cut is mailbench's, not the server's", timeouts, others)
+		}
+	})
+}
+
+// TestRunnerStop: cancelling stop ends the arrivals at once and drains;
+// the run says it was stopped and when, and counts only the arrivals due
+// before the stop. Cancelling kill instead cuts the running sessions at
+// once, before the ramp-down's grace.
+func TestRunnerStop(t *testing.T) {
+	for _, viaKill := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := testconfig.Quick(t, 10*time.Second)
+			cfg.Target.Embedded = false
+			cfg.Load.SessionsPerHour = 7200
+			cfg.Load.MaxConcurrent = 3
+			cfg.Load.InboundPerSession = 0
+			cfg.Load.OpTimeout.Duration = time.Minute
+			cfg.Phases.Warmup.Duration = 0
+			cfg.Phases.Rampdown.Duration = 2 * time.Second
+			nw := memnet.New()
+			silentServer(t, nw, "imap.test:143")
+			silentServer(t, nw, "smtp.test:25")
+			users, _ := cfg.LoadUsers()
+			gen, _ := message.NewGenerator(cfg.Seed, []int{1024})
+			r := &Runner{Config: cfg, Users: users, Gen: gen, RunID: 1,
+				IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
+				SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute}}
+			stop, stopNow := context.WithCancel(context.Background())
+			kill, killNow := context.WithCancel(context.Background())
+			defer killNow()
+			start := time.Now()
+			time.AfterFunc(4*time.Second, func() {
+				stopNow()
+				if viaKill {
+					killNow()
+				}
+			})
+			res, err := r.Run(stop, kill)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Stopped || res.StopAt.Sub(start) != 4*time.Second {
+				t.Errorf("stopped %v at %v, want stopped at 4s", res.Stopped, res.StopAt.Sub(start))
+			}
+			if s := res.Sessions.Scheduled; s < 3 || s > 16 {
+				t.Errorf("%d arrivals scheduled: want those of the first 4 s only", s)
+			}
+			ended := res.Ended.Sub(start)
+			if want := map[bool]time.Duration{false: 6 * time.Second, true: 4 * time.Second}[viaKill]; ended != want {
+				t.Errorf("kill %v: the run ended at %v, want %v (the ramp-down's grace only without kill)", viaKill, ended, want)
+			}
+			if started := res.Sessions.Started; started == 0 || res.CutSessions != started {
+				t.Errorf("kill %v: cut %d sessions of %d started: want every hung one cut", viaKill, res.CutSessions, started)
+			}
+		})
+	}
+}
