@@ -123,6 +123,17 @@ func (r *Recorder) ErrorSamples() []string {
 	return out
 }
 
+// Flush writes what the per-operation stream has buffered, without
+// closing it: a run that fails keeps everything it recorded.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stream == nil {
+		return nil
+	}
+	return r.stream.Flush()
+}
+
 // Close closes every interval of the timeline (writing its CSV lines),
 // flushes and closes the streams. Observations after Close count as late.
 func (r *Recorder) Close() error {

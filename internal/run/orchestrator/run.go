@@ -352,6 +352,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	<-checkerDone
 	genUse, useOK := use.Stop()
 	if err != nil {
+		// Nothing of this run outlives it: the watchers end, and what the
+		// recorder buffered reaches the PATH.partial files kept below.
+		stopWatch()
+		waitWatch()
+		_ = rec.Flush()
 		return nil, &ErrRun{err}
 	}
 
