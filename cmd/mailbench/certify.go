@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/certify"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
@@ -86,7 +86,7 @@ func (c *certifyCmd) Run(e *env) error {
 		opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
 		opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
 	}
-	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, sweep.Orchestrated(mopts))
+	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, campaign.Orchestrated(mopts))
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
-	"github.com/mailbench/mailbench/metrics"
-	"github.com/mailbench/mailbench/workload"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/tlscompare"
 	"github.com/mailbench/mailbench/report"
 )
@@ -68,18 +65,12 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, sweep.Orchestrated(opts))
+	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, campaign.Orchestrated(opts))
 	if err != nil {
 		return err
 	}
 	defer logResume(e, journal)
-	copts := tlscompare.Options{Run: func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
-		r, err := run(stop, kill, cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, r.Connect, nil
-	}, Addresses: c.addresses()}
+	copts := tlscompare.Options{Run: run, Addresses: c.addresses()}
 	if !c.Quiet {
 		copts.Log = e.stderr
 	}

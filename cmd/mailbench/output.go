@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/workload"
@@ -163,7 +163,7 @@ type resumeFlag struct {
 }
 
 // wrap puts the state file (if --resume was given) in front of run.
-func (f resumeFlag) wrap(e *env, command string, cfg *workload.Config, run sweep.RunFunc) (sweep.RunFunc, *resume.Journal, error) {
+func (f resumeFlag) wrap(e *env, command string, cfg *workload.Config, run campaign.RunFunc) (campaign.RunFunc, *resume.Journal, error) {
 	if f.Resume == "" {
 		return run, nil, nil
 	}
@@ -174,7 +174,7 @@ func (f resumeFlag) wrap(e *env, command string, cfg *workload.Config, run sweep
 	if n := j.Finished(); n > 0 {
 		fmt.Fprintf(e.stderr, "mailbench: --resume %s: %d finished runs recorded; they are not run again\n", f.Resume, n)
 	}
-	return sweep.RunFunc(j.Wrap(resume.RunFunc(run))), j, nil
+	return campaign.RunFunc(j.Wrap(campaign.RunFunc(run))), j, nil
 }
 
 // logResume says on stderr what a resumed campaign took from its state file.

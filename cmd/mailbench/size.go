@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/workload"
@@ -122,7 +122,7 @@ func (c *sizeCmd) Run(e *env) error {
 	defer htmlOut.abandon()
 	stop, kill, release := signalContexts(e.stderr)
 	defer release()
-	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, sweep.Orchestrated(runProgress(e, c.Quiet)))
+	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, campaign.Orchestrated(runProgress(e, c.Quiet)))
 	if err != nil {
 		return err
 	}

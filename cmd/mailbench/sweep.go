@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
@@ -74,7 +75,7 @@ func (c *sweepCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, sweep.Orchestrated(opts))
+	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, campaign.Orchestrated(opts))
 	if err != nil {
 		return err
 	}

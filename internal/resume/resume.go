@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -28,9 +29,6 @@ const (
 	Schema        = "mailbench-campaign-state"
 	SchemaVersion = 1
 )
-
-// RunFunc is the shape of a campaign's run callback (sweep.RunFunc).
-type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error)
 
 // entry is one finished run: the key of the config it ran, and its report.
 type entry struct {
@@ -110,7 +108,7 @@ func key(cfg *workload.Config) string {
 // call's config is the one recorded (else it is an error: the campaign
 // went another way than the one it resumes); after them every complete run
 // (not partial, no error) is recorded as it finishes.
-func (j *Journal) Wrap(run RunFunc) RunFunc {
+func (j *Journal) Wrap(run campaign.RunFunc) campaign.RunFunc {
 	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
 		k := key(cfg)
 		j.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -17,7 +18,7 @@ func stepConfig(rate float64, seed int64) *workload.Config {
 	return c
 }
 
-func fakeRun(calls *int) RunFunc {
+func fakeRun(calls *int) campaign.RunFunc {
 	return func(_, _ context.Context, cfg *workload.Config) (*report.Run, error) {
 		*calls++
 		return &report.Run{Tool: "mailbench", Name: cfg.Name, TargetSessionsPerHour: cfg.Load.SessionsPerHour,

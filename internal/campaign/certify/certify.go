@@ -22,6 +22,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/report"
@@ -68,7 +69,7 @@ const (
 // Options configure Run.
 type Options struct {
 	// Run carries out each run; required.
-	Run sweep.RunFunc
+	Run campaign.RunFunc
 	// Prepare initialises and verifies the mailboxes of a real server
 	// before each run (the CLI: populate.Clean, Init, Verify). Not used for
 	// the embedded target, which is fresh in every run. nil with a real

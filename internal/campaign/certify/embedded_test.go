@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/certify"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/memnet"
@@ -45,7 +46,7 @@ func certifyEmbedded(t *testing.T, cfg *workload.Config) *certify.Result {
 	synctest.Test(t, func(t *testing.T) {
 		var err error
 		res, err = certify.Run(context.Background(), context.Background(), cfg, certify.Options{
-			Run: sweep.Orchestrated(orchestrator.Options{Network: memnet.New()}),
+			Run: campaign.Orchestrated(orchestrator.Options{Network: memnet.New()}),
 		})
 		if err != nil {
 			t.Fatal(err)

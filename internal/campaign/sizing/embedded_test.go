@@ -9,8 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
@@ -120,7 +120,7 @@ func TestSizeFindsKnownCapacity(t *testing.T) {
 		cfg := kneeConfig(t)
 		cfg.Load.SessionsPerHour = 400
 		res, err := sizing.Search(context.Background(), context.Background(), cfg, sizing.Options{
-			Run: sweep.Orchestrated(orchestrator.Options{Network: memnet.New(), EmbeddedOptions: func(o *demo.Options) {
+			Run: campaign.Orchestrated(orchestrator.Options{Network: memnet.New(), EmbeddedOptions: func(o *demo.Options) {
 				o.Contention = demo.Contention{Knee: knee, Slope: slope, Max: slope}
 			}}),
 			Precision: precision, Confirm: 1, MaxRuns: 8,
@@ -184,7 +184,7 @@ func TestSizeBoundedByPopulation(t *testing.T) {
 		cfg.Users.Count = 10
 		cfg.Load.SessionsPerHour = 400
 		res, err := sizing.Search(context.Background(), context.Background(), cfg, sizing.Options{
-			Run:        sweep.Orchestrated(orchestrator.Options{Network: memnet.New()}),
+			Run:        campaign.Orchestrated(orchestrator.Options{Network: memnet.New()}),
 			FixedUsers: true, FixedUsersWhy: "--fixed-users", Confirm: -1, MaxRuns: 4,
 		})
 		if err != nil {
@@ -226,7 +226,7 @@ func TestSizeRaisesTheGeneratorCap(t *testing.T) {
 		cfg.Load.MaxConcurrent = 10
 		cfg.Load.SessionsPerHour = 400
 		res, err := sizing.Search(context.Background(), context.Background(), cfg, sizing.Options{
-			Run:     sweep.Orchestrated(orchestrator.Options{Network: memnet.New()}),
+			Run:     campaign.Orchestrated(orchestrator.Options{Network: memnet.New()}),
 			Confirm: -1, MaxRuns: 2, MemoryAvailable: 16 << 30,
 		})
 		if err != nil {

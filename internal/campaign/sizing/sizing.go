@@ -1,6 +1,6 @@
 // Package sizing finds the highest compliant load of a workload on its
 // server automatically: `mailbench size`. It runs the workload at one rate
-// after another (each a whole run carried out by a sweep.RunFunc), growing
+// after another (each a whole run carried out by a campaign.RunFunc), growing
 // the rate exponentially until a run fails, then bisecting between the
 // highest passing and the lowest failing rate until they are within the
 // precision, and confirms the result with extra runs at the found rate. The
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -42,7 +43,7 @@ const (
 // Options configure Search.
 type Options struct {
 	// Run carries out each run; required.
-	Run sweep.RunFunc
+	Run campaign.RunFunc
 	// Budget bounds the search's wall time; 0: none. A run is started only
 	// when its planned length (warm-up + measurement + ramp-down + settle)
 	// fits in what is left.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/internal/campaign/sweep"
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
@@ -409,7 +409,7 @@ func TestSearchResumes(t *testing.T) {
 	}
 	first := &synthetic{capacity: 7300, now: t0}
 	stop, cancel := context.WithCancel(context.Background())
-	run := j.Wrap(resume.RunFunc(first.run))
+	run := j.Wrap(campaign.RunFunc(first.run))
 	calls := 0
 	interrupted := func(s, k context.Context, c *workload.Config) (*report.Run, error) {
 		calls++
@@ -427,7 +427,7 @@ func TestSearchResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := &synthetic{capacity: 7300, now: t0}
-	got, err := Search(context.Background(), context.Background(), cfg, Options{Run: sweep.RunFunc(j2.Wrap(resume.RunFunc(second.run))), Start: 1000, Now: second.clock})
+	got, err := Search(context.Background(), context.Background(), cfg, Options{Run: campaign.RunFunc(j2.Wrap(campaign.RunFunc(second.run))), Start: 1000, Now: second.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@
 // `mailbench sweep`.
 //
 // A level is a percentage of the workload's target rate; every level ×
-// iteration is one whole run carried out by a RunFunc (orchestrator.Run in the
+// iteration is one whole run carried out by a campaign.RunFunc (orchestrator.Run in the
 // CLI, see Orchestrated), one after the other: level by level, each
 // level's iterations in a row. sweep derives the configurations, collects
 // the reports, and computes medians, sums and verdicts. Nothing in this
-// package performs I/O except through the RunFunc and on the io.Writer
+// package performs I/O except through the campaign.RunFunc and on the io.Writer
 // given to the renderers.
 package sweep
 
@@ -21,14 +21,10 @@ import (
 	"math"
 	"slices"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
-
-// RunFunc carries out one whole run of cfg and returns its report. Cancelling
-// stop ends the run's arrivals and drains (the report is then partial),
-// cancelling kill cuts it.
-type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error)
 
 // DefaultLevels are the levels of a sweep without Options.Levels, in
 // percent of the target rate.
@@ -48,7 +44,7 @@ type Options struct {
 	// Iterations per level (default 1; SPEC-style certification uses 3).
 	Iterations int
 	// Run carries out each run; required.
-	Run RunFunc
+	Run campaign.RunFunc
 	// Log receives one line per run started and finished; nil: none.
 	Log io.Writer
 }
@@ -227,7 +223,7 @@ func LevelConfig(cfg *workload.Config, base, pct float64) *workload.Config {
 
 // Run carries out every level × iteration of cfg and returns the sweep. A
 // run that fails gets an Iteration with Err set and the sweep continues.
-// Cancelling stop ends the current run (which the RunFunc drains into a
+// Cancelling stop ends the current run (which the campaign.RunFunc drains into a
 // partial report) and the sweep: the runs not carried out are NotRun and
 // the result is marked Partial. Cancelling kill cuts the current run.
 // The error is non-nil only for bad options or a config without a target

@@ -4,7 +4,7 @@
 // and its breakdown, resumed handshakes, compliance, and the generator's CPU
 // time per session. It is `mailbench compare-tls`.
 //
-// The runs themselves are carried out by a RunFunc (orchestrator.Run in the CLI);
+// The runs themselves are carried out by a campaign.RunFunc (orchestrator.Run in the CLI);
 // tlscompare only derives the configurations, measures CPU around each run and
 // builds the table.
 package tlscompare
@@ -16,16 +16,12 @@ import (
 	"io"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
-
-// RunFunc carries out one run of cfg. It returns the run's report and the
-// connect breakdown of its measurement window (nil when the runner does not
-// measure it; the table then shows "-" for the breakdown).
-type RunFunc func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error)
 
 // Variant is one run of a comparison: a name and the configuration to run.
 type Variant struct {
@@ -151,7 +147,7 @@ type Result struct {
 
 // Options configure Run.
 type Options struct {
-	Run       RunFunc
+	Run       campaign.RunFunc
 	Addresses Addresses
 	// Log receives one line per run started and finished; nil: none.
 	Log io.Writer
@@ -182,14 +178,14 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 		}
 		logf("compare-tls: run %d/%d: %s (IMAP %s, SMTP %s)", i+1, len(variants), v.Name, v.IMAPTLS, v.SMTPTLS)
 		before := metrics.ProcessCPU()
-		run, snap, err := opts.Run(stop, kill, v.Config)
+		run, err := opts.Run(stop, kill, v.Config)
 		cpu := metrics.ProcessCPU() - before
 		row := Row{Variant: v.Name, IMAPTLS: v.IMAPTLS, SMTPTLS: v.SMTPTLS, Resumption: v.Resumption}
 		if err != nil {
 			row.Err = err.Error()
 			logf("compare-tls: %s: %v", v.Name, err)
 		} else {
-			row.fill(run, snap, cpu)
+			row.fill(run, run.Connect, cpu)
 			row.Run = run
 			logf("compare-tls: %s: %.0f sessions/hour", v.Name, row.SessionsPerHour)
 			if run.Partial {

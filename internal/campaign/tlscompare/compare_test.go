@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/testutil"
 
@@ -102,10 +103,10 @@ func TestVariants(t *testing.T) {
 
 // fakeRun reports what a server would show for cfg: TLS handshakes in TLS
 // runs, every second one resumed with resumption on, and it burns some CPU.
-func fakeRun(applyTLS bool) RunFunc {
-	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
+func fakeRun(applyTLS bool) campaign.RunFunc {
+	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
 		if cfg.Target.IMAP.Address == "fail" {
-			return nil, nil, errors.New("boom")
+			return nil, errors.New("boom")
 		}
 		rules := compliance.Rules{MaxErrorPercent: 1}
 		stats := map[measure.Function]*metrics.FunctionStats{}
@@ -144,7 +145,8 @@ func fakeRun(applyTLS bool) RunFunc {
 		}
 		run := &report.Run{Name: cfg.Name, SessionsStarted: 50, AchievedSessionsPerHour: 3600, Functions: stats}
 		run.Evaluate(rules)
-		return run, b.Snapshot(), nil
+		run.Connect = b.Snapshot()
+		return run, nil
 	}
 }
 
@@ -208,12 +210,12 @@ func TestRunNotes(t *testing.T) {
 func TestRunPartial(t *testing.T) {
 	ctx := context.Background()
 	fake := fakeRun(true)
-	partial := func(stop, kill context.Context, cfg *workload.Config) (*report.Run, *metrics.ConnectSnapshot, error) {
-		run, snap, err := fake(stop, kill, cfg)
+	partial := func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
+		run, err := fake(stop, kill, cfg)
 		if run != nil && cfg.Target.IMAP.SessionResumption {
 			run.Partial, run.PartialReason = true, "interrupted"
 		}
-		return run, snap, err
+		return run, err
 	}
 	res, err := Run(ctx, ctx, sutConfig("none", "none"), Options{Run: partial})
 	if err != nil {
@@ -282,7 +284,7 @@ func TestEmbeddedComparison(t *testing.T) {
 		cfg.Load.ThinkTime.Duration = 5 * time.Millisecond
 		cfg.Phases.Settle.Duration = 0
 		ctx := context.Background()
-		res, err := Run(ctx, ctx, cfg, Options{Run: Orchestrated(orchestrator.Options{Network: memnet.New()})})
+		res, err := Run(ctx, ctx, cfg, Options{Run: campaign.Orchestrated(orchestrator.Options{Network: memnet.New()})})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/testconfig"
@@ -31,7 +32,7 @@ func TestSweepEmbedded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := shortQuick(t)
 		ctx := context.Background()
-		res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: Orchestrated(orchestrator.Options{Network: memnet.New()})})
+		res, err := Run(ctx, ctx, cfg, Options{Levels: []float64{50, 100}, Iterations: 1, Run: campaign.Orchestrated(orchestrator.Options{Network: memnet.New()})})
 		if err != nil {
 			t.Fatal(err)
 		}
