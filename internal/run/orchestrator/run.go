@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,55 +102,160 @@ func (e *ErrOutput) Unwrap() error { return e.Err }
 func (e *ErrRun) Error() string { return e.Err.Error() }
 func (e *ErrRun) Unwrap() error { return e.Err }
 
-// Run carries out the run that cfg describes. Cancelling stop ends the
-// arrivals at once and drains (the report is then marked partial);
-// cancelling kill cuts running sessions.
+// Run carries out the run that cfg describes: New, Execution.Run and
+// Close. Cancelling stop ends the arrivals at once and drains (the report
+// is then marked partial); cancelling kill cuts running sessions.
 func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*report.Run, error) {
-	logf := func(format string, a ...any) {
+	e, err := New(stop, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	defer context.AfterFunc(stop, e.Stop)()
+	return e.Run(kill)
+}
+
+// An Execution is one run assembled from its parts. New works out what
+// the run needs from the config (the server's namespace when asked, the
+// plan, the memory budget, the users, the messages, the compliance rules)
+// and starts nothing; Run starts the parts (the sink, the embedded
+// target, the recorder and its output streams, the ledger, the IMAP
+// checker and watchers, the runner), carries the run out, settles and
+// reports it; Close releases whatever Run started, whatever happened,
+// and is safe to call more than once. Stop is the graceful stop: safe
+// for concurrent use, before or during Run.
+type Execution struct {
+	cfg      *workload.Config
+	opts     Options
+	plan     *workload.Plan
+	users    []workload.User
+	gen      *message.Generator
+	rules    compliance.Rules
+	warnings []string
+	logf     func(format string, a ...any)
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed by Stop
+
+	mu        sync.Mutex
+	closers   []func()           // what Run started, in start order
+	streams   []*atomicfile.File // the output files, put in place only by a run that reports
+	committed bool               // the recorder closed the streams: nothing to keep
+	closed    bool
+}
+
+// New assembles the run of cfg without starting it. With mailboxes.delimiter
+// = "auto" it asks the IMAP server for its namespace (ctx bounds that);
+// otherwise it performs no network I/O (it reads a users file).
+func New(ctx context.Context, cfg *workload.Config, opts Options) (*Execution, error) {
+	e := &Execution{opts: opts, stopped: make(chan struct{})}
+	e.logf = func(format string, a ...any) {
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, format+"\n", a...)
 		}
 	}
-	cfg, nsLine, err := populate.ResolveNamespace(stop, cfg)
+	cfg, nsLine, err := populate.ResolveNamespace(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if nsLine != "" {
-		logf("mailboxes.delimiter = \"auto\": %s", nsLine)
+		e.logf("mailboxes.delimiter = \"auto\": %s", nsLine)
 	}
-	plan, err := workload.NewPlan(cfg)
-	if err != nil {
+	e.cfg = cfg
+	if e.plan, err = workload.NewPlan(cfg); err != nil {
 		return nil, err
 	}
 	// The memory budget, before anything is allocated: users.count alone
 	// can ask for more than the machine has.
 	avail, memErr := availableMemory()
 	if memErr != nil && !opts.IgnoreMemoryBudget {
-		logf("memory budget not checked: %v", memErr)
+		e.logf("memory budget not checked: %v", memErr)
 	}
-	if err := checkMemory(plan.Memory, avail, opts); err != nil {
+	if err := checkMemory(e.plan.Memory, avail, opts); err != nil {
 		return nil, err
 	}
-	users, err := cfg.LoadUsers()
-	if err != nil {
+	if e.users, err = cfg.LoadUsers(); err != nil {
 		return nil, usageErr(err)
 	}
-	if plan.UsersFile != "" {
-		if err := checkMemory(plan.MemoryEstimate(len(users)), avail, opts); err != nil {
+	if e.plan.UsersFile != "" {
+		if err := checkMemory(e.plan.MemoryEstimate(len(e.users)), avail, opts); err != nil {
 			return nil, err
 		}
 	}
 	var sizes []int
-	for _, s := range cfg.Messages.Sizes {
-		sizes = append(sizes, int(s.Size))
+	for _, sz := range cfg.Messages.Sizes {
+		sizes = append(sizes, int(sz.Size))
 	}
-	gen, err := message.NewGenerator(cfg.Seed, sizes)
+	if e.gen, err = message.NewGenerator(cfg.Seed, sizes); err != nil {
+		return nil, err
+	}
+	e.rules = compliance.RulesFor(e.plan)
+	return e, nil
+}
+
+// Plan is the plan of the run. It doesn't perform I/O.
+func (e *Execution) Plan() *workload.Plan { return e.plan }
+
+// Stop ends the arrivals at once; the run drains for its ramp-down grace
+// and reports, marked partial. Stopping a run that has not begun makes
+// its Run stop at once.
+func (e *Execution) Stop() { e.stopOnce.Do(func() { close(e.stopped) }) }
+
+// Close releases what Run started: the embedded target and the sink, and
+// the output streams, which a run that did not report keeps beside their
+// paths (PATH.partial) and never puts in place.
+func (e *Execution) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+	if !e.committed {
+		for _, f := range e.streams {
+			_ = f.Keep()
+		}
+	}
+	return nil
+}
+
+// started registers what Close must release.
+func (e *Execution) started(closer func()) {
+	e.mu.Lock()
+	e.closers = append(e.closers, closer)
+	e.mu.Unlock()
+}
+
+// create opens an output stream that the recorder puts in place when the
+// run reports, and Close keeps beside its path otherwise.
+func (e *Execution) create(path string) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	rules := compliance.RulesFor(plan)
-	var warnings []string
+	e.mu.Lock()
+	e.streams = append(e.streams, f)
+	e.mu.Unlock()
+	return f, nil
+}
 
+// Run carries the run out. Cancelling kill cuts running sessions (Stop is
+// the graceful end). Call it once.
+func (e *Execution) Run(kill context.Context) (*report.Run, error) {
+	cfg, opts, plan, users, gen, rules, logf := e.cfg, e.opts, e.plan, e.users, e.gen, e.rules, e.logf
+	warnings := e.warnings
+	stop, stopNow := context.WithCancel(kill)
+	defer stopNow()
+	go func() {
+		select {
+		case <-e.stopped:
+			stopNow()
+		case <-stop.Done():
+		}
+	}()
 	// The sink: where the SUT relays remote-domain mail. The ledger is
 	// built once the recorder exists; the sink, started before, reaches it
 	// through this pointer.
@@ -178,7 +284,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		return nil, err
 	}
 	if sink != nil {
-		defer sink.Close()
+		e.started(func() { sink.Close() })
 		logf("sink listening on %s", sink.Addr())
 	}
 
@@ -198,7 +304,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 		if err != nil {
 			return nil, err
 		}
-		defer tg.Close()
+		e.started(func() { tg.Close() })
 		logf("embedded target: IMAP %s, SMTP %s, %d users populated", tg.IMAPAddr(), tg.SMTPAddr(), len(users))
 		if opts.EmbeddedStarted != nil {
 			opts.EmbeddedStarted(tg)
@@ -211,22 +317,12 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// place when the recorder closes them at the end of the run; a run that
 	// fails keeps what it wrote in PATH.partial and leaves PATH as it was.
 	var stream io.Writer
-	var streams []*atomicfile.File
-	closed := false
-	defer func() {
-		if !closed {
-			for _, f := range streams {
-				_ = f.Keep()
-			}
-		}
-	}()
 	if opts.ResultsFile != "" {
-		f, err := atomicfile.Create(opts.ResultsFile)
+		f, err := e.create(opts.ResultsFile)
 		if err != nil {
 			return nil, err
 		}
 		stream = f
-		streams = append(streams, f)
 	}
 	// The recorder's window is fixed from the intended run start; the runner
 	// starts its clock right after, so the skew is microseconds.
@@ -237,12 +333,11 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
 	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.TimeseriesFile != "" {
-		f, err := atomicfile.Create(opts.TimeseriesFile)
+		f, err := e.create(opts.TimeseriesFile)
 		if err != nil {
 			return nil, err
 		}
 		tlOpts.CSV = f
-		streams = append(streams, f)
 	}
 	rec.SetTimeline(tlOpts)
 	progress := func(p session.RunProgress) {
@@ -375,7 +470,9 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*repor
 	waitWatch()
 	led.Finish()
 	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
-	closed = true
+	e.mu.Lock()
+	e.committed = true // the recorder closes (and puts in place) the streams
+	e.mu.Unlock()
 	var outErr error
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))

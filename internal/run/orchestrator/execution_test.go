@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mailbench/mailbench/internal/memnet"
+)
+
+// TestNewStartsNothing: New works the run out without starting any part:
+// no listener is up on the sink's address, and Close on an Execution that
+// never ran releases nothing and may be called again.
+func TestNewStartsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := shortQuick(t, 2*time.Second)
+		cfg.Sink.Listen = "127.0.0.1:2526"
+		nw := memnet.New()
+		e, err := New(context.Background(), cfg, Options{Network: nw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Plan() == nil || e.Plan().SessionsPerHour != cfg.Load.SessionsPerHour {
+			t.Fatalf("plan %+v", e.Plan())
+		}
+		if c, err := nw.DialContext(context.Background(), "tcp", cfg.Sink.Listen); err == nil {
+			c.Close()
+			t.Fatal("the sink listens before Run")
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestExecutionStopAndClose: Stop during Run ends the arrivals and the run
+// reports, partial; the results file is put in place because the run
+// reported; Close afterwards changes nothing. A Stop before Run makes the
+// run stop at once.
+func TestExecutionStopAndClose(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := shortQuick(t, 6*time.Second)
+			results := filepath.Join(t.TempDir(), "ops.csv")
+			e, err := New(context.Background(), cfg, Options{Network: memnet.New(), ResultsFile: results})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if early {
+				e.Stop()
+			} else {
+				time.AfterFunc(2*time.Second, e.Stop)
+			}
+			start := time.Now()
+			run, err := e.Run(context.Background())
+			if err != nil && !errors.As(err, new(*ErrOutput)) {
+				t.Fatal(err)
+			}
+			if !run.Partial {
+				t.Errorf("early %v: a stopped run is not marked partial", early)
+			}
+			if el := time.Since(start); el >= 6*time.Second+cfg.Phases.Rampdown.Duration+10*time.Second {
+				t.Errorf("early %v: the stopped run took %v", early, el)
+			}
+			if !early && run.SessionsStarted == 0 {
+				t.Error("no session ran before the stop")
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(results); err != nil {
+				t.Errorf("early %v: the reported run's results are not in place: %v", early, err)
+			}
+			if _, err := os.Stat(results + ".partial"); err == nil {
+				t.Errorf("early %v: a reported run left a .partial file", early)
+			}
+		})
+	}
+}
