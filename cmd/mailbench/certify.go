@@ -17,7 +17,6 @@ import (
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -100,8 +99,7 @@ func (c *certifyCmd) Run(e *env) error {
 		return err
 	}
 	res.Disclosure.Banners = opts.Disclosure.Banners // an embedded target's, recorded during the first run
-	runs, labels := certifyRuns(res)
-	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "certify: "+res.Name, runs, labels); err != nil {
+	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "certify: "+res.Name); err != nil {
 		return err
 	}
 	if res.Partial {
@@ -111,24 +109,6 @@ func (c *certifyCmd) Run(e *env) error {
 		return errNotCompliant
 	}
 	return nil
-}
-
-// certifyRuns returns the runs of res that produced a report, labelled
-// "80%", "100% #2", ...
-func certifyRuns(res *certify.Result) ([]*report.Run, []string) {
-	var runs []*report.Run
-	var labels []string
-	for _, rr := range res.Runs {
-		if rr.Run == nil {
-			continue
-		}
-		l := fmt.Sprintf("%g%%", rr.Level)
-		if rr.Level == certify.IterationsLevel {
-			l += fmt.Sprintf(" #%d", rr.Iteration)
-		}
-		runs, labels = append(runs, rr.Run), append(labels, l)
-	}
-	return runs, labels
 }
 
 // prepareMailboxes brings a real server's mailboxes back to the population

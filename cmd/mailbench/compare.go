@@ -5,7 +5,6 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/tlscompare"
-	"github.com/mailbench/mailbench/report"
 )
 
 // compareTLSCmd is `mailbench compare-tls`.
@@ -78,14 +77,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var runs []*report.Run
-	var labels []string
-	for _, r := range res.Rows {
-		if r.Run != nil {
-			runs, labels = append(runs, r.Run), append(labels, r.Variant)
-		}
-	}
-	if err := writeResults(e, res.WriteText, nil, nil, htmlOut, "compare-tls: "+res.Name, runs, labels); err != nil {
+	if err := writeResults(e, res, nil, nil, htmlOut, "compare-tls: "+res.Name); err != nil {
 		return err
 	}
 	for _, r := range res.Rows {

@@ -140,8 +140,9 @@ func htmlWriter(runs []*report.Run, opts report.HTMLOptions) func(io.Writer) err
 // compare-tls, certify, size): writeText to stdout, writeJSON (nil: none)
 // to jsonOut, and one HTML page of runs, titled "mailbench " + title, to
 // htmlOut when there is a run to show. nil outputs are not written.
-func writeResults(e *env, writeText, writeJSON func(io.Writer) error, jsonOut, htmlOut *outputFile, title string, runs []*report.Run, labels []string) error {
-	return writeOutputs(e, writeText,
+func writeResults(e *env, res campaign.Result, writeJSON func(io.Writer) error, jsonOut, htmlOut *outputFile, title string) error {
+	runs, labels := res.RunsAndLabels()
+	return writeOutputs(e, res.WriteText,
 		func() error {
 			if writeJSON == nil {
 				return nil

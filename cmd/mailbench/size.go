@@ -135,8 +135,7 @@ func (c *sizeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	runs, labels := res.RunsAndLabels()
-	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "size: "+res.Name, runs, labels); err != nil {
+	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "size: "+res.Name); err != nil {
 		return err
 	}
 	if stop.Err() != nil {

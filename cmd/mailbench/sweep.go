@@ -9,7 +9,6 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/report"
 )
 
 // sweepCmd is `mailbench sweep`.
@@ -88,17 +87,7 @@ func (c *sweepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var runs []*report.Run
-	var labels []string
-	for _, l := range res.Levels {
-		for k, it := range l.Iterations {
-			if it.Run != nil {
-				runs = append(runs, it.Run)
-				labels = append(labels, fmt.Sprintf("%g%% #%d", l.Percent, k+1))
-			}
-		}
-	}
-	if err := writeResults(e, res.WriteText, res.WriteJSON, jsonOut, htmlOut, "sweep: "+res.Name, runs, labels); err != nil {
+	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "sweep: "+res.Name); err != nil {
 		return err
 	}
 	if res.Partial {

@@ -5,6 +5,7 @@ package campaign
 
 import (
 	"context"
+	"io"
 
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/report"
@@ -22,4 +23,23 @@ func Orchestrated(opts orchestrator.Options) RunFunc {
 	return func(stop, kill context.Context, cfg *workload.Config) (*report.Run, error) {
 		return orchestrator.Run(stop, kill, cfg, opts)
 	}
+}
+
+// Envelope is how every campaign's JSON result begins: its schema and
+// version, the workload's name and file, and whether it ran against the
+// embedded demo target. Each result embeds it, so its keys come first.
+type Envelope struct {
+	Schema        string `json:"schema"` // "mailbench-sweep", "mailbench-size", ...
+	SchemaVersion int    `json:"schema_version"`
+	Name          string `json:"name"`
+	Config        string `json:"config"`
+	Embedded      bool   `json:"embedded"`
+}
+
+// Result is what every campaign's result offers its command: the text,
+// and the runs that produced a report with a label each (for the HTML
+// page and the side-by-side table).
+type Result interface {
+	WriteText(w io.Writer) error
+	RunsAndLabels() ([]*report.Run, []string)
 }

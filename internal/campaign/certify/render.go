@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/report"
 )
@@ -177,11 +178,7 @@ func (d Disclosure) lines() []string {
 }
 
 type jsonResult struct {
-	Schema        string         `json:"schema"`
-	SchemaVersion int            `json:"schema_version"`
-	Name          string         `json:"name"`
-	Config        string         `json:"config"`
-	Embedded      bool           `json:"embedded"`
+	campaign.Envelope
 	BaseRate      float64        `json:"base_sessions_per_hour"`
 	PerUserHour   float64        `json:"sessions_per_user_hour"`
 	Rules         jsonRules      `json:"rules"`
@@ -256,7 +253,7 @@ type jsonMachine struct {
 func (r *Result) WriteJSON(w io.Writer) error {
 	d, m := r.Disclosure, r.Disclosure.Machine
 	j := jsonResult{
-		Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded,
+		Envelope: campaign.Envelope{Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded},
 		BaseRate: r.BaseRate, PerUserHour: r.PerUserHour,
 		Rules: jsonRules{MinWarmupS: r.Rules.MinWarmup.Seconds(), MinMeasurementS: r.Rules.MinMeasurement.Seconds(),
 			PerUserHour: r.Rules.PerUserHour, Iterations: r.Rules.Iterations, Modified: r.RulesModified},
@@ -343,3 +340,24 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	}
 	return r, nil
 }
+
+// RunsAndLabels returns the runs that produced a report, labelled "80%",
+// "100% #2", ..., for report.WriteHTML. It doesn't perform I/O.
+func (res *Result) RunsAndLabels() ([]*report.Run, []string) {
+	var runs []*report.Run
+	var labels []string
+	for _, rr := range res.Runs {
+		if rr.Run == nil {
+			continue
+		}
+		l := fmt.Sprintf("%g%%", rr.Level)
+		if rr.Level == IterationsLevel {
+			l += fmt.Sprintf(" #%d", rr.Iteration)
+		}
+		runs, labels = append(runs, rr.Run), append(labels, l)
+	}
+	return runs, labels
+}
+
+// Result is a campaign result (its command renders it like the others).
+var _ campaign.Result = (*Result)(nil)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 )
@@ -259,26 +260,22 @@ func curveFunctions(curve []CurvePoint) []string {
 }
 
 type jsonResult struct {
-	Schema        string           `json:"schema"`
-	SchemaVersion int              `json:"schema_version"`
-	Name          string           `json:"name"`
-	Config        string           `json:"config"`
-	Embedded      bool             `json:"embedded"`
-	PerUserHour   float64          `json:"sessions_per_user_hour"`
-	Precision     float64          `json:"precision_percent"`
-	BudgetS       float64          `json:"budget_s"`
-	Start         float64          `json:"start_per_hour"`
-	Capacity      jsonCapacity     `json:"capacity"`
-	Stopped       string           `json:"stopped"`
-	FixedUsers    bool             `json:"fixed_users"`
-	FixedWhy      string           `json:"fixed_users_why,omitempty"`
-	Mailbench     string           `json:"mailbench_bound,omitempty"`
-	BoundingRow   *jsonRowSummary  `json:"bounding_row"`
-	Prepared      jsonPrepared     `json:"prepared"`
-	Bounding      *int             `json:"bounding_run"` // 0-based index into runs; null: none
-	ElapsedS      float64          `json:"elapsed_s"`
-	Runs          []jsonProbe      `json:"runs"`
-	Curve         []jsonCurvePoint `json:"curve"`
+	campaign.Envelope
+	PerUserHour float64          `json:"sessions_per_user_hour"`
+	Precision   float64          `json:"precision_percent"`
+	BudgetS     float64          `json:"budget_s"`
+	Start       float64          `json:"start_per_hour"`
+	Capacity    jsonCapacity     `json:"capacity"`
+	Stopped     string           `json:"stopped"`
+	FixedUsers  bool             `json:"fixed_users"`
+	FixedWhy    string           `json:"fixed_users_why,omitempty"`
+	Mailbench   string           `json:"mailbench_bound,omitempty"`
+	BoundingRow *jsonRowSummary  `json:"bounding_row"`
+	Prepared    jsonPrepared     `json:"prepared"`
+	Bounding    *int             `json:"bounding_run"` // 0-based index into runs; null: none
+	ElapsedS    float64          `json:"elapsed_s"`
+	Runs        []jsonProbe      `json:"runs"`
+	Curve       []jsonCurvePoint `json:"curve"`
 }
 
 type jsonCapacity struct {
@@ -344,7 +341,7 @@ type jsonRowSummary struct {
 // the curve. It performs I/O only on w.
 func (r *Result) WriteJSON(w io.Writer) error {
 	j := jsonResult{
-		Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded,
+		Envelope:    campaign.Envelope{Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded},
 		PerUserHour: r.PerUserHour, Precision: r.Precision, BudgetS: r.Budget.Seconds(), Start: r.Start,
 		Stopped: r.Stopped, ElapsedS: r.Elapsed.Seconds(), Runs: []jsonProbe{}, Curve: []jsonCurvePoint{},
 		FixedUsers: r.FixedUsers, FixedWhy: r.FixedUsersWhy, Mailbench: r.MailbenchBound,
@@ -460,3 +457,6 @@ func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 	}
 	return runs, labels
 }
+
+// Result is a campaign result (its command renders it like the others).
+var _ campaign.Result = (*Result)(nil)

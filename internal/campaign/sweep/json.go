@@ -2,8 +2,10 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/report"
 )
 
@@ -12,11 +14,7 @@ import (
 const SchemaVersion = 1
 
 type jsonResult struct {
-	Schema        string       `json:"schema"` // always "mailbench-sweep"
-	SchemaVersion int          `json:"schema_version"`
-	Name          string       `json:"name"`
-	Config        string       `json:"config"`
-	Embedded      bool         `json:"embedded"`
+	campaign.Envelope
 	BaseRate      float64      `json:"base_sessions_per_hour"`
 	Iterations    int          `json:"iterations"`
 	Partial       bool         `json:"partial"`
@@ -64,8 +62,8 @@ type jsonIteration struct {
 // only on w.
 func (r *Result) WriteJSON(w io.Writer) error {
 	j := jsonResult{
-		Schema: "mailbench-sweep", SchemaVersion: SchemaVersion,
-		Name: r.Name, Config: r.Config, Embedded: r.Embedded, BaseRate: r.BaseRate, Iterations: r.Iterations,
+		Envelope: campaign.Envelope{Schema: "mailbench-sweep", SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded},
+		BaseRate: r.BaseRate, Iterations: r.Iterations,
 		Partial: r.Partial, PartialReason: r.PartialReason, Levels: []jsonLevel{},
 	}
 	if l, ok := r.Capacity(); ok {
@@ -94,3 +92,22 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	return report.WriteIndentedJSON(w, j)
 }
+
+// RunsAndLabels returns the runs that produced a report and a label for
+// each ("80% #2"), for report.WriteHTML. It doesn't perform I/O.
+func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
+	var runs []*report.Run
+	var labels []string
+	for _, l := range r.Levels {
+		for k, it := range l.Iterations {
+			if it.Run != nil {
+				runs = append(runs, it.Run)
+				labels = append(labels, fmt.Sprintf("%g%% #%d", l.Percent, k+1))
+			}
+		}
+	}
+	return runs, labels
+}
+
+// Result is a campaign result (its command renders it like the others).
+var _ campaign.Result = (*Result)(nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
@@ -164,3 +165,19 @@ func (r *Result) resumptionAvoidsStall(fn measure.Function, f metrics.FunctionBr
 	}
 	return false
 }
+
+// RunsAndLabels returns the runs that produced a report, labelled by
+// their variant, for report.WriteHTML. It doesn't perform I/O.
+func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
+	var runs []*report.Run
+	var labels []string
+	for _, row := range r.Rows {
+		if row.Run != nil {
+			runs, labels = append(runs, row.Run), append(labels, row.Variant)
+		}
+	}
+	return runs, labels
+}
+
+// Result is a campaign result (its command renders it like the others).
+var _ campaign.Result = (*Result)(nil)
