@@ -54,61 +54,51 @@ func (c *certifyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
-	if err != nil {
-		return err
-	}
-	defer jsonOut.abandon()
-	defer htmlOut.abandon()
-	stop, kill, release := signalContexts(e.stderr)
-	defer release()
-
 	opts := certify.Options{Disclosure: certify.Disclosure{MailbenchVersion: orchestrator.Version, Machine: certify.ProbeMachine()}}
-	mopts := runProgress(e, c.Quiet)
-	if cfg.Target.Embedded {
-		// The embedded target lives for one run: record its banners
-		// when the first run has started it.
-		mopts.EmbeddedStarted = func(tg *demo.Target) {
-			if opts.Disclosure.Banners.IMAPGreeting != "" || opts.Disclosure.Banners.Error != "" {
-				return
+	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		command: "certify", jsonPath: c.JSON, htmlPath: c.HTML, quiet: c.Quiet,
+		options: func(stop context.Context) (orchestrator.Options, func(), error) {
+			mopts := runProgress(e, c.Quiet)
+			if cfg.Target.Embedded {
+				// The embedded target lives for one run: record its banners
+				// when the first run has started it.
+				mopts.EmbeddedStarted = func(tg *demo.Target) {
+					if opts.Disclosure.Banners.IMAPGreeting != "" || opts.Disclosure.Banners.Error != "" {
+						return
+					}
+					ic, sc, _ := session.ClientSettings(cfg)
+					ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
+					if cert := tg.Certificate(); cert != nil {
+						// The embedded target's certificate is made for the run:
+						// the probe trusts exactly it, as the run's clients do.
+						ic.TLSConfig, sc.TLSConfig = tlsconf.PinnedClientTLS(cert), tlsconf.PinnedClientTLS(cert)
+					}
+					opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, &ic, &sc)
+				}
+			} else {
+				opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
+				opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
 			}
-			ic, sc, _ := session.ClientSettings(cfg)
-			ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
-			if cert := tg.Certificate(); cert != nil {
-				// The embedded target's certificate is made for the run:
-				// the probe trusts exactly it, as the run's clients do.
-				ic.TLSConfig, sc.TLSConfig = tlsconf.PinnedClientTLS(cert), tlsconf.PinnedClientTLS(cert)
+			return mopts, func() {}, nil
+		},
+		run: func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error) {
+			opts.Run, opts.Log = run, log
+			res, err := certify.Run(stop, kill, cfg, opts)
+			if err != nil {
+				return campaignOutcome{}, err
 			}
-			opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, &ic, &sc)
-		}
-	} else {
-		opts.Disclosure.Banners = certify.ProbeBanners(stop, cfg, nil, nil)
-		opts.Prepare = func(ctx context.Context, rc *workload.Config) error { return prepareMailboxes(ctx, e, rc, c.Quiet) }
-	}
-	run, journal, err := c.resumeFlag.wrap(e, "certify", cfg, campaign.Orchestrated(mopts))
-	if err != nil {
-		return err
-	}
-	opts.Run = run
-	defer logResume(e, journal)
-	if !c.Quiet {
-		opts.Log = e.stderr
-	}
-	res, err := certify.Run(stop, kill, cfg, opts)
-	if err != nil {
-		return err
-	}
-	res.Disclosure.Banners = opts.Disclosure.Banners // an embedded target's, recorded during the first run
-	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "certify: "+res.Name); err != nil {
-		return err
-	}
-	if res.Partial {
-		return couldNotRun(errors.New("the certification was stopped before its last run: not a valid result"))
-	}
-	if !res.Certifiable() {
-		return errNotCompliant
-	}
-	return nil
+			res.Disclosure.Banners = opts.Disclosure.Banners // an embedded target's, recorded during the first run
+			return campaignOutcome{result: res, writeJSON: res.WriteJSON, verdict: func(bool) error {
+				if res.Partial {
+					return couldNotRun(errors.New("the certification was stopped before its last run: not a valid result"))
+				}
+				if !res.Certifiable() {
+					return errNotCompliant
+				}
+				return nil
+			}}, nil
+		},
+	})
 }
 
 // prepareMailboxes brings a real server's mailboxes back to the population

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io"
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/tlscompare"
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
 )
 
 // compareTLSCmd is `mailbench compare-tls`.
@@ -52,45 +55,31 @@ func (c *compareTLSCmd) Run(e *env) error {
 	if _, err := tlscompare.Variants(cfg, c.addresses()); err != nil {
 		return usage(err)
 	}
-	htmlOut, err := createOutput("html", c.HTML)
-	if err != nil {
-		return err
-	}
-	defer htmlOut.abandon()
-	stop, kill, release := signalContexts(e.stderr)
-	defer release()
-	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "compare-tls", cfg, campaign.Orchestrated(opts))
-	if err != nil {
-		return err
-	}
-	defer logResume(e, journal)
-	copts := tlscompare.Options{Run: run, Addresses: c.addresses()}
-	if !c.Quiet {
-		copts.Log = e.stderr
-	}
-	res, err := tlscompare.Run(stop, kill, cfg, copts)
-	if err != nil {
-		return err
-	}
-	if err := writeResults(e, res, nil, nil, htmlOut, "compare-tls: "+res.Name); err != nil {
-		return err
-	}
-	for _, r := range res.Rows {
-		if r.Partial {
-			return couldNotRun(errors.New("the comparison was stopped: a run stopped early is not a valid result"))
-		}
-	}
-	for _, r := range res.Rows {
-		if r.Err != "" || !r.Compliant {
-			return errNotCompliant
-		}
-	}
-	return nil
+	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		command: "compare-tls", htmlPath: c.HTML, quiet: c.Quiet,
+		options: func(context.Context) (orchestrator.Options, func(), error) {
+			return c.runFlags.runOptions(e, c.Quiet, cfg.Name)
+		},
+		run: func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error) {
+			res, err := tlscompare.Run(stop, kill, cfg, tlscompare.Options{Run: run, Addresses: c.addresses(), Log: log})
+			if err != nil {
+				return campaignOutcome{}, err
+			}
+			return campaignOutcome{result: res, verdict: func(bool) error {
+				for _, r := range res.Rows {
+					if r.Partial {
+						return couldNotRun(errors.New("the comparison was stopped: a run stopped early is not a valid result"))
+					}
+				}
+				for _, r := range res.Rows {
+					if r.Err != "" || !r.Compliant {
+						return errNotCompliant
+					}
+				}
+				return nil
+			}}, nil
+		},
+	})
 }
 
 func (c *compareTLSCmd) addresses() tlscompare.Addresses {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
@@ -114,45 +115,34 @@ func (c *sizeCmd) Run(e *env) error {
 			return growPopulation(ctx, e, rc, from, c.Quiet)
 		}
 	}
-	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
-	if err != nil {
-		return err
-	}
-	defer jsonOut.abandon()
-	defer htmlOut.abandon()
-	stop, kill, release := signalContexts(e.stderr)
-	defer release()
-	run, journal, err := c.resumeFlag.wrap(e, "size", cfg, campaign.Orchestrated(runProgress(e, c.Quiet)))
-	if err != nil {
-		return err
-	}
-	opts.Run = run
-	defer logResume(e, journal)
-	if !c.Quiet {
-		opts.Log = e.stderr
-	}
-	res, err := sizing.Search(stop, kill, cfg, opts)
-	if err != nil {
-		return err
-	}
-	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "size: "+res.Name); err != nil {
-		return err
-	}
-	if stop.Err() != nil {
-		return couldNotRun(errors.New("the search was stopped: " + res.Stopped))
-	}
-	for _, p := range res.Probes {
-		if p.Err != "" {
-			return couldNotRun(errors.New(res.Stopped))
-		}
-	}
-	if res.MailbenchBound != "" {
-		return couldNotRun(errors.New(res.Stopped + ": no result for the server"))
-	}
-	if !res.Found() {
-		return errNotCompliant
-	}
-	return nil
+	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		command: "size", jsonPath: c.JSON, htmlPath: c.HTML, quiet: c.Quiet,
+		options: progressOnly(e, c.Quiet),
+		run: func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error) {
+			opts.Run, opts.Log = run, log
+			res, err := sizing.Search(stop, kill, cfg, opts)
+			if err != nil {
+				return campaignOutcome{}, err
+			}
+			return campaignOutcome{result: res, writeJSON: res.WriteJSON, verdict: func(stopped bool) error {
+				if stopped {
+					return couldNotRun(errors.New("the search was stopped: " + res.Stopped))
+				}
+				for _, p := range res.Probes {
+					if p.Err != "" {
+						return couldNotRun(errors.New(res.Stopped))
+					}
+				}
+				if res.MailbenchBound != "" {
+					return couldNotRun(errors.New(res.Stopped + ": no result for the server"))
+				}
+				if !res.Found() {
+					return errNotCompliant
+				}
+				return nil
+			}}, nil
+		},
+	})
 }
 
 // sizeInitWorkers is how many users a size step's top-up works on at once:

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
@@ -61,45 +63,31 @@ func (c *sweepCmd) Run(e *env) error {
 	if _, _, err := sweep.CheckOptions(sopts); err != nil {
 		return usage(err)
 	}
-	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
-	if err != nil {
-		return err
-	}
-	defer jsonOut.abandon()
-	defer htmlOut.abandon()
-	stop, kill, release := signalContexts(e.stderr)
-	defer release()
-	opts, stopMetrics, err := c.runFlags.runOptions(e, c.Quiet, cfg.Name)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	run, journal, err := c.resumeFlag.wrap(e, "sweep", cfg, campaign.Orchestrated(opts))
-	if err != nil {
-		return err
-	}
-	sopts.Run = run
-	defer logResume(e, journal)
-	if !c.Quiet {
-		sopts.Log = e.stderr
-	}
-	res, err := sweep.Run(stop, kill, cfg, sopts)
-	if err != nil {
-		return err
-	}
-	if err := writeResults(e, res, res.WriteJSON, jsonOut, htmlOut, "sweep: "+res.Name); err != nil {
-		return err
-	}
-	if res.Partial {
-		return couldNotRun(errors.New("the sweep was stopped before its last run: levels not run in full are not valid results"))
-	}
-	if err := noneRan(res); err != nil {
-		return err
-	}
-	if ok, _ := res.SPECRule(); !ok {
-		return errNotCompliant
-	}
-	return nil
+	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		command: "sweep", jsonPath: c.JSON, htmlPath: c.HTML, quiet: c.Quiet,
+		options: func(context.Context) (orchestrator.Options, func(), error) {
+			return c.runFlags.runOptions(e, c.Quiet, cfg.Name)
+		},
+		run: func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error) {
+			sopts.Run, sopts.Log = run, log
+			res, err := sweep.Run(stop, kill, cfg, sopts)
+			if err != nil {
+				return campaignOutcome{}, err
+			}
+			return campaignOutcome{result: res, writeJSON: res.WriteJSON, verdict: func(bool) error {
+				if res.Partial {
+					return couldNotRun(errors.New("the sweep was stopped before its last run: levels not run in full are not valid results"))
+				}
+				if err := noneRan(res); err != nil {
+					return err
+				}
+				if ok, _ := res.SPECRule(); !ok {
+					return errNotCompliant
+				}
+				return nil
+			}}, nil
+		},
+	})
 }
 
 // noneRan returns the first run's error when no run of res could be
