@@ -46,6 +46,41 @@ func silentServer(t *testing.T, nw *memnet.Network, addr string) {
 	})
 }
 
+// hungRunner is a Runner of the quick workload at 2 sessions a second,
+// at most 3 at once, no inbound mail and no warm-up, against servers that
+// never answer (sessions end only when mailbench cuts them). observe, when
+// set, receives every timed operation.
+func hungRunner(t *testing.T, observe func(measure.Observation)) *Runner {
+	cfg := testconfig.Quick(t, 10*time.Second)
+	cfg.Target.Embedded = false
+	cfg.Load.SessionsPerHour = 7200 // 2 a second: about 20 in the window
+	cfg.Load.MaxConcurrent = 3
+	cfg.Load.InboundPerSession = 0
+	cfg.Load.OpTimeout.Duration = time.Minute // longer than the run: only the cut ends them
+	cfg.Phases.Warmup.Duration = 0
+	cfg.Phases.Rampdown.Duration = 2 * time.Second
+	nw := memnet.New()
+	silentServer(t, nw, "imap.test:143")
+	silentServer(t, nw, "smtp.test:25")
+	users, err := cfg.LoadUsers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := message.NewGenerator(cfg.Seed, []int{1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{
+		Config: cfg, Users: users, Gen: gen, RunID: 1,
+		IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
+		SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute},
+	}
+	if observe != nil {
+		r.Observer = measure.ObserverFunc(observe)
+	}
+	return r
+}
+
 // TestRunnerAccounting: against a server that never answers, with a cap of
 // 3 concurrent sessions, the Runner starts 3 sessions and counts every
 // later arrival of the window as dropped at the cap (none waits for a
@@ -54,42 +89,17 @@ func silentServer(t *testing.T, nw *memnet.Network, addr string) {
 // arrivals follow the schedule, not the completions.
 func TestRunnerAccounting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := testconfig.Quick(t, 10*time.Second)
-		cfg.Target.Embedded = false
-		cfg.Load.SessionsPerHour = 7200 // 2 a second: about 20 in the window
-		cfg.Load.MaxConcurrent = 3
-		cfg.Load.InboundPerSession = 0
-		cfg.Load.OpTimeout.Duration = time.Minute // longer than the run: only the cut ends them
-		cfg.Phases.Warmup.Duration = 0
-		cfg.Phases.Rampdown.Duration = 2 * time.Second
-
-		nw := memnet.New()
-		silentServer(t, nw, "imap.test:143")
-		silentServer(t, nw, "smtp.test:25")
-		users, err := cfg.LoadUsers()
-		if err != nil {
-			t.Fatal(err)
-		}
-		gen, err := message.NewGenerator(cfg.Seed, []int{1024})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var mu sync.Mutex
 		var timeouts, others int
-		r := &Runner{
-			Config: cfg, Users: users, Gen: gen, RunID: 1,
-			IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
-			SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute},
-			Observer: measure.ObserverFunc(func(o measure.Observation) {
-				mu.Lock()
-				defer mu.Unlock()
-				if o.Class == measure.Timeout {
-					timeouts++
-				} else if o.Class != measure.Cancelled {
-					others++
-				}
-			}),
-		}
+		r := hungRunner(t, func(o measure.Observation) {
+			mu.Lock()
+			defer mu.Unlock()
+			if o.Class == measure.Timeout {
+				timeouts++
+			} else if o.Class != measure.Cancelled {
+				others++
+			}
+		})
 		start := time.Now()
 		ctx := context.Background()
 		res, err := r.Run(ctx, ctx)
@@ -122,22 +132,7 @@ func TestRunnerAccounting(t *testing.T) {
 func TestRunnerStop(t *testing.T) {
 	for _, viaKill := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := testconfig.Quick(t, 10*time.Second)
-			cfg.Target.Embedded = false
-			cfg.Load.SessionsPerHour = 7200
-			cfg.Load.MaxConcurrent = 3
-			cfg.Load.InboundPerSession = 0
-			cfg.Load.OpTimeout.Duration = time.Minute
-			cfg.Phases.Warmup.Duration = 0
-			cfg.Phases.Rampdown.Duration = 2 * time.Second
-			nw := memnet.New()
-			silentServer(t, nw, "imap.test:143")
-			silentServer(t, nw, "smtp.test:25")
-			users, _ := cfg.LoadUsers()
-			gen, _ := message.NewGenerator(cfg.Seed, []int{1024})
-			r := &Runner{Config: cfg, Users: users, Gen: gen, RunID: 1,
-				IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
-				SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute}}
+			r := hungRunner(t, nil)
 			stop, stopNow := context.WithCancel(context.Background())
 			kill, killNow := context.WithCancel(context.Background())
 			defer killNow()
