@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/report"
@@ -80,12 +81,22 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	defer stopMetrics()
-	opts.ResultsFile = c.Results
-	opts.TimeseriesFile, opts.TimeseriesInterval = c.Timeseries, c.TimeseriesInterval
+	opts.TimeseriesInterval = c.TimeseriesInterval
 	if opts.ShardOptions, err = c.shardFlags.options(); err != nil {
 		return err
 	}
+	// The CSV streams are written beside their paths (PATH.partial) and put
+	// in place only when the run reports; a run that fails keeps what it
+	// wrote in PATH.partial and leaves PATH as it was.
+	streams, err := createStreams(c.Results, c.Timeseries)
+	if err != nil {
+		return err
+	}
+	opts.Results, opts.Timeseries = streams.results, streams.timeseries
 	run, err := orchestrator.Run(stop, kill, cfg, opts)
+	if cerr := streams.finish(run != nil); cerr != nil && err == nil {
+		err = &orchestrator.ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", cerr)}
+	}
 	var streamErr *orchestrator.ErrOutput
 	if err != nil && !(errors.As(err, &streamErr) && run != nil) {
 		return err
@@ -184,4 +195,44 @@ func orNil(err *orchestrator.ErrOutput) error {
 		return nil
 	}
 	return err
+}
+
+// runStreams are run's --results and --timeseries files.
+type runStreams struct {
+	files               []*atomicfile.File
+	results, timeseries io.Writer // nil when not asked for
+}
+
+func createStreams(results, timeseries string) (*runStreams, error) {
+	s := &runStreams{}
+	for _, o := range []struct {
+		path string
+		w    *io.Writer
+	}{{results, &s.results}, {timeseries, &s.timeseries}} {
+		if o.path == "" {
+			continue
+		}
+		f, err := atomicfile.Create(o.path)
+		if err != nil {
+			s.finish(false)
+			return nil, err
+		}
+		s.files = append(s.files, f)
+		*o.w = f
+	}
+	return s, nil
+}
+
+// finish puts the files in place when the run reported, and otherwise
+// keeps what they hold beside their paths.
+func (s *runStreams) finish(reported bool) error {
+	var errs []error
+	for _, f := range s.files {
+		if reported {
+			errs = append(errs, f.Commit())
+		} else {
+			errs = append(errs, f.Keep())
+		}
+	}
+	return errors.Join(errs...)
 }

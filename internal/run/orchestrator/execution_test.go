@@ -1,10 +1,10 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -41,15 +41,15 @@ func TestNewStartsNothing(t *testing.T) {
 }
 
 // TestExecutionStopAndClose: Stop during Run ends the arrivals and the run
-// reports, partial; the results file is put in place because the run
-// reported; Close afterwards changes nothing. A Stop before Run makes the
-// run stop at once.
+// reports, partial, with its operations in the results stream, which the
+// run flushes and does not close; Close afterwards changes nothing. A Stop
+// before Run makes the run stop at once.
 func TestExecutionStopAndClose(t *testing.T) {
 	for _, early := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := shortQuick(t, 6*time.Second)
-			results := filepath.Join(t.TempDir(), "ops.csv")
-			e, err := New(context.Background(), cfg, Options{Network: memnet.New(), ResultsFile: results})
+			var results closeCounter
+			e, err := New(context.Background(), cfg, Options{Network: memnet.New(), Results: &results})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,12 +75,17 @@ func TestExecutionStopAndClose(t *testing.T) {
 			if err := e.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(results); err != nil {
-				t.Errorf("early %v: the reported run's results are not in place: %v", early, err)
-			}
-			if _, err := os.Stat(results + ".partial"); err == nil {
-				t.Errorf("early %v: a reported run left a .partial file", early)
+			if lines := strings.Count(results.String(), "\n"); results.closed || !early && lines < 2 {
+				t.Errorf("early %v: the results stream holds %d lines, closed %v: want the header and the operations, not closed", early, lines, results.closed)
 			}
 		})
 	}
 }
+
+// closeCounter is a results stream that says whether it was closed.
+type closeCounter struct {
+	bytes.Buffer
+	closed bool
+}
+
+func (c *closeCounter) Close() error { c.closed = true; return nil }

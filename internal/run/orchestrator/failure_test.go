@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,30 +13,22 @@ import (
 )
 
 // TestFailedRunReleasesEverything: a run whose runner fails (here: more
-// shards than users) returns ErrRun, leaves an existing results file as it
-// was, keeps what it wrote beside it, and leaves no watcher, checker or
-// target goroutine behind.
+// shards than users) returns ErrRun, does not close the caller's results
+// stream, and leaves no watcher, checker or target goroutine behind.
 func TestFailedRunReleasesEverything(t *testing.T) {
 	cfg := testconfig.Quick(t, time.Second)
 	cfg.Users.Count = 1
 	cfg.Delivery.WatchUsers = 1
-	dir := t.TempDir()
-	results := filepath.Join(dir, "ops.csv")
-	if err := os.WriteFile(results, []byte("an earlier run\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	var results closeCounter
 	before := runtime.NumGoroutine()
 	ctx := context.Background()
-	_, err := Run(ctx, ctx, cfg, Options{ResultsFile: results, ShardOptions: ShardOptions{Shard: schedule.Shard{Index: 1, Count: 2}}})
+	_, err := Run(ctx, ctx, cfg, Options{Results: &results, ShardOptions: ShardOptions{Shard: schedule.Shard{Index: 1, Count: 2}}})
 	var er *ErrRun
 	if !errors.As(err, &er) || !strings.Contains(err.Error(), "fewer users") {
 		t.Fatalf("err %v, want the runner's failure as ErrRun", err)
 	}
-	if b, _ := os.ReadFile(results); string(b) != "an earlier run\n" {
-		t.Errorf("the failed run changed the earlier results: %q", b)
-	}
-	if _, err := os.Stat(results + ".partial"); err != nil {
-		t.Errorf("what the failed run wrote is not kept: %v", err)
+	if results.closed {
+		t.Error("the failed run closed the caller's results stream")
 	}
 	deadline := time.Now().Add(time.Second) // the runtime may take a moment to reap
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {

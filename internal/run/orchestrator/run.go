@@ -18,7 +18,6 @@ import (
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
 	"github.com/mailbench/mailbench/internal/delivery/inboxcheck"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
@@ -44,15 +43,17 @@ var Version = version.String()
 
 // Options are the run's settings besides the workload file.
 type Options struct {
-	// ResultsFile, when set, receives one CSV line per operation.
-	ResultsFile string
+	// Results, when set, receives one CSV line per operation, as the run
+	// goes (metrics.Recorder). The run never closes it: putting a file in
+	// place, or keeping what a failed run wrote, is the caller's.
+	Results io.Writer
 	// Log receives progress and notices (stderr on the terminal); nil: none.
 	Log io.Writer
 	// Progress, when set, is called about once a second.
 	Progress func(session.RunProgress)
-	// TimeseriesFile, when set, receives one CSV line per closed timeline
+	// Timeseries, when set, receives one CSV line per closed timeline
 	// interval and function (metrics.TimeseriesHeader).
-	TimeseriesFile string
+	Timeseries io.Writer
 	// TimeseriesInterval is the timeline's interval; 0: metrics.DefaultInterval.
 	TimeseriesInterval time.Duration
 	// EmbeddedStarted, when set, is called once the embedded target is up
@@ -137,11 +138,9 @@ type Execution struct {
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop
 
-	mu        sync.Mutex
-	closers   []func()           // what Run started, in start order
-	streams   []*atomicfile.File // the output files, put in place only by a run that reports
-	committed bool               // the recorder closed the streams: nothing to keep
-	closed    bool
+	mu      sync.Mutex
+	closers []func() // what Run started, in start order
+	closed  bool
 }
 
 // New assembles the run of cfg without starting it. With mailboxes.delimiter
@@ -201,9 +200,7 @@ func (e *Execution) Plan() *workload.Plan { return e.plan }
 // its Run stop at once.
 func (e *Execution) Stop() { e.stopOnce.Do(func() { close(e.stopped) }) }
 
-// Close releases what Run started: the embedded target and the sink, and
-// the output streams, which a run that did not report keeps beside their
-// paths (PATH.partial) and never puts in place.
+// Close releases what Run started: the embedded target and the sink.
 func (e *Execution) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -214,32 +211,18 @@ func (e *Execution) Close() error {
 	for i := len(e.closers) - 1; i >= 0; i-- {
 		e.closers[i]()
 	}
-	if !e.committed {
-		for _, f := range e.streams {
-			_ = f.Keep()
-		}
-	}
 	return nil
 }
+
+// notCloser hides a writer's Close from the recorder: the caller's
+// outputs are the caller's to close.
+type notCloser struct{ io.Writer }
 
 // started registers what Close must release.
 func (e *Execution) started(closer func()) {
 	e.mu.Lock()
 	e.closers = append(e.closers, closer)
 	e.mu.Unlock()
-}
-
-// create opens an output stream that the recorder puts in place when the
-// run reports, and Close keeps beside its path otherwise.
-func (e *Execution) create(path string) (*atomicfile.File, error) {
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	e.streams = append(e.streams, f)
-	e.mu.Unlock()
-	return f, nil
 }
 
 // Run carries the run out. Cancelling kill cuts running sessions (Stop is
@@ -313,16 +296,10 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 		return nil, usageErr(err)
 	}
 
-	// The CSV files are written beside their paths (atomicfile) and put in
-	// place when the recorder closes them at the end of the run; a run that
-	// fails keeps what it wrote in PATH.partial and leaves PATH as it was.
+	// The caller's CSV streams: the recorder writes and flushes them.
 	var stream io.Writer
-	if opts.ResultsFile != "" {
-		f, err := e.create(opts.ResultsFile)
-		if err != nil {
-			return nil, err
-		}
-		stream = f
+	if opts.Results != nil {
+		stream = notCloser{opts.Results}
 	}
 	// The recorder's window is fixed from the intended run start; the runner
 	// starts its clock right after, so the skew is microseconds.
@@ -332,12 +309,8 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	rec := metrics.NewRecorder(rules.Limits(), win, stream)
 	// --- timeline (results over time): intervals, the CSV, sessions per interval.
 	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
-	if opts.TimeseriesFile != "" {
-		f, err := e.create(opts.TimeseriesFile)
-		if err != nil {
-			return nil, err
-		}
-		tlOpts.CSV = f
+	if opts.Timeseries != nil {
+		tlOpts.CSV = notCloser{opts.Timeseries}
 	}
 	rec.SetTimeline(tlOpts)
 	progress := func(p session.RunProgress) {
@@ -470,9 +443,6 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	waitWatch()
 	led.Finish()
 	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
-	e.mu.Lock()
-	e.committed = true // the recorder closes (and puts in place) the streams
-	e.mu.Unlock()
 	var outErr error
 	if err := rec.Close(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
