@@ -56,8 +56,9 @@ type Options struct {
 	Timeseries io.Writer
 	// TimeseriesInterval is the timeline's interval; 0: metrics.DefaultInterval.
 	TimeseriesInterval time.Duration
-	// EmbeddedStarted, when set, is called once the embedded target is up
-	// (tests use it to inject faults into the target mid-run).
+	// EmbeddedStarted, when set, is called once the embedded target is up,
+	// before the first session: certify probes its banners there; tests
+	// inject faults into it mid-run.
 	EmbeddedStarted func(*demo.Target)
 	// EmbeddedOptions, when set, may change the embedded target's options
 	// before it starts (tests give it a latency or a contention knee:
