@@ -40,10 +40,10 @@ type jsonRun struct {
 	RampdownUS     int64                    `json:"rampdown_us"`
 	Partial        bool                     `json:"partial"`
 	PartialReason  string                   `json:"partial_reason"`
-	Target         jsonTarget               `json:"target"`
+	Target         Target                   `json:"target"`
 	CouldNotRun    string                   `json:"could_not_run,omitempty"`
 	Sessions       jsonSessions             `json:"sessions"`
-	Inbound        jsonInbound              `json:"inbound"`
+	Inbound        InboundSummary           `json:"inbound"`
 	Generator      *jsonGenerator           `json:"generator,omitempty"`
 	Sink           jsonSink                 `json:"sink"`
 	Warnings       []string                 `json:"warnings"`
@@ -57,13 +57,6 @@ type jsonRun struct {
 	Timeline       []jsonPoint              `json:"timeline,omitempty"`
 	Shard          *jsonShard               `json:"shard,omitempty"`
 	RemotePending  *delivery.Pending        `json:"remote_pending,omitempty"`
-}
-
-type jsonTarget struct {
-	IMAP     string `json:"imap"`
-	SMTP     string `json:"smtp"`
-	Sink     string `json:"sink"`
-	Embedded bool   `json:"embedded"`
 }
 
 type jsonSessions struct {
@@ -99,14 +92,6 @@ type jsonSessions struct {
 	MeanConcurrency    float64 `json:"mean_concurrency"`
 	AchievedBandLow    float64 `json:"achieved_band_low_per_hour"`
 	AchievedBandHigh   float64 `json:"achieved_band_high_per_hour"`
-}
-
-type jsonInbound struct {
-	TargetPerHour float64 `json:"target_per_hour"`
-	Scheduled     int64   `json:"scheduled"`
-	Started       int64   `json:"started"`
-	Late          int64   `json:"late"`
-	Dropped       int64   `json:"dropped"`
 }
 
 type jsonLateness struct {
@@ -289,7 +274,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		Started: fmtJSONTime(r.Started), Ended: fmtJSONTime(r.Ended),
 		WarmupUS: us(r.Warmup), MeasurementUS: us(r.Measurement), RampdownUS: us(r.Rampdown),
 		Partial: r.Partial, PartialReason: r.PartialReason,
-		Target: jsonTarget{IMAP: r.Target.IMAP, SMTP: r.Target.SMTP, Sink: r.Target.Sink, Embedded: r.Target.Embedded},
+		Target: r.Target,
 		Sessions: jsonSessions{
 			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
 			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
@@ -309,9 +294,8 @@ func WriteJSON(w io.Writer, r *Run) error {
 			Foreign:         r.Sink.Foreign, ForeignRuns: r.Sink.ForeignRuns,
 		},
 		CouldNotRun: r.CouldNotRun,
-		Inbound: jsonInbound{TargetPerHour: r.Inbound.TargetPerHour, Scheduled: r.Inbound.Scheduled, Started: r.Inbound.Started,
-			Late: r.Inbound.Late, Dropped: r.Inbound.Dropped},
-		Warnings: r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
+		Inbound:     r.Inbound,
+		Warnings:    r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
 		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
 		Timeline: timelineToJSON(r.Timeline), Shard: shardToJSON(r.Shard), RemotePending: r.RemotePending,
 		Compliance: jsonTable{
@@ -439,16 +423,15 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 		Tool: j.Tool, Version: j.Version, Config: j.Config, Name: j.Name, Seed: j.Seed,
 		Warmup: fromUS(j.WarmupUS), Measurement: fromUS(j.MeasurementUS), Rampdown: fromUS(j.RampdownUS),
 		Partial: j.Partial, PartialReason: j.PartialReason,
-		Target:                  Target{IMAP: j.Target.IMAP, SMTP: j.Target.SMTP, Sink: j.Target.Sink, Embedded: j.Target.Embedded},
-		TargetSessionsPerHour:   j.Sessions.TargetPerHour,
-		AchievedSessionsPerHour: j.Sessions.AchievedPerHour,
-		SessionsPerUserHour:     j.Sessions.PerUserHour,
-		EquivalentUsers:         j.Sessions.EquivalentUsers,
-		SessionsScheduled:       j.Sessions.Scheduled,
-		SessionsLoggedIn:        j.Sessions.LoggedIn,
-		CouldNotRun:             j.CouldNotRun,
-		Inbound: InboundSummary{TargetPerHour: j.Inbound.TargetPerHour, Scheduled: j.Inbound.Scheduled, Started: j.Inbound.Started,
-			Late: j.Inbound.Late, Dropped: j.Inbound.Dropped},
+		Target:                   j.Target,
+		TargetSessionsPerHour:    j.Sessions.TargetPerHour,
+		AchievedSessionsPerHour:  j.Sessions.AchievedPerHour,
+		SessionsPerUserHour:      j.Sessions.PerUserHour,
+		EquivalentUsers:          j.Sessions.EquivalentUsers,
+		SessionsScheduled:        j.Sessions.Scheduled,
+		SessionsLoggedIn:         j.Sessions.LoggedIn,
+		CouldNotRun:              j.CouldNotRun,
+		Inbound:                  j.Inbound,
 		SessionsStarted:          j.Sessions.Started,
 		SessionsCompleted:        j.Sessions.Completed,
 		SessionsFailed:           j.Sessions.Failed,

@@ -28,9 +28,10 @@ import (
 
 // Target is the system under test, as addresses (host:port).
 type Target struct {
-	IMAP, SMTP string
-	Sink       string // where the SUT relays remote mail; "" when no sink ran
-	Embedded   bool   // mailbench's in-process demo target
+	IMAP     string `json:"imap"`
+	SMTP     string `json:"smtp"`
+	Sink     string `json:"sink"`     // where the SUT relays remote mail; "" when no sink ran
+	Embedded bool   `json:"embedded"` // mailbench's in-process demo target
 }
 
 // SinkSummary is what the SMTP sink received during the run.
@@ -168,8 +169,11 @@ type Run struct {
 // InboundSummary counts the inbound mail stream's arrivals due in the
 // measurement window, as the sessions are counted.
 type InboundSummary struct {
-	TargetPerHour                     float64
-	Scheduled, Started, Late, Dropped int64
+	TargetPerHour float64 `json:"target_per_hour"`
+	Scheduled     int64   `json:"scheduled"`
+	Started       int64   `json:"started"`
+	Late          int64   `json:"late"`
+	Dropped       int64   `json:"dropped"`
 }
 
 // GeneratorMaxLatePercent is the share of the sessions started in the
