@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-sasl"
-	"github.com/mailbench/mailbench/internal/goimap"
+
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 	"github.com/mailbench/mailbench/internal/nagle"
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 
 	"github.com/mailbench/mailbench/internal/msgsum"
 	"github.com/mailbench/mailbench/measure"

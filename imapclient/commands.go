@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
 	"github.com/mailbench/mailbench/internal/message"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 )
 

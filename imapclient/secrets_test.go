@@ -14,57 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
-
-// chainLinks returns err and every error reachable from it through
-// Unwrap() error and Unwrap() []error, depth first.
-func chainLinks(err error) []error {
-	if err == nil {
-		return nil
-	}
-	out := []error{err}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		out = append(out, chainLinks(u.Unwrap())...)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			out = append(out, chainLinks(e)...)
-		}
-	}
-	return out
-}
-
-// checkNoSecret fails t if the text of any link of err's chain, or of the
-// observations, holds pw or a SASL PLAIN encoding of it.
-func checkNoSecret(t *testing.T, err error, obs []measure.Observation, user, pw string) {
-	t.Helper()
-	secrets := []string{
-		pw,
-		base64.StdEncoding.EncodeToString([]byte(pw)),
-		base64.StdEncoding.EncodeToString([]byte("\x00" + user + "\x00" + pw)),
-	}
-	var texts []string
-	for _, e := range chainLinks(err) {
-		texts = append(texts, e.Error(), fmt.Sprintf("%+v", e))
-	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		texts = append(texts, e.Error())
-	}
-	for _, o := range obs {
-		texts = append(texts, fmt.Sprintf("%+v", o))
-		for _, e := range chainLinks(o.Err) {
-			texts = append(texts, e.Error())
-		}
-	}
-	for _, text := range texts {
-		for _, s := range secrets {
-			if strings.Contains(text, s) {
-				t.Errorf("secret %q in an error link: %q", s, text)
-			}
-		}
-	}
-}
 
 // TestNoSecretInAnyErrorLink runs the failures a Connect can meet with a
 // known password (refusals that echo it in clear or in base64, malformed
@@ -136,7 +88,7 @@ func TestNoSecretInAnyErrorLink(t *testing.T) {
 			if got := measure.Classify(err); got != tt.class {
 				t.Errorf("Classify(%v) = %q, want %q", err, got, tt.class)
 			}
-			checkNoSecret(t, err, rec.All(), testUser, wrong)
+			testutil.CheckNoSecret(t, err, rec.All(), testUser, wrong)
 		})
 	}
 }
@@ -183,7 +135,7 @@ func TestRedactChains(t *testing.T) {
 			if (got != tt.err) != tt.scrubs {
 				t.Errorf("redact replaced the error: %v, want %v", got != tt.err, tt.scrubs)
 			}
-			checkNoSecret(t, got, nil, user, pw)
+			testutil.CheckNoSecret(t, got, nil, user, pw)
 			if measure.Classify(got) != measure.Classify(tt.err) {
 				t.Errorf("class %q, want %q", measure.Classify(got), measure.Classify(tt.err))
 			}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/testutil"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-sasl"
-	"github.com/mailbench/mailbench/internal/gosmtp"
+
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/nagle"
 	"github.com/mailbench/mailbench/measure"

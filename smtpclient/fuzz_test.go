@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -59,7 +60,7 @@ func FuzzServerReplies(f *testing.F) {
 			if measure.Classify(err) == measure.OK {
 				t.Fatalf("%s: error %v classified OK", what, err)
 			}
-			checkNoSecret(t, err, nil, testUser, testPassword)
+			testutil.CheckNoSecret(t, err, nil, testUser, testPassword)
 		}
 		check("Connect", err)
 		if err != nil {

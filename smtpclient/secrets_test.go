@@ -14,57 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
-
-// chainLinks returns err and every error reachable from it through
-// Unwrap() error and Unwrap() []error, depth first.
-func chainLinks(err error) []error {
-	if err == nil {
-		return nil
-	}
-	out := []error{err}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		out = append(out, chainLinks(u.Unwrap())...)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			out = append(out, chainLinks(e)...)
-		}
-	}
-	return out
-}
-
-// checkNoSecret fails t if the text of any link of err's chain, or of the
-// observation that carried it, holds pw or a SASL encoding of it.
-func checkNoSecret(t *testing.T, err error, obs []measure.Observation, user, pw string) {
-	t.Helper()
-	secrets := []string{
-		pw,
-		base64.StdEncoding.EncodeToString([]byte(pw)),
-		base64.StdEncoding.EncodeToString([]byte("\x00" + user + "\x00" + pw)),
-	}
-	var texts []string
-	for _, e := range chainLinks(err) {
-		texts = append(texts, e.Error(), fmt.Sprintf("%+v", e))
-	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		texts = append(texts, e.Error())
-	}
-	for _, o := range obs {
-		texts = append(texts, fmt.Sprintf("%+v", o))
-		for _, e := range chainLinks(o.Err) {
-			texts = append(texts, e.Error())
-		}
-	}
-	for _, text := range texts {
-		for _, s := range secrets {
-			if strings.Contains(text, s) {
-				t.Errorf("secret %q in an error link: %q", s, text)
-			}
-		}
-	}
-}
 
 // authScript is a hand-written SMTP server offering AUTH PLAIN LOGIN and
 // STARTTLS-less EHLO; onAuth handles the AUTH line and what follows.
@@ -168,7 +120,7 @@ func TestNoSecretInAnyErrorLink(t *testing.T) {
 			if got := measure.Classify(err); got != tt.class {
 				t.Errorf("Classify(%v) = %q, want %q", err, got, tt.class)
 			}
-			checkNoSecret(t, err, rec.All(), testUser, wrong)
+			testutil.CheckNoSecret(t, err, rec.All(), testUser, wrong)
 		})
 	}
 }
@@ -217,7 +169,7 @@ func TestScrubChains(t *testing.T) {
 			if (got != tt.err) != tt.scrubs {
 				t.Errorf("scrub replaced the error: %v, want %v", got != tt.err, tt.scrubs)
 			}
-			checkNoSecret(t, got, nil, testUser, pw)
+			testutil.CheckNoSecret(t, got, nil, testUser, pw)
 			if measure.Classify(got) != measure.Classify(tt.err) {
 				t.Errorf("class %q, want %q", measure.Classify(got), measure.Classify(tt.err))
 			}
@@ -238,7 +190,7 @@ func TestScrubChains(t *testing.T) {
 			}
 			// wrap, which every failure of the client goes through, too.
 			wrapped := c.wrap(newOp(context.Background(), time.Minute), "AUTH", tt.err)
-			checkNoSecret(t, wrapped, nil, testUser, pw)
+			testutil.CheckNoSecret(t, wrapped, nil, testUser, pw)
 			if measure.Classify(wrapped) != measure.Classify(tt.err) {
 				t.Errorf("wrapped: class %q, want %q", measure.Classify(wrapped), measure.Classify(tt.err))
 			}

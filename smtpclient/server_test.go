@@ -15,7 +15,8 @@ import (
 	"github.com/mailbench/mailbench/internal/testutil"
 
 	"github.com/emersion/go-sasl"
-	"github.com/mailbench/mailbench/internal/gosmtp"
+
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/testcert"
 	"github.com/mailbench/mailbench/measure"
