@@ -580,8 +580,10 @@ func observation(fn measure.Function, start time.Time, err error) measure.Observ
 // secretsOf lists what must never appear in an error (measure.Secrets).
 func secretsOf(login, password string) []string { return measure.Secrets(login, password) }
 
-// redact is measure.Redact with imapclient's mask.
-func redact(err error, secrets ...string) error { return measure.Redact(err, "***", secrets...) }
+// redact is measure.Redact with the clients' one mask.
+func redact(err error, secrets ...string) error {
+	return measure.Redact(err, measure.RedactedMask, secrets...)
+}
 
 // sessionDialer dials without TCP keep-alive probes. A benchmark session
 // is short and every operation has its own deadline, so probes would never

@@ -461,7 +461,7 @@ func TestPasswordEchoIsRedacted(t *testing.T) {
 			t.Errorf("password in %q", s)
 		}
 	}
-	if !strings.Contains(pe.Reply, "AUTHENTICATIONFAILED") || !strings.Contains(pe.Reply, "***") {
+	if !strings.Contains(pe.Reply, "AUTHENTICATIONFAILED") || !strings.Contains(pe.Reply, measure.RedactedMask) {
 		t.Errorf("reply %q lost the server's words", pe.Reply)
 	}
 }

@@ -65,7 +65,8 @@
 // operation cut short by cancelling ctx is observed with the context's
 // error (context.Canceled classifies as measure.Cancelled: mailbench cut
 // it, the server did not fail). The password is never part of an error: Connect
-// replaces it by "***" should a server echo it.
+// replaces it by "[redacted]" (measure.RedactedMask) should a server echo
+// it.
 //
 // A Client is not safe for concurrent use; one session goroutine drives it.
 package imapclient

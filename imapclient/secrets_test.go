@@ -147,7 +147,7 @@ func TestRedactChains(t *testing.T) {
 			var pe *measure.ProtocolError
 			if errors.As(tt.err, &pe) {
 				var gpe *measure.ProtocolError
-				if !errors.As(got, &gpe) || gpe.Op != pe.Op || gpe.Reply != "NO ***" {
+				if !errors.As(got, &gpe) || gpe.Op != pe.Op || gpe.Reply != "NO "+measure.RedactedMask {
 					t.Errorf("ProtocolError %+v lost, got %+v", pe, gpe)
 				}
 			}

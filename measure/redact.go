@@ -26,6 +26,9 @@ func Secrets(login, password string) []string {
 	}
 }
 
+// RedactedMask is what both clients put where a server echoed a secret.
+const RedactedMask = "[redacted]"
+
 // Scrub replaces every occurrence of each secret in s with mask.
 func Scrub(s, mask string, secrets []string) string {
 	for _, secret := range secrets {

@@ -226,14 +226,16 @@ func (c *Client) wrap(o *op, step string, err error) error {
 // scrub returns err itself when no error in its chain mentions a secret,
 // and otherwise measure.Redact's stand-in: the redacted text, and a chain
 // that keeps err's class but none of its links.
-func (c *Client) scrub(err error) error { return measure.Redact(err, "[redacted]", c.secrets()...) }
+func (c *Client) scrub(err error) error {
+	return measure.Redact(err, measure.RedactedMask, c.secrets()...)
+}
 
 // secrets are the password and the SASL encodings that carry it, longest
 // first; none without a password.
 func (c *Client) secrets() []string { return measure.Secrets(c.cfg.Username, c.cfg.Password) }
 
 // redact removes the password, and the SASL encodings that carry it, from s.
-func (c *Client) redact(s string) string { return measure.Scrub(s, "[redacted]", c.secrets()) }
+func (c *Client) redact(s string) string { return measure.Scrub(s, measure.RedactedMask, c.secrets()) }
 
 func replyText(code int, enh smtp.EnhancedCode, msg string) string {
 	var b strings.Builder
