@@ -66,6 +66,7 @@ type memoryInputs struct {
 	perUserMessages    float64 // messages a user's mailboxes hold before the run
 	runHours           float64 // warm-up + measurement + ramp-down
 	maxConcurrent      int
+	watchUsers         int // INBOXes watched (IDLE) for the whole run
 }
 
 func newMemoryInputs(c *Config) memoryInputs {
@@ -74,6 +75,7 @@ func newMemoryInputs(c *Config) memoryInputs {
 		tls:           tlsOn(c.Target.IMAP.TLS) || tlsOn(c.Target.SMTP.TLS),
 		local:         1 - c.Messages.RemoteShare,
 		maxConcurrent: c.Load.MaxConcurrent,
+		watchUsers:    c.Delivery.WatchUsers,
 		runHours:      (c.Phases.Warmup.Duration + c.Phases.Measurement.Duration + c.Phases.Rampdown.Duration).Hours(),
 	}
 	var total float64

@@ -102,3 +102,48 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSockets: the descriptor estimate counts both ends with the embedded
+// target and one with a real server, and the caps' figure is above the
+// expected one; CheckSockets errs only when the expected load does not
+// fit, and warns of the caps.
+func TestSockets(t *testing.T) {
+	c := quickConfig(t)
+	c.Load.MaxConcurrent = 400
+	p, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := p.Sockets()
+	c.Target.Embedded = false
+	c.Target.IMAP.Address, c.Target.SMTP.Address = "127.0.0.1:143", "127.0.0.1:25"
+	p2, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := p2.Sockets()
+	if emb.Expected-socketsFixed != 2*(real.Expected-socketsFixed) || real.AtCap <= real.Expected || real.ConnectionsAtCap != 400+100+c.Delivery.WatchUsers {
+		t.Errorf("embedded %+v, real %+v", emb, real)
+	}
+	for _, tt := range []struct {
+		name         string
+		fds, ports   int
+		wantErr      string
+		wantWarnings int
+	}{
+		{"fits", 1 << 20, 1 << 16, "", 0},
+		{"unknown limits", 0, 0, "", 0},
+		{"descriptors at the caps", real.Expected, 1 << 16, "", 1},
+		{"ports at the caps", 1 << 20, real.ConnectionsExpected, "", 1},
+		{"descriptors", real.Expected - 1, 1 << 16, "ulimit -n", 0},
+		{"ports", 1 << 20, real.ConnectionsExpected - 1, "ip_local_port_range", 0},
+	} {
+		w, err := real.CheckSockets(tt.fds, tt.ports)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: err %v, want %q", tt.name, err, tt.wantErr)
+		}
+		if len(w) != tt.wantWarnings {
+			t.Errorf("%s: warnings %q, want %d", tt.name, w, tt.wantWarnings)
+		}
+	}
+}

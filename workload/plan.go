@@ -364,6 +364,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		p.Concurrency, p.SessionsPerHour/3600, p.MeanSessionDuration.Round(time.Millisecond), p.MaxConcurrent, p.InboundConcurrency)
 	ew.printf("             (session ≈ steps × (think time + %s nominal operation))\n", NominalOpTime)
 	ew.printf("memory:      %s\n", p.Memory)
+	ew.printf("sockets:     %s\n", p.Sockets())
 
 	ew.printf("\nsession mix:\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)

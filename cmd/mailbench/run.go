@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
@@ -165,6 +166,26 @@ func (c *checkCmd) Run(e *env) error {
 		if err := plan.Memory.CheckMemory(avail); err != nil {
 			fmt.Fprintf(e.stdout, "warning:     %v\n", err)
 		}
+	}
+	// And of the descriptors and ports it will hold.
+	fds, fdErr := host.OpenFileLimit()
+	ports, portErr := host.LocalPorts()
+	limits := []string{}
+	if fdErr == nil {
+		limits = append(limits, fmt.Sprintf("%d descriptors (RLIMIT_NOFILE)", fds))
+	}
+	if portErr == nil {
+		limits = append(limits, fmt.Sprintf("%d local ports per source address (ip_local_port_range)", ports))
+	}
+	if len(limits) > 0 {
+		fmt.Fprintf(e.stdout, "limits:      %s\n", strings.Join(limits, ", "))
+	}
+	warnings, err := plan.Sockets().CheckSockets(fds, ports)
+	if err != nil {
+		return usage(err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.stdout, "warning:     %s\n", w)
 	}
 	if !c.Probe {
 		return nil

@@ -174,6 +174,16 @@ func New(ctx context.Context, cfg *workload.Config, opts Options) (*Execution, e
 	if err := checkMemory(e.plan.Memory, avail, opts); err != nil {
 		return nil, err
 	}
+	// The descriptors and ports the run will hold: an expected load above
+	// the process's limits would fail connections on mailbench's side and
+	// read as the server's errors.
+	fdLimit, _ := openFileLimit()
+	ports, _ := localPorts()
+	sockWarnings, err := e.plan.Sockets().CheckSockets(fdLimit, ports)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	e.warnings = append(e.warnings, sockWarnings...)
 	if e.users, err = cfg.LoadUsers(); err != nil {
 		return nil, usageErr(err)
 	}
@@ -504,6 +514,12 @@ func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func usageErr(err error) error { return &ConfigError{err} }
+
+// openFileLimit and localPorts are host's; tests replace them.
+var (
+	openFileLimit = host.OpenFileLimit
+	localPorts    = host.LocalPorts
+)
 
 // availableMemory is host.AvailableMemory; tests replace it.
 var availableMemory = host.AvailableMemory

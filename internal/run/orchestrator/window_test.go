@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // A run honours its measurement window at any rate: at 48 sessions/hour
@@ -68,6 +69,38 @@ func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
 	for _, want := range []string{"1 GiB available", "fewer users", "real server"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// A run whose expected descriptors exceed the process's limit is refused
+// before any work starts (ConfigError, exit 2) naming the limit and how to
+// raise it; one that fits but could exceed it at its caps runs, with the
+// warning in its report.
+func TestRunChecksDescriptors(t *testing.T) {
+	defer func(f, g func() (int, error)) { openFileLimit, localPorts = f, g }(openFileLimit, localPorts)
+	localPorts = func() (int, error) { return 0, nil } // unknown: not checked
+	cfg := shortQuick(t, time.Second)
+	plan, err := workload.NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plan.Sockets()
+	openFileLimit = func() (int, error) { return s.Expected - 1, nil }
+	_, err = New(context.Background(), cfg, Options{Network: memnet.New()})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "RLIMIT_NOFILE") || !strings.Contains(err.Error(), "ulimit -n") {
+		t.Fatalf("New() with %d descriptors for an expected %d = %v, want a ConfigError naming the limit", s.Expected-1, s.Expected, err)
+	}
+	if s.AtCap > s.Expected {
+		openFileLimit = func() (int, error) { return s.Expected, nil }
+		e, err := New(context.Background(), cfg, Options{Network: memnet.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		if len(e.warnings) != 1 || !strings.Contains(e.warnings[0], "at its concurrency caps") {
+			t.Errorf("warnings %q: want the one at the caps", e.warnings)
 		}
 	}
 }
