@@ -67,6 +67,7 @@ type memoryInputs struct {
 	runHours           float64 // warm-up + measurement + ramp-down
 	maxConcurrent      int
 	watchUsers         int // INBOXes watched (IDLE) for the whole run
+	sourceAddrs        int // load.source_addresses (0: the system's one)
 }
 
 func newMemoryInputs(c *Config) memoryInputs {
@@ -76,6 +77,7 @@ func newMemoryInputs(c *Config) memoryInputs {
 		local:         1 - c.Messages.RemoteShare,
 		maxConcurrent: c.Load.MaxConcurrent,
 		watchUsers:    c.Delivery.WatchUsers,
+		sourceAddrs:   len(c.Load.SourceAddresses),
 		runHours:      (c.Phases.Warmup.Duration + c.Phases.Measurement.Duration + c.Phases.Rampdown.Duration).Hours(),
 	}
 	var total float64

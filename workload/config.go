@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -223,6 +224,11 @@ type LoadConfig struct {
 	OpTimeout           Duration `toml:"op_timeout"`          // deadline of every network operation
 	ThinkTime           Duration `toml:"think_time"`          // mean of the exponential think time
 	InboundPerSession   float64  `toml:"inbound_per_session"` // background inbound messages per session
+	// SourceAddresses are the local IP addresses the sessions' connections
+	// to the server under test come from, in turn: each has its own range
+	// of ephemeral ports, so that one generator is not capped at one
+	// address's. Empty: the system chooses.
+	SourceAddresses []string `toml:"source_addresses"`
 }
 
 // validate adds the problems of the load section to v and says whether
@@ -251,8 +257,29 @@ func (l *LoadConfig) validate(v *validator) (ratesOK bool) {
 		v.atMostFloat(tomlstrict.PathOf("load", "inbound_per_session"), l.InboundPerSession, MaxInboundPerSession)
 	}
 
+	seen := map[string]bool{}
+	if !v.atMost(tomlstrict.PathOf("load", "source_addresses"), len(l.SourceAddresses), MaxSourceAddresses) {
+		return rateOK && perUserOK
+	}
+	for i, a := range l.SourceAddresses {
+		p := tomlstrict.PathOf("load", "source_addresses").At(i)
+		switch ip := net.ParseIP(a); {
+		case ip == nil:
+			v.add(p, "must be an IP address such as \"127.0.0.2\" (got %q)", a)
+		case ip.IsUnspecified() || ip.IsMulticast():
+			v.add(p, "must be an address of this machine to connect from (got %q)", a)
+		case seen[ip.String()]:
+			v.add(p, "%q is listed twice", a)
+		}
+		if ip := net.ParseIP(a); ip != nil {
+			seen[ip.String()] = true
+		}
+	}
 	return rateOK && perUserOK
 }
+
+// MaxSourceAddresses bounds load.source_addresses.
+const MaxSourceAddresses = 256
 
 // PhasesConfig is the run's timeline.
 type PhasesConfig struct {

@@ -6,14 +6,15 @@ import (
 )
 
 // SocketEstimate is what a run is expected to hold open at once, in file
-// descriptors of the process and in connections to one server address (each
-// takes a local ephemeral port: one source address has one port range). Like
+// descriptors of the process and in connections to one server address from
+// one source address (each takes a local ephemeral port, and every source
+// address has its own range: load.source_addresses spreads them). Like
 // MemoryEstimate it is an estimate from the plan, not a measurement: Expected
 // is for the sessions Little's law expects open (twice it), AtCap for the
 // generator's concurrency caps, which an overloaded server can reach.
 type SocketEstimate struct {
 	Expected, AtCap                       int // file descriptors
-	ConnectionsExpected, ConnectionsAtCap int // connections to one server address
+	ConnectionsExpected, ConnectionsAtCap int // connections to one server address from one source address
 }
 
 // socketsFixed covers what a run opens whatever its size: listeners (the
@@ -43,14 +44,15 @@ func (p *Plan) Sockets() SocketEstimate {
 	fds := func(sessions float64) int {
 		return int(min((sessions*socketsPerSession+watch)*float64(ends)+socketsFixed, math.MaxInt32))
 	}
-	conns := func(sessions float64) int { return int(min(sessions+watch, math.MaxInt32)) }
+	sources := float64(max(in.sourceAddrs, 1))
+	conns := func(sessions float64) int { return int(min(math.Ceil((sessions+watch)/sources), math.MaxInt32)) }
 	return SocketEstimate{Expected: fds(expected), AtCap: fds(atCap), ConnectionsExpected: conns(expected), ConnectionsAtCap: conns(atCap)}
 }
 
 // String renders the estimate for the plan: "~310 descriptors (at the
 // caps 2,640), ~90 connections per server address (at the caps 1,250)".
 func (s SocketEstimate) String() string {
-	return fmt.Sprintf("~%s descriptors (at the caps %s), ~%s connections per server address (at the caps %s)",
+	return fmt.Sprintf("~%s descriptors (at the caps %s), ~%s connections per server and source address (at the caps %s)",
 		fmtNum(float64(s.Expected)), fmtNum(float64(s.AtCap)), fmtNum(float64(s.ConnectionsExpected)), fmtNum(float64(s.ConnectionsAtCap)))
 }
 
@@ -66,7 +68,7 @@ func (s SocketEstimate) CheckSockets(fdLimit, ports int) (warnings []string, err
 			fmtNum(float64(s.Expected)), fmtNum(float64(fdLimit)), s.Expected)
 	}
 	if ports > 0 && s.ConnectionsExpected > ports {
-		return nil, fmt.Errorf("the run needs an estimated %s connections to one server address and the local port range holds %s ports (net.ipv4.ip_local_port_range): widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"), or lower the rate",
+		return nil, fmt.Errorf("the run needs an estimated %s connections to one server address from one source address and the local port range holds %s ports (net.ipv4.ip_local_port_range): widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"), spread the connections over more source addresses (load.source_addresses), or lower the rate",
 			fmtNum(float64(s.ConnectionsExpected)), fmtNum(float64(ports)))
 	}
 	if fdLimit > 0 && s.AtCap > fdLimit {
