@@ -54,6 +54,10 @@ func (c *Client) HasIdle() bool {
 	return caps.Has(imap.CapIdle) || caps.Has(imap.CapIMAP4rev2)
 }
 
+// Closed is closed when the connection has ended, by Close, Logout or the
+// server: a client waiting in IDLE learns there that it was dropped.
+func (c *Client) Closed() <-chan struct{} { return c.lib.Closed() }
+
 // Idling is an IDLE command in progress: the server may announce new mail
 // (Config.Unilateral) until Done.
 type Idling struct {

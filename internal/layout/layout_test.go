@@ -36,7 +36,7 @@ var stage = map[string]int{
 	// 3: the protocol endpoints sessions talk through, and the demo target.
 	"imapclient": 3, "smtpclient": 3, "internal/tlsconf": 3, "smtpsink": 3, "internal/demo": 3,
 	// 4: sessions, and init's mailbox filling that uses the same clients.
-	"internal/run/session": 4, "internal/setup/populate": 4,
+	"internal/run/session": 4, "internal/run/connected": 4, "internal/setup/populate": 4,
 	// 5: observations: metrics, delivery accounting and its IMAP checkers.
 	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5,
 	// 6: the verdict.

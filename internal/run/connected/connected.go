@@ -1,0 +1,276 @@
+// Package connected holds a population of long-lived IMAP clients, as
+// desktop and mobile mail clients are: each logs in once, selects its
+// INBOX and waits in IDLE (RFC 2177); told of new mail (EXISTS) it leaves
+// IDLE, fetches the new messages' envelopes and bodies, and waits again;
+// it renews IDLE before the server may end it (RFC 2177's 29 minutes),
+// looks at other folders now and then (STATUS), and reconnects with
+// backoff when it is dropped. The clients connect in a ramp, never all at
+// once.
+package connected
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Defaults of Config.
+const (
+	DefaultRenew      = 25 * time.Minute // under RFC 2177's 29 minutes
+	DefaultBackoffMin = time.Second
+	DefaultBackoffMax = time.Minute
+)
+
+// Config configures a Population. Zero values mean the defaults.
+type Config struct {
+	// IMAP says where and how to connect; its Observer receives the timed
+	// operations (connect, SELECT, FETCH), its Unilateral is the
+	// Population's own.
+	IMAP  imapclient.Config
+	Users []workload.User
+	// Ramp spreads the first connects: client i connects at start + i ×
+	// Ramp / len(Users). Zero: all at start.
+	Ramp time.Duration
+	// Renew is how long a client stays in one IDLE at most before it
+	// renews it (DONE, IDLE).
+	Renew time.Duration
+	// Poll is how often a client looks at Folders (STATUS each); zero:
+	// never.
+	Poll    time.Duration
+	Folders []string
+	// BackoffMin and BackoffMax bound the wait before a reconnect: it
+	// doubles from BackoffMin after every failed attempt, up to
+	// BackoffMax, each wait drawn in [d/2, d) from Seed.
+	BackoffMin, BackoffMax time.Duration
+	Seed                   uint64
+	// OnExists, when set, is told of every EXISTS a client received: the
+	// user, the new message count and when it arrived (the new-mail
+	// notification). It runs on the connection's reader and must be quick.
+	OnExists func(user string, n uint32, at time.Time)
+}
+
+// Stats are the population's counts so far.
+type Stats struct {
+	Connected  int64            // clients connected now
+	Connects   int64            // connects that logged in and selected INBOX
+	Reconnects int64            // of Connects, after a drop or a failed attempt
+	Attempts   int64            // connect attempts, failed ones included
+	Drops      map[string]int64 // connections lost or refused, by error class
+	Idles      int64            // IDLE commands started (renewals included)
+	Notified   int64            // EXISTS announcements received
+}
+
+// Population is a set of connected clients. Its methods are safe for
+// concurrent use.
+type Population struct {
+	cfg Config
+
+	connected, connects, reconnects, attempts, idles, notified atomic.Int64
+	mu                                                         sync.Mutex
+	drops                                                      map[string]int64
+}
+
+// New returns a population of cfg's users; nothing connects before Run.
+func New(cfg Config) *Population {
+	if cfg.Renew <= 0 {
+		cfg.Renew = DefaultRenew
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = DefaultBackoffMin
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffMin)
+	}
+	return &Population{cfg: cfg, drops: map[string]int64{}}
+}
+
+// Run connects every client (in the ramp from start) and keeps it
+// connected until ctx is done; it returns when every client has logged
+// out or been closed.
+func (p *Population) Run(ctx context.Context, start time.Time) {
+	var wg sync.WaitGroup
+	n := len(p.cfg.Users)
+	for i, u := range p.cfg.Users {
+		at := start
+		if n > 0 {
+			at = start.Add(time.Duration(int64(p.cfg.Ramp) * int64(i) / int64(n)))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.client(ctx, i, u, at)
+		}()
+	}
+	wg.Wait()
+}
+
+// Stats returns the counts so far.
+func (p *Population) Stats() Stats {
+	p.mu.Lock()
+	drops := make(map[string]int64, len(p.drops))
+	for k, v := range p.drops {
+		drops[k] = v
+	}
+	p.mu.Unlock()
+	return Stats{Connected: p.connected.Load(), Connects: p.connects.Load(), Reconnects: p.reconnects.Load(),
+		Attempts: p.attempts.Load(), Drops: drops, Idles: p.idles.Load(), Notified: p.notified.Load()}
+}
+
+func (p *Population) drop(err error) {
+	class := string(measure.Classify(err))
+	if err == errClosed || class == "" {
+		class = "closed"
+	}
+	p.mu.Lock()
+	p.drops[class]++
+	p.mu.Unlock()
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// client is one user's life: connect at at, then stay connected,
+// reconnecting with backoff, until ctx is done.
+func (p *Population) client(ctx context.Context, i int, u workload.User, at time.Time) {
+	if !sleep(ctx, time.Until(at)) {
+		return
+	}
+	rng := rand.New(rand.NewPCG(p.cfg.Seed, uint64(i)))
+	backoff := p.cfg.BackoffMin
+	first := true
+	for ctx.Err() == nil {
+		connected, err := p.session(ctx, u, first)
+		if ctx.Err() != nil {
+			return
+		}
+		p.drop(err)
+		if connected {
+			backoff = p.cfg.BackoffMin // a drop after a good connection starts the backoff again
+		}
+		// Wait before the next attempt: [d/2, d), d doubling up to the cap.
+		wait := backoff/2 + time.Duration(rng.Int64N(int64(backoff/2)+1))
+		if !sleep(ctx, wait) {
+			return
+		}
+		backoff = min(2*backoff, p.cfg.BackoffMax)
+		first = false
+	}
+}
+
+// errClosed is a connection the server closed while the client waited.
+var errClosed = errors.New("the server closed the connection")
+
+// session connects once and stays in IDLE until the connection fails or
+// ctx is done. It returns whether it got connected, and why it ended.
+func (p *Population) session(ctx context.Context, u workload.User, first bool) (connected bool, err error) {
+	p.attempts.Add(1)
+	exists := make(chan uint32, 1)
+	cfg := p.cfg.IMAP
+	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) {
+		p.notified.Add(1)
+		if p.cfg.OnExists != nil {
+			p.cfg.OnExists(u.Login, n, time.Now())
+		}
+		select { // the newest count wins; the client reads it after DONE
+		case exists <- n:
+		default:
+			select {
+			case <-exists:
+			default:
+			}
+			exists <- n
+		}
+	}}
+	c, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	mb, err := c.SelectInbox(ctx)
+	if err != nil {
+		return false, err
+	}
+	p.connects.Add(1)
+	if !first {
+		p.reconnects.Add(1)
+	}
+	p.connected.Add(1)
+	defer p.connected.Add(-1)
+	known := mb.Messages
+	var poll <-chan time.Time
+	if p.cfg.Poll > 0 && len(p.cfg.Folders) > 0 {
+		t := time.NewTicker(p.cfg.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		idling, err := c.Idle(ctx)
+		if err != nil {
+			return true, err
+		}
+		p.idles.Add(1)
+		renew := time.NewTimer(p.cfg.Renew)
+		var newCount uint32
+		var polling, stop bool
+		select {
+		case newCount = <-exists:
+		case <-renew.C:
+		case <-poll:
+			polling = true
+		case <-c.Closed():
+			renew.Stop()
+			return true, errClosed
+		case <-ctx.Done():
+			stop = true
+		}
+		renew.Stop()
+		if stop {
+			// Leave IDLE and log out politely, under the deadline.
+			dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+			if idling.Done(dctx) == nil {
+				_ = c.Logout(dctx)
+			}
+			cancel()
+			return true, ctx.Err()
+		}
+		if err := idling.Done(ctx); err != nil {
+			return true, err
+		}
+		if newCount > known {
+			if _, err := c.FetchRangeEnvelope(ctx, known+1, newCount); err != nil {
+				return true, err
+			}
+			for seq := known + 1; seq <= newCount; seq++ {
+				if _, err := c.FetchBody(ctx, seq); err != nil {
+					return true, err
+				}
+			}
+		}
+		if newCount != 0 {
+			known = newCount // an EXPUNGE elsewhere may lower it; EXISTS is the count now
+		}
+		if polling {
+			for _, f := range p.cfg.Folders {
+				if _, err := c.Status(ctx, f); err != nil {
+					return true, err
+				}
+			}
+		}
+	}
+}
