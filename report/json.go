@@ -49,6 +49,7 @@ type jsonRun struct {
 	Warnings       []string                 `json:"warnings"`
 	Delivery       *delivery.Reconciliation `json:"delivery,omitempty"`
 	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
+	Clients        *ClientsSummary          `json:"clients,omitempty"`
 	ServerClock    *delivery.ClockCheck     `json:"server_clock,omitempty"`
 	DeliveryTiming string                   `json:"delivery_timing,omitempty"`
 	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
@@ -295,7 +296,7 @@ func WriteJSON(w io.Writer, r *Run) error {
 		},
 		CouldNotRun: r.CouldNotRun,
 		Inbound:     r.Inbound,
-		Warnings:    r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Connect: r.Connect,
+		Warnings:    r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Clients: r.Clients, Connect: r.Connect,
 		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
 		Timeline: timelineToJSON(r.Timeline), Shard: shardToJSON(r.Shard), RemotePending: r.RemotePending,
 		Compliance: jsonTable{
@@ -464,7 +465,7 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(j.Warnings) > 0 {
 		r.Warnings = j.Warnings
 	}
-	r.Delivery, r.DeliveryChecks, r.Connect = j.Delivery, j.DeliveryChecks, j.Connect
+	r.Delivery, r.DeliveryChecks, r.Clients, r.Connect = j.Delivery, j.DeliveryChecks, j.Clients, j.Connect
 	r.ServerClock, r.DeliveryTiming = j.ServerClock, j.DeliveryTiming
 	r.RemotePending = j.RemotePending
 	if r.Shard, err = shardFromJSON(j.Shard); err != nil {

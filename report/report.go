@@ -144,6 +144,8 @@ type Run struct {
 	// DeliveryChecks is what the delivery checker cost the server (its
 	// commands are not in the function timings).
 	DeliveryChecks *CheckerSummary
+	// Clients is the connected population of [clients]; nil without one.
+	Clients *ClientsSummary
 	// ServerClock is the server's clock against mailbench's (nil when not
 	// checked), which INTERNALDATE-based delivery times depend on.
 	ServerClock *delivery.ClockCheck
@@ -233,6 +235,32 @@ type CheckerSummary struct {
 	ErrorSamples []string `json:"error_samples,omitempty"`
 }
 
+// ClientsSummary is what the connected population of [clients] did.
+type ClientsSummary struct {
+	Target int `json:"target"` // clients.connected (this shard's)
+	// Held were connected at the end of the measurement window.
+	Held       int64            `json:"held"`
+	Connects   int64            `json:"connects"`
+	Reconnects int64            `json:"reconnects"`
+	Attempts   int64            `json:"attempts"`
+	Drops      map[string]int64 `json:"drops,omitempty"` // connections lost or refused, by error class
+	Idles      int64            `json:"idles"`           // IDLE commands started, renewals included
+	Announced  int64            `json:"announced"`       // EXISTS announcements received
+}
+
+// Failing says why the connected population fails the run: it did not
+// hold its target at the end of the measurement window. "" when it did.
+func (c *ClientsSummary) Failing() string {
+	if c == nil || c.Held >= int64(c.Target) {
+		return ""
+	}
+	return fmt.Sprintf("held %d of %d connected clients at the end of the measurement window", c.Held, c.Target)
+}
+
+// ClientsRow is the name of the connected-population entry in
+// Table.Failing.
+const ClientsRow = "Connected clients"
+
 // DroppedRow is the name of the offered-load check in Table.Failing.
 const DroppedRow = "Dropped sessions"
 
@@ -261,6 +289,10 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 	if r.Delivery != nil && (len(r.Delivery.Failing()) > 0 || r.Delivery.PendingRemote > 0 && r.Shard == nil) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DeliveryRow)
+	}
+	if r.Clients.Failing() != "" {
+		r.Table.Compliant = false
+		r.Table.Failing = append(r.Table.Failing, ClientsRow)
 	}
 }
 
@@ -441,6 +473,21 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 			m.DeliveryChecks.Commands += r.DeliveryChecks.Commands
 			m.DeliveryChecks.Errors += r.DeliveryChecks.Errors
 			m.DeliveryChecks.ErrorSamples = append(m.DeliveryChecks.ErrorSamples, r.DeliveryChecks.ErrorSamples...)
+		}
+		if c := r.Clients; c != nil {
+			if m.Clients == nil {
+				m.Clients = &ClientsSummary{Drops: map[string]int64{}}
+			}
+			m.Clients.Target += c.Target
+			m.Clients.Held += c.Held
+			m.Clients.Connects += c.Connects
+			m.Clients.Reconnects += c.Reconnects
+			m.Clients.Attempts += c.Attempts
+			m.Clients.Idles += c.Idles
+			m.Clients.Announced += c.Announced
+			for k, v := range c.Drops {
+				m.Clients.Drops[k] += v
+			}
 		}
 	}
 	if m.SessionsStarted > 0 {

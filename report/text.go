@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -196,6 +197,28 @@ func WriteText(w io.Writer, r *Run) error {
 			for _, e := range c.ErrorSamples {
 				p("    checker error: %s\n", e)
 			}
+		}
+	}
+
+	if c := r.Clients; c != nil {
+		p("\nConnected clients ([clients]: users staying connected in IDLE)\n")
+		p("  held %s of %s at the end of the measurement window; %s connects (%s reconnects) in %s attempts\n",
+			fmtInt(c.Held), fmtInt(int64(c.Target)), fmtInt(c.Connects), fmtInt(c.Reconnects), fmtInt(c.Attempts))
+		p("  %s IDLE commands (renewals included), %s new-mail announcements (EXISTS)\n", fmtInt(c.Idles), fmtInt(c.Announced))
+		if len(c.Drops) > 0 {
+			keys := make([]string, 0, len(c.Drops))
+			for k := range c.Drops {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s %s", k, fmtInt(c.Drops[k])))
+			}
+			p("  drops: %s\n", strings.Join(parts, ", "))
+		}
+		if why := c.Failing(); why != "" {
+			p("  NOT HELD: %s\n", why)
 		}
 	}
 

@@ -42,7 +42,10 @@ type MemoryEstimate struct {
 	// with the embedded target its side of the connections too.
 	Sessions   int64
 	Concurrent int // sessions assumed open at once
-	Users      int64
+	// Clients: the connected clients of [clients], each with its
+	// connection (and, with the embedded target, the server's side).
+	Clients int64
+	Users   int64
 	// Population is what the embedded target's mailboxes hold before the
 	// run; RunMail the mail it stores during the run (local deliveries and
 	// the copies APPENDed to Sent; cleanup's expunges are not subtracted).
@@ -67,6 +70,7 @@ type memoryInputs struct {
 	runHours           float64 // warm-up + measurement + ramp-down
 	maxConcurrent      int
 	watchUsers         int // INBOXes watched (IDLE) for the whole run
+	connected          int // clients.connected
 	sourceAddrs        int // load.source_addresses (0: the system's one)
 }
 
@@ -77,6 +81,7 @@ func newMemoryInputs(c *Config) memoryInputs {
 		local:         1 - c.Messages.RemoteShare,
 		maxConcurrent: c.Load.MaxConcurrent,
 		watchUsers:    c.Delivery.WatchUsers,
+		connected:     c.Clients.Connected,
 		sourceAddrs:   len(c.Load.SourceAddresses),
 		runHours:      (c.Phases.Warmup.Duration + c.Phases.Measurement.Duration + c.Phases.Rampdown.Duration).Hours(),
 	}
@@ -136,6 +141,17 @@ func (p *Plan) MemoryEstimate(users int) MemoryEstimate {
 		}
 	}
 	e.Sessions = clamp(sess * perSession)
+	perClient := float64(memSessionClient)
+	if in.tls {
+		perClient = memSessionClientTLS
+	}
+	if in.embedded {
+		perClient += memSessionServer
+		if in.tls {
+			perClient += memSessionServerTLS - memSessionServer
+		}
+	}
+	e.Clients = clamp(float64(in.connected) * perClient)
 
 	perUser := float64(memUser)
 	if in.embedded {
@@ -155,7 +171,7 @@ func (p *Plan) MemoryEstimate(users int) MemoryEstimate {
 	}
 	e.Generator = clamp(in.poolSize)
 	e.Fixed = memFixed
-	live := float64(e.Sessions) + float64(e.Users) + float64(e.Population) + float64(e.RunMail) + float64(e.Ledger) + float64(e.Generator)
+	live := float64(e.Sessions) + float64(e.Clients) + float64(e.Users) + float64(e.Population) + float64(e.RunMail) + float64(e.Ledger) + float64(e.Generator)
 	e.Total = clamp(memGCFactor*live + memFixed)
 	return e
 }
@@ -170,6 +186,7 @@ func (e MemoryEstimate) Remedies() string {
 		{e.Population, "fewer users, fewer messages per mailbox (mailboxes.inbox_messages, folder_messages_*) or smaller messages (messages.sizes), or a real server instead of the embedded target (target.embedded = false)"},
 		{e.RunMail, "a lower rate, a shorter run (phases) or smaller messages, or a real server instead of the embedded target"},
 		{e.Sessions, "a lower rate or a lower load.max_concurrent_sessions"},
+		{e.Clients, "fewer clients.connected"},
 		{e.Users, "fewer users"},
 		{e.Ledger, "a lower rate or a shorter run"},
 	}
@@ -196,6 +213,7 @@ func (e MemoryEstimate) String() string {
 	add(e.Population, "mailboxes before the run")
 	add(e.RunMail, "mail delivered during the run")
 	add(e.Sessions, fmt.Sprintf("%d sessions", e.Concurrent))
+	add(e.Clients, "connected clients")
 	add(e.Users, "users")
 	add(e.Ledger, "delivery ledger")
 	add(e.Generator, "message bodies")

@@ -29,6 +29,7 @@ type Config struct {
 	Mailboxes  MailboxesConfig  `toml:"mailboxes"`
 	Compliance ComplianceConfig `toml:"compliance"`
 	Delivery   DeliveryConfig   `toml:"delivery"`
+	Clients    ClientsConfig    `toml:"clients"`
 	Disclosure DisclosureConfig `toml:"disclosure"`
 
 	// ScheduleSeed, when not zero, replaces Seed for the arrival schedules
@@ -579,3 +580,48 @@ type Duration struct{ time.Duration }
 
 // ByteSize is a size written as "4KiB", "1MiB", "512" or an integer.
 type ByteSize int64
+
+// ClientsConfig is the connected population: users whose mail client
+// stays connected for the whole run, waiting in IDLE on the INBOX, beside
+// the sessions of [sessions] (internal/run/connected).
+type ClientsConfig struct {
+	// Connected is how many users stay connected (the first ones of the
+	// users, or of this shard's); 0: none.
+	Connected int `toml:"connected"`
+	// Ramp spreads their first connects evenly from the run's start; zero:
+	// over the warm-up.
+	Ramp Duration `toml:"ramp"`
+	// IdleRenew is how long a client stays in one IDLE before renewing it;
+	// under RFC 2177's 29 minutes.
+	IdleRenew Duration `toml:"idle_renew"`
+	// Poll is how often a client looks at the other folders (STATUS); zero:
+	// never.
+	Poll Duration `toml:"poll"`
+	// BackoffMin and BackoffMax bound the wait before a reconnect.
+	BackoffMin Duration `toml:"backoff_min"`
+	BackoffMax Duration `toml:"backoff_max"`
+}
+
+// MaxConnected bounds clients.connected.
+const MaxConnected = 1_000_000
+
+// idleLimit is RFC 2177's: a server may end an IDLE after 29 minutes.
+const idleLimit = 29 * time.Minute
+
+// validate adds the problems of the clients section to v.
+func (cl *ClientsConfig) validate(v *validator) {
+	v.nonNegativeInt(tomlstrict.PathOf("clients", "connected"), cl.Connected)
+	v.atMost(tomlstrict.PathOf("clients", "connected"), cl.Connected, MaxConnected)
+	v.duration(tomlstrict.PathOf("clients", "ramp"), cl.Ramp, false)
+	v.atMostDuration(tomlstrict.PathOf("clients", "ramp"), cl.Ramp, MaxPhase)
+	v.duration(tomlstrict.PathOf("clients", "idle_renew"), cl.IdleRenew, true)
+	if cl.IdleRenew.Duration >= idleLimit {
+		v.add(tomlstrict.PathOf("clients", "idle_renew"), "%v is not under RFC 2177's %v: a server may end the IDLE first", cl.IdleRenew.Duration, idleLimit)
+	}
+	v.duration(tomlstrict.PathOf("clients", "poll"), cl.Poll, false)
+	v.duration(tomlstrict.PathOf("clients", "backoff_min"), cl.BackoffMin, true)
+	v.duration(tomlstrict.PathOf("clients", "backoff_max"), cl.BackoffMax, true)
+	if cl.BackoffMax.Duration < cl.BackoffMin.Duration {
+		v.add(tomlstrict.PathOf("clients", "backoff_max"), "must be >= clients.backoff_min (got %v < %v)", cl.BackoffMax.Duration, cl.BackoffMin.Duration)
+	}
+}

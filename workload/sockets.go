@@ -40,7 +40,7 @@ func (p *Plan) Sockets() SocketEstimate {
 	if in.embedded {
 		ends = 2
 	}
-	watch := float64(in.watchUsers)
+	watch := float64(in.watchUsers + in.connected) // one connection each for the whole run
 	fds := func(sessions float64) int {
 		return int(min((sessions*socketsPerSession+watch)*float64(ends)+socketsFixed, math.MaxInt32))
 	}

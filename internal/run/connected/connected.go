@@ -54,6 +54,10 @@ type Config struct {
 	// user, the new message count and when it arrived (the new-mail
 	// notification). It runs on the connection's reader and must be quick.
 	OnExists func(user string, n uint32, at time.Time)
+	// OnNewMail, when set, is told of the new messages a client fetched
+	// after an EXISTS, with when that EXISTS arrived: the delivery ledger
+	// times each delivery by it (the moment the client was told).
+	OnNewMail func(u workload.User, infos []imapclient.MessageInfo, announcedAt time.Time)
 }
 
 // Stats are the population's counts so far.
@@ -110,6 +114,9 @@ func (p *Population) Run(ctx context.Context, start time.Time) {
 	}
 	wg.Wait()
 }
+
+// Users are the population's users, one client each.
+func (p *Population) Users() []workload.User { return p.cfg.Users }
 
 // Stats returns the counts so far.
 func (p *Population) Stats() Stats {
@@ -180,21 +187,28 @@ var errClosed = errors.New("the server closed the connection")
 // ctx is done. It returns whether it got connected, and why it ended.
 func (p *Population) session(ctx context.Context, u workload.User, first bool) (connected bool, err error) {
 	p.attempts.Add(1)
-	exists := make(chan uint32, 1)
+	type announcement struct {
+		n  uint32
+		at time.Time
+	}
+	exists := make(chan announcement, 1)
 	cfg := p.cfg.IMAP
 	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) {
+		at := time.Now()
 		p.notified.Add(1)
 		if p.cfg.OnExists != nil {
-			p.cfg.OnExists(u.Login, n, time.Now())
+			p.cfg.OnExists(u.Login, n, at)
 		}
-		select { // the newest count wins; the client reads it after DONE
-		case exists <- n:
+		a := announcement{n, at}
+		select { // the newest count wins (with the first time); the client reads it after DONE
+		case exists <- a:
 		default:
 			select {
-			case <-exists:
+			case old := <-exists:
+				a.at = old.at
 			default:
 			}
-			exists <- n
+			exists <- a
 		}
 	}}
 	c, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
@@ -227,9 +241,11 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 		p.idles.Add(1)
 		renew := time.NewTimer(p.cfg.Renew)
 		var newCount uint32
+		var announcedAt time.Time
 		var polling, stop bool
 		select {
-		case newCount = <-exists:
+		case a := <-exists:
+			newCount, announcedAt = a.n, a.at
 		case <-renew.C:
 		case <-poll:
 			polling = true
@@ -253,8 +269,12 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 			return true, err
 		}
 		if newCount > known {
-			if _, err := c.FetchRangeEnvelope(ctx, known+1, newCount); err != nil {
+			infos, err := c.FetchRangeEnvelope(ctx, known+1, newCount)
+			if err != nil {
 				return true, err
+			}
+			if p.cfg.OnNewMail != nil {
+				p.cfg.OnNewMail(u, infos, announcedAt)
 			}
 			for seq := known + 1; seq <= newCount; seq++ {
 				if _, err := c.FetchBody(ctx, seq); err != nil {

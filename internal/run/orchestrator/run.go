@@ -25,6 +25,7 @@ import (
 	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/run/connected"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
@@ -418,6 +419,10 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 		watcher = idlewatch.New(led, idlewatch.Config{IMAP: imapCfg, Users: idlewatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
 		waitWatch = watcher.Start(watchCtx)
 	}
+	// The connected population ([clients]): from the run's start, in its
+	// ramp, until the watchers stop (after settle); its held count is taken
+	// at the end of the measurement window.
+	pop, heldAtEnd := e.startClients(watchCtx, win, imapCfg, led)
 	checkCtx, stopChecker := context.WithCancel(kill)
 	checkerDone := make(chan struct{})
 	go func() {
@@ -427,6 +432,9 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
 		cfg.Name, cfg.TargetRate(), len(users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
 	res, err := runner.Run(stop, kill)
+	if pop != nil && time.Now().Before(win.MeasureEnd) { // stopped before the window's end
+		heldAtEnd.Store(pop.Stats().Connected)
+	}
 	stopChecker()
 	<-checkerDone
 	genUse, useOK := use.Stop()
@@ -471,6 +479,11 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	run.Connect = connect.Snapshot()
 	run.ServerClock = clock
 	run.DeliveryTiming = deliveryTiming(watcher)
+	if pop != nil {
+		st := pop.Stats()
+		run.Clients = &report.ClientsSummary{Target: len(pop.Users()), Held: heldAtEnd.Load(), Connects: st.Connects, Reconnects: st.Reconnects,
+			Attempts: st.Attempts, Drops: st.Drops, Idles: st.Idles, Announced: st.Notified}
+	}
 	if cs := checker.Stats(); cs.Checks > 0 {
 		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors, ErrorSamples: cs.ErrorSamples}
 	}
@@ -483,6 +496,51 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 		run.PartialReason = "stopped by the user before the end of the measurement window"
 	}
 	return run, outErr
+}
+
+// startClients starts the connected population of cfg's [clients], none
+// when it has no connected users: the first clients.connected of this
+// shard's users, each timing its deliveries by the EXISTS that announced
+// them. The returned counter is the number held at the end of the
+// measurement window, set then. The population ends with ctx; Execution's
+// closers wait for it.
+func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *ledger.Ledger) (*connected.Population, *atomic.Int64) {
+	cl := e.cfg.Clients
+	held := &atomic.Int64{}
+	if cl.Connected <= 0 {
+		return nil, held
+	}
+	shard := e.opts.Shard
+	n := min(cl.Connected, shard.Users(len(e.users)))
+	us := make([]workload.User, n)
+	for i := range us {
+		us[i] = e.users[shard.User(i)]
+	}
+	ramp := cl.Ramp.Duration
+	if ramp == 0 {
+		ramp = e.cfg.Phases.Warmup.Duration
+	}
+	pop := connected.New(connected.Config{
+		IMAP: imapCfg, Users: us, Ramp: ramp, Renew: cl.IdleRenew.Duration, Poll: cl.Poll.Duration,
+		Folders:    append(e.cfg.Mailboxes.Standard(), e.cfg.Mailboxes.Folders...),
+		BackoffMin: cl.BackoffMin.Duration, BackoffMax: cl.BackoffMax.Duration, Seed: uint64(e.cfg.ArrivalSeed()),
+		OnNewMail: func(u workload.User, infos []imapclient.MessageInfo, at time.Time) {
+			ats := make([]time.Time, len(infos))
+			for i := range ats {
+				ats[i] = at
+			}
+			led.Announced(u.Address, infos, ats)
+		},
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pop.Run(ctx, win.Start)
+	}()
+	timer := time.AfterFunc(time.Until(win.MeasureEnd), func() { held.Store(pop.Stats().Connected) })
+	e.started(func() { timer.Stop(); <-done })
+	e.logf("connected clients: %d, connecting over %v", n, ramp)
+	return pop, held
 }
 
 // deliveryTiming states how local deliveries were timed, for the report.
