@@ -78,6 +78,6 @@ func DefaultConfig() *Config {
 			Functions:         map[string]FunctionLimit{},
 		},
 		Delivery: DeliveryConfig{WatchUsers: 16, WatchPoll: Duration{500 * time.Millisecond}},
-		Clients: ClientsConfig{IdleRenew: Duration{25 * time.Minute}, BackoffMin: Duration{time.Second}, BackoffMax: Duration{time.Minute}},
+		Clients:  ClientsConfig{IdleRenew: Duration{25 * time.Minute}, BackoffMin: Duration{time.Second}, BackoffMax: Duration{time.Minute}},
 	}
 }
