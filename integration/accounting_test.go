@@ -120,14 +120,8 @@ func TestDovecotRestartMidRun(t *testing.T) {
 
 	cfg := sutConfig(t)
 	cfg.Users.Count = 8
-	cfg.Phases.Warmup.Duration = 2 * time.Second
-	cfg.Phases.Measurement.Duration = 25 * time.Second
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
-	cfg.Load.OpTimeout.Duration = 5 * time.Second
-	cfg.Phases.Settle.Duration = 2 * time.Second
+	shorten(cfg, 2*time.Second, 25*time.Second, 2*time.Second, 14400)
 	cfg.Compliance.DeliveryLimit.Duration = 15 * time.Second
-	cfg.Load.SessionsPerHour = 14400
-	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
 
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

@@ -24,13 +24,7 @@ func TestDovecotConnectedClients(t *testing.T) {
 	cfg := sutConfig(t)
 	cfg.Users.Count = connectedUsers
 	cfg.Mailboxes.InboxMessages, cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax = 2, 1, 1
-	cfg.Phases.Warmup.Duration = 8 * time.Second
-	cfg.Phases.Measurement.Duration = 20 * time.Second
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
-	cfg.Load.OpTimeout.Duration = 5 * time.Second
-	cfg.Phases.Settle.Duration = 5 * time.Second
-	cfg.Load.SessionsPerHour = 7200
-	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+	shorten(cfg, 8*time.Second, 20*time.Second, 5*time.Second, 7200)
 	cfg.Clients.Connected = connectedUsers
 	cfg.Clients.Ramp.Duration = 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

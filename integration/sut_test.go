@@ -146,6 +146,19 @@ func shippedConfig(t *testing.T, name string) *workload.Config {
 	return cfg
 }
 
+// shorten makes cfg a short run: the given warm-up, window and settle, a
+// 5 s ramp-down and operation deadline (ramp-down must not be shorter),
+// rate sessions/hour and a 50 ms think time.
+func shorten(cfg *workload.Config, warmup, measurement, settle time.Duration, rate float64) {
+	cfg.Phases.Warmup.Duration = warmup
+	cfg.Phases.Measurement.Duration = measurement
+	cfg.Phases.Rampdown.Duration = 5 * time.Second
+	cfg.Load.OpTimeout.Duration = 5 * time.Second
+	cfg.Phases.Settle.Duration = settle
+	cfg.Load.SessionsPerHour = rate
+	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+}
+
 // shortRun makes cfg a short run on 8 users (a 20 s window at 18,000
 // sessions/hour), populates them, runs it and returns the report with its
 // text and the run's log. The settle may wait for a missing delivery until
@@ -153,13 +166,7 @@ func shippedConfig(t *testing.T, name string) *workload.Config {
 func shortRun(t *testing.T, cfg *workload.Config) (run *report.Run, text, log string) {
 	t.Helper()
 	cfg.Users.Count = 8
-	cfg.Phases.Warmup.Duration = 2 * time.Second
-	cfg.Phases.Measurement.Duration = 20 * time.Second
-	cfg.Phases.Rampdown.Duration = 5 * time.Second
-	cfg.Load.OpTimeout.Duration = 5 * time.Second // ramp-down must not be shorter
-	cfg.Phases.Settle.Duration = 5 * time.Second
-	cfg.Load.SessionsPerHour = 18000
-	cfg.Load.ThinkTime.Duration = 50 * time.Millisecond
+	shorten(cfg, 2*time.Second, 20*time.Second, 5*time.Second, 18000)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	s, err := populate.Init(ctx, cfg, populate.Options{})
