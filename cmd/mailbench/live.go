@@ -32,7 +32,7 @@ func (f runFlags) runOptions(e *env, quiet bool, name string) (orchestrator.Opti
 	opts.Observer = exp
 	progress := opts.Progress
 	opts.Progress = func(p session.RunProgress) {
-		exp.SetSessions(promexport.Sessions{User: p.Sessions, Active: p.Active, Elapsed: p.Elapsed})
+		exp.SetSessions(promexport.Sessions{User: p.Sessions, Active: p.Active, Elapsed: p.Elapsed, Connected: p.Connected, ConnectedTarget: p.ConnectedTarget})
 		if progress != nil {
 			progress(p)
 		}

@@ -124,8 +124,12 @@ func runProgress(e *env, quiet bool) orchestrator.Options {
 			return
 		}
 		last = time.Now()
-		fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d, late %d, dropped %d\n",
-			p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped)
+		connected := ""
+		if p.ConnectedTarget > 0 {
+			connected = fmt.Sprintf(", connected %d/%d", p.Connected, p.ConnectedTarget)
+		}
+		fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d, late %d, dropped %d%s\n",
+			p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped, connected)
 	}
 	return opts
 }

@@ -325,7 +325,11 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 		tlOpts.CSV = notCloser{opts.Timeseries}
 	}
 	rec.SetTimeline(tlOpts)
+	var popNow atomic.Pointer[connected.Population] // set once the clients start
 	progress := func(p session.RunProgress) {
+		if pp := popNow.Load(); pp != nil {
+			p.Connected, p.ConnectedTarget = pp.Stats().Connected, int64(len(pp.Users()))
+		}
 		now := time.Now()
 		rec.SessionsStarted(p.Sessions.Started, now)
 		rec.Advance(now)
@@ -423,6 +427,9 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	// ramp, until the watchers stop (after settle); its held count is taken
 	// at the end of the measurement window.
 	pop, heldAtEnd := e.startClients(watchCtx, win, imapCfg, led)
+	if pop != nil {
+		popNow.Store(pop)
+	}
 	checkCtx, stopChecker := context.WithCancel(kill)
 	checkerDone := make(chan struct{})
 	go func() {

@@ -65,6 +65,9 @@ type RunProgress struct {
 	Phase          workload.Phase
 	Active         int64
 	Sessions       schedule.Counts
+	// Connected and ConnectedTarget are the connected clients of
+	// [clients] held now and asked for; the run fills them in.
+	Connected, ConnectedTarget int64
 }
 
 // RunResult is what the Runner measured besides the operation timings.

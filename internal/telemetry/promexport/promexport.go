@@ -45,6 +45,9 @@ type Sessions struct {
 	User    schedule.Counts
 	Active  int64
 	Elapsed time.Duration
+	// Connected and ConnectedTarget: the connected clients held now, and
+	// asked for ([clients]).
+	Connected, ConnectedTarget int64
 }
 
 var _ measure.Observer = (*Exporter)(nil)
@@ -88,6 +91,22 @@ func New(name string) *Exporter {
 		}, func() float64 {
 			if s := e.sessions.Load(); s != nil {
 				return float64(s.Active)
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "mailbench", Name: "connected_clients", Help: "Connected clients ([clients]) held now.", ConstLabels: constLabels,
+		}, func() float64 {
+			if s := e.sessions.Load(); s != nil {
+				return float64(s.Connected)
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "mailbench", Name: "connected_clients_target", Help: "Connected clients asked for (clients.connected).", ConstLabels: constLabels,
+		}, func() float64 {
+			if s := e.sessions.Load(); s != nil {
+				return float64(s.ConnectedTarget)
 			}
 			return 0
 		}),
