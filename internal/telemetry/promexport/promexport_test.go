@@ -18,7 +18,7 @@ func TestEndpointServesTheRun(t *testing.T) {
 	e.Observe(measure.Observation{Function: measure.IMAPConnect, Duration: 3 * time.Millisecond})
 	e.Observe(measure.Observation{Function: measure.IMAPConnect, Duration: 7 * time.Second, Class: measure.Timeout, Err: errors.New("timed out")})
 	e.Observe(measure.Observation{Function: measure.DeliveryLocal, Duration: 2 * time.Second})
-	e.SetSessions(Sessions{User: schedule.Counts{Scheduled: 10, Started: 9, Late: 2, Dropped: 1}, Active: 4, Elapsed: 90 * time.Second})
+	e.SetSessions(Sessions{User: schedule.Counts{Scheduled: 10, Started: 9, Late: 2, Dropped: 1}, Active: 4, Elapsed: 90 * time.Second, Connected: 7, ConnectedTarget: 8})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -46,6 +46,8 @@ func TestEndpointServesTheRun(t *testing.T) {
 		`mailbench_sessions_late_total{run="quick"} 2`,
 		`mailbench_sessions_dropped_total{run="quick"} 1`,
 		`mailbench_sessions_active{run="quick"} 4`,
+		`mailbench_connected_clients{run="quick"} 7`,
+		`mailbench_connected_clients_target{run="quick"} 8`,
 		`mailbench_run_elapsed_seconds{run="quick"} 90`,
 		`go_gc_duration_seconds`,
 		`process_cpu_seconds_total`,
