@@ -585,8 +585,8 @@ type ByteSize int64
 // stays connected for the whole run, waiting in IDLE on the INBOX, beside
 // the sessions of [sessions] (internal/run/connected).
 type ClientsConfig struct {
-	// Connected is how many users stay connected (the first ones of the
-	// users, or of this shard's); 0: none.
+	// Connected is how many users stay connected: the first ones (a shard
+	// connects those of them that are its own); 0: none.
 	Connected int `toml:"connected"`
 	// Ramp spreads their first connects evenly from the run's start; zero:
 	// over the warm-up.

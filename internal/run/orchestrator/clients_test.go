@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // TestRunWithConnectedClients: five users stay connected beside the
@@ -70,4 +73,33 @@ func TestRunWithConnectedClients(t *testing.T) {
 			t.Errorf("held %d of 4, compliant %v, failing %q: want the run failed on its connected clients", run.Clients.Held, run.Table.Compliant, run.Table.Failing)
 		}
 	})
+}
+
+// TestClientUsers: the connected population is the first clients.connected
+// users; the shards of a sharded run split exactly them.
+func TestClientUsers(t *testing.T) {
+	var users []workload.User
+	for i := range 20 {
+		users = append(users, workload.User{Login: fmt.Sprint(i)})
+	}
+	logins := func(us []workload.User) string {
+		var s []string
+		for _, u := range us {
+			s = append(s, u.Login)
+		}
+		return strings.Join(s, " ")
+	}
+	if got := logins(clientUsers(users, schedule.Shard{}, 5)); got != "0 1 2 3 4" {
+		t.Errorf("whole run: %q", got)
+	}
+	var all []string
+	for i := range 3 {
+		all = append(all, logins(clientUsers(users, schedule.Shard{Index: i, Count: 3}, 5)))
+	}
+	if got := strings.Join(all, " | "); got != "0 3 | 1 4 | 2" {
+		t.Errorf("3 shards: %q, want the first 5 users split", got)
+	}
+	if got := clientUsers(users, schedule.Shard{}, 50); len(got) != 20 {
+		t.Errorf("more clients than users: %d", len(got))
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/connected"
+	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
@@ -506,8 +507,8 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 }
 
 // startClients starts the connected population of cfg's [clients], none
-// when it has no connected users: the first clients.connected of this
-// shard's users, each timing its deliveries by the EXISTS that announced
+// when it has no connected users: those of the first clients.connected
+// users that are this shard's, each timing its deliveries by the EXISTS that announced
 // them. The returned counter is the number held at the end of the
 // measurement window, set then. The population ends with ctx; Execution's
 // closers wait for it.
@@ -517,11 +518,10 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 	if cl.Connected <= 0 {
 		return nil, held
 	}
-	shard := e.opts.Shard
-	n := min(cl.Connected, shard.Users(len(e.users)))
-	us := make([]workload.User, n)
-	for i := range us {
-		us[i] = e.users[shard.User(i)]
+	us := clientUsers(e.users, e.opts.Shard, cl.Connected)
+	n := len(us)
+	if n == 0 {
+		return nil, held
 	}
 	ramp := cl.Ramp.Duration
 	if ramp == 0 {
@@ -548,6 +548,21 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 	e.started(func() { timer.Stop(); <-done })
 	e.logf("connected clients: %d, connecting over %v", n, ramp)
 	return pop, held
+}
+
+// clientUsers are the users of the connected population: the first
+// connected of users; a shard takes those of them that are its own, so
+// that the shards together hold the target.
+func clientUsers(users []workload.User, shard schedule.Shard, connected int) []workload.User {
+	var us []workload.User
+	for j := range shard.Users(len(users)) {
+		u := shard.User(j)
+		if u >= connected {
+			break
+		}
+		us = append(us, users[u])
+	}
+	return us
 }
 
 // deliveryTiming states how local deliveries were timed, for the report.
