@@ -15,7 +15,7 @@ func TestDefaultRules(t *testing.T) {
 	if err := r.Validate(); err != nil {
 		t.Fatalf("DefaultRules().Validate() = %v", err)
 	}
-	if got, want := len(r.Functions), len(measure.AllFunctions); got != want {
+	if got, want := len(r.Functions), len(measure.AllFunctions)-len(measure.ClientFunctions); got != want {
 		t.Fatalf("len(Functions) = %d, want %d", got, want)
 	}
 	for _, f := range measure.SPECFunctions {
@@ -159,7 +159,7 @@ func TestEvaluateOrderAndPercentiles(t *testing.T) {
 	for _, r := range tab.Rows {
 		got = append(got, r.Function)
 	}
-	want := append(slices.Clone(measure.AllFunctions), "zz custom")
+	want := append(append(slices.Clone(measure.SPECFunctions), measure.DeliveryLocal, measure.DeliveryRemote), "zz custom")
 	if !slices.Equal(got, want) {
 		t.Fatalf("row order = %q, want %q", got, want)
 	}

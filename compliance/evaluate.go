@@ -121,7 +121,7 @@ func Evaluate(stats map[measure.Function]*metrics.FunctionStats, rules Rules) Ta
 		// Delivery times are measurements of mail, not operations that can
 		// fail: counting them would dilute the error rate. Lost mail is
 		// judged by the delivery reconciliation instead.
-		if f == measure.DeliveryLocal || f == measure.DeliveryRemote {
+		if measure.IsDelivery(f) {
 			continue
 		}
 		e.Operations += fs.Operations

@@ -6,6 +6,7 @@ import (
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // FetchIDs runs, under the deadline and without an Observation,
@@ -66,12 +67,12 @@ type Idling struct {
 }
 
 // Idle starts IDLE and waits, under the deadline, for the server's
-// continuation. Until Done, no other command may be sent. Waiting in IDLE
+// continuation: that round trip is timed as "IMAP IDLE". Until Done, no other command may be sent. Waiting in IDLE
 // has no deadline of its own: the caller ends it (Done) within a bounded
 // time, and Done's deadline then finds a server that stopped answering.
 func (c *Client) Idle(ctx context.Context) (*Idling, error) {
 	var cmd *goimap.IdleCommand
-	err := c.do(ctx, "", "IDLE", func() error {
+	err := c.do(ctx, measure.IMAPIdle, "IDLE", func() error {
 		var err error
 		cmd, err = c.lib.Idle()
 		return err

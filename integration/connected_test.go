@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 )
 
@@ -44,6 +45,11 @@ func TestDovecotConnectedClients(t *testing.T) {
 	c := run.Clients
 	if c == nil || c.Held != connectedUsers || c.Connects != connectedUsers || c.Reconnects != 0 || len(c.Drops) != 0 {
 		t.Fatalf("connected clients %+v: want all %d held, connected once, none dropped", c, connectedUsers)
+	}
+	for _, f := range []measure.Function{measure.IMAPIdle, measure.NewMailNotification} {
+		if row, ok := run.Table.Row(f); !ok || row.Operations == 0 || !row.Pass {
+			t.Errorf("%s: row %+v (present %v): want it measured and passing", f, row, ok)
+		}
 	}
 	if c.Announced == 0 || run.Delivery == nil || run.Delivery.TimedByAnnouncement == 0 {
 		t.Errorf("no delivery announced to a connected client (announced %d, delivery %+v)", c.Announced, run.Delivery)

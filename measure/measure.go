@@ -30,7 +30,26 @@ const (
 
 	DeliveryLocal  Function = "Delivery Time (local)"
 	DeliveryRemote Function = "Delivery Time (remote)"
+
+	// mailbench's own functions, not SPEC's: the connected clients of
+	// [clients]. IMAPIdle is the IDLE command's round trip (to the
+	// server's continuation); NewMailNotification the time from the SMTP
+	// acceptance of a message to the EXISTS that told a connected client
+	// of it, a delivery time like DeliveryLocal.
+	IMAPIdle            Function = "IMAP IDLE"
+	NewMailNotification Function = "New-mail notification"
 )
+
+// ClientFunctions are the connected clients' timed functions, in table
+// order.
+var ClientFunctions = []Function{IMAPIdle, NewMailNotification}
+
+// IsDelivery reports whether f times mail rather than an operation of the
+// server: the delivery times and the new-mail notification. They are not
+// operations that fail, so they stay out of the error rate.
+func IsDelivery(f Function) bool {
+	return f == DeliveryLocal || f == DeliveryRemote || f == NewMailNotification
+}
 
 // SPECFunctions lists the fourteen timed functions of the SPECmail2008
 // summary table in the table's order.
@@ -40,8 +59,9 @@ var SPECFunctions = []Function{
 	IMAPStore, IMAPUIDStore, IMAPUIDFetch,
 }
 
-// AllFunctions is SPECFunctions followed by the delivery-time functions.
-var AllFunctions = append(append([]Function(nil), SPECFunctions...), DeliveryLocal, DeliveryRemote)
+// AllFunctions is SPECFunctions followed by the delivery-time functions and
+// the connected clients' functions.
+var AllFunctions = append(append(append([]Function(nil), SPECFunctions...), DeliveryLocal, DeliveryRemote), ClientFunctions...)
 
 // Known reports whether f is one of AllFunctions.
 func Known(f Function) bool {

@@ -61,9 +61,7 @@ const DeliveryLabel = "DELIVERY"
 
 // IsDelivery reports whether f is a delivery time rather than a protocol
 // operation: the timeline's totals keep the two apart.
-func IsDelivery(f measure.Function) bool {
-	return f == measure.DeliveryLocal || f == measure.DeliveryRemote
-}
+func IsDelivery(f measure.Function) bool { return measure.IsDelivery(f) }
 
 // Totals are a number of operations, how many failed, and the percentiles
 // and maximum of their durations (zero without operations).

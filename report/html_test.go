@@ -31,7 +31,7 @@ func htmlFixtureRun() *Run {
 		x := float64(i)
 		wave := 1 + 0.35*math.Sin(x/6) + 0.1*math.Sin(x*1.7)
 		var fps []metrics.FunctionPoint
-		for k, f := range measure.AllFunctions {
+		for k, f := range fixtureFunctions {
 			base := float64(5 + 13*k)
 			if i > 35 && i < 42 { // a slow patch
 				base *= 3
@@ -44,7 +44,7 @@ func htmlFixtureRun() *Run {
 			if k == 0 {
 				errs = int64(i%17) / 8
 			}
-			fps = append(fps, fnPoint(f, int64(170*wave)/int64(len(measure.AllFunctions))+1, errs, top))
+			fps = append(fps, fnPoint(f, int64(170*wave)/int64(len(fixtureFunctions))+1, errs, top))
 		}
 		r.Timeline = append(r.Timeline, mkPoint(t0.Add(time.Minute+time.Duration(i)*10*time.Second), 10*time.Second,
 			int64(30+5*math.Sin(x/4)), fps...))
@@ -289,7 +289,7 @@ func TestWriteHTMLTimelineWithoutFunctions(t *testing.T) {
 // colour (SMTP Connect and Delivery Time (remote) did).
 func TestPaletteDistinctForEveryFunction(t *testing.T) {
 	seen := map[string]measure.Function{}
-	for i, f := range measure.AllFunctions {
+	for i, f := range fixtureFunctions {
 		c := functionColor(f, i)
 		if g, ok := seen[c]; ok {
 			t.Errorf("%s and %s share the colour %s", f, g, c)

@@ -43,7 +43,7 @@ func observe(s *metrics.Stats, f measure.Function, n, slow, failed int, class me
 func compliantRun() *Run {
 	rules := compliance.DefaultRules()
 	s := metrics.NewStats(rules.Limits())
-	for i, f := range measure.AllFunctions {
+	for i, f := range fixtureFunctions {
 		limit := 5 * time.Second
 		if f == measure.DeliveryLocal || f == measure.DeliveryRemote {
 			limit = time.Minute
@@ -321,7 +321,7 @@ func shards(n int) (whole *Run, parts []*Run) {
 		hs[i] = metrics.NewHistogram()
 	}
 	k := 0
-	for i, f := range measure.AllFunctions {
+	for i, f := range fixtureFunctions {
 		for j := range 300 + i*11 {
 			o := measure.Observation{Function: f, Duration: time.Duration((j*7919)%6000+1) * time.Millisecond}
 			if j%97 == 0 {
@@ -601,3 +601,7 @@ func latenessOf(n int64, d time.Duration) *hdrhistogram.Histogram {
 	h.RecordValues(int64(d/time.Microsecond), n)
 	return h
 }
+
+// fixtureFunctions are the functions the test runs time: the SPEC table
+// and the two delivery times, as a run without [clients] has them.
+var fixtureFunctions = append(append([]measure.Function(nil), measure.SPECFunctions...), measure.DeliveryLocal, measure.DeliveryRemote)

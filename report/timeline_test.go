@@ -343,7 +343,7 @@ func TestTimelineJSONSize(t *testing.T) {
 	}
 	for i := range 60 {
 		var fps []metrics.FunctionPoint
-		for k, f := range measure.AllFunctions {
+		for k, f := range fixtureFunctions {
 			fps = append(fps, fnPoint(f, 100, int64(k%2), time.Duration(500+i+k)*time.Millisecond))
 		}
 		r.Timeline = append(r.Timeline, mkPoint(tlStart.Add(time.Duration(i)*10*time.Second), 10*time.Second, 30, fps...))
@@ -353,7 +353,7 @@ func TestTimelineJSONSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := buf.Len() - base.Len()
-	t.Logf("timeline of 60 points × %d functions: %d bytes of JSON (%d a point)", len(measure.AllFunctions), size, size/60)
+	t.Logf("timeline of 60 points × %d functions: %d bytes of JSON (%d a point)", len(fixtureFunctions), size, size/60)
 	if size > 2<<20 {
 		t.Errorf("timeline of a 10-minute run is %d bytes of JSON", size)
 	}

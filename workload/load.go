@@ -210,7 +210,7 @@ func (c *Config) TargetRate() float64 {
 func (c *Config) Limit(fn measure.Function) (limit time.Duration, required float64) {
 	cc := c.Compliance
 	limit, required = cc.Limit.Duration, cc.RequiredPercent
-	if fn == measure.DeliveryLocal || fn == measure.DeliveryRemote {
+	if measure.IsDelivery(fn) {
 		limit, required = cc.DeliveryLimit.Duration, cc.DeliveryRequired
 	}
 	if o, ok := cc.Functions[string(fn)]; ok {

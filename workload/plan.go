@@ -212,6 +212,18 @@ func NewPlan(c *Config) (*Plan, error) {
 		opsPerHour[measure.DeliveryRemote] = p.SubmittedPerHour * remote
 	}
 
+	// The connected clients: an IDLE per renewal and after every
+	// announcement, and a notification per local delivery to one of them.
+	if n := c.Clients.Connected; n > 0 {
+		share := 1.0
+		if c.Users.Count > 0 && c.Users.File == "" {
+			share = min(float64(n)/float64(c.Users.Count), 1)
+		}
+		notified := opsPerHour[measure.DeliveryLocal] * share
+		opsPerHour[measure.NewMailNotification] = notified
+		opsPerHour[measure.IMAPIdle] = float64(n)*3600/max(c.Clients.IdleRenew.Seconds(), 1) + notified
+	}
+
 	for _, f := range measure.AllFunctions {
 		if opsPerHour[f] <= 0 {
 			continue
@@ -224,7 +236,7 @@ func NewPlan(c *Config) (*Plan, error) {
 		limit, req := c.Limit(f)
 		p.Rules = append(p.Rules, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
 	}
-	for _, f := range []measure.Function{measure.DeliveryLocal, measure.DeliveryRemote} {
+	for _, f := range append([]measure.Function{measure.DeliveryLocal, measure.DeliveryRemote}, measure.ClientFunctions...) {
 		if opsPerHour[f] > 0 {
 			limit, req := c.Limit(f)
 			p.Rules = append(p.Rules, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})

@@ -114,8 +114,39 @@ func TestPlanFigures(t *testing.T) {
 	if !near(perHour[measure.IMAPFetchBody], 900*2) {
 		t.Errorf("FETCH_NUM_BODYALL %v/h, want 1800", perHour[measure.IMAPFetchBody])
 	}
-	if len(p.Functions) != len(measure.AllFunctions) {
-		t.Errorf("%d functions, want all %d", len(p.Functions), len(measure.AllFunctions))
+	if want := len(measure.AllFunctions) - len(measure.ClientFunctions); len(p.Functions) != want {
+		t.Errorf("%d functions, want all %d but the connected clients'", len(p.Functions), want)
+	}
+}
+
+// TestPlanConnectedClients: with [clients], the plan times IMAP IDLE (a
+// renewal per client every idle_renew, one after every announcement) and
+// the new-mail notification (the local deliveries to connected users), and
+// both are rows of the table, the notification with the delivery limit.
+func TestPlanConnectedClients(t *testing.T) {
+	c := quickConfig(t)
+	c.Clients.Connected = c.Users.Count / 2
+	p, err := NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perHour := map[measure.Function]float64{}
+	for _, f := range p.Functions {
+		perHour[f.Function] = f.PerHour
+	}
+	notified := perHour[measure.DeliveryLocal] / 2
+	if !near(perHour[measure.NewMailNotification], notified) || !near(perHour[measure.IMAPIdle], float64(c.Clients.Connected)*3600/(25*60)+notified) {
+		t.Errorf("per hour: notification %v (want %v), IDLE %v", perHour[measure.NewMailNotification], notified, perHour[measure.IMAPIdle])
+	}
+	var rows []measure.Function
+	for _, r := range p.Rules {
+		rows = append(rows, r.Function)
+		if r.Function == measure.NewMailNotification && r.Limit != c.Compliance.DeliveryLimit.Duration {
+			t.Errorf("the notification's limit %v, want the delivery limit", r.Limit)
+		}
+	}
+	if !slices.Contains(rows, measure.IMAPIdle) || !slices.Contains(rows, measure.NewMailNotification) {
+		t.Errorf("rules %q lack the connected clients' rows", rows)
 	}
 }
 

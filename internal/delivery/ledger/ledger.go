@@ -460,6 +460,24 @@ func missingObservation(fn measure.Function, accepted, now int64) measure.Observ
 	return measure.Observation{Function: fn, Start: time.Unix(0, accepted), Duration: time.Duration(max(now-accepted, 0))}
 }
 
+// AcceptedAt is when the server accepted the message of this run with
+// the given id (X-Mailbench-Id), and whether the ledger knows it: false
+// for ids of other runs, and for a message whose acceptance the ledger
+// has not recorded yet. Safe for concurrent use.
+func (l *Ledger) AcceptedAt(id string) (time.Time, bool) {
+	seq, ok := l.ours(id)
+	if !ok {
+		return time.Time{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.msg(seq)
+	if m == nil || m.accepted == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, m.accepted), true
+}
+
 // Announced records that a watched INBOX of user announced new messages
 // (an IMAP EXISTS, RFC 2177 IDLE) at the moments ats (one per info, same
 // order), and what the watcher then fetched of them. It is the exact

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/memnet"
 	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -39,6 +40,11 @@ func TestRunWithConnectedClients(t *testing.T) {
 		}
 		if run.Delivery == nil || run.Delivery.TimedByAnnouncement == 0 || c.Announced == 0 {
 			t.Errorf("no delivery timed by a connected client's announcement (announced %d, delivery %+v)", c.Announced, run.Delivery)
+		}
+		for _, f := range []measure.Function{measure.IMAPIdle, measure.NewMailNotification} {
+			if row, ok := run.Table.Row(f); !ok || row.Operations == 0 || !row.Pass {
+				t.Errorf("%s: row %+v (present %v): want it measured and passing", f, row, ok)
+			}
 		}
 		if run.Clients.Failing() != "" || slices.Contains(run.Table.Failing, report.ClientsRow) {
 			t.Errorf("a held population fails the run: %q", run.Table.Failing)

@@ -427,7 +427,7 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	// The connected population ([clients]): from the run's start, in its
 	// ramp, until the watchers stop (after settle); its held count is taken
 	// at the end of the measurement window.
-	pop, heldAtEnd := e.startClients(watchCtx, win, imapCfg, led)
+	pop, heldAtEnd := e.startClients(watchCtx, win, imapCfg, led, observer)
 	if pop != nil {
 		popNow.Store(pop)
 	}
@@ -512,7 +512,7 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 // them. The returned counter is the number held at the end of the
 // measurement window, set then. The population ends with ctx; Execution's
 // closers wait for it.
-func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *ledger.Ledger) (*connected.Population, *atomic.Int64) {
+func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *ledger.Ledger, obs measure.Observer) (*connected.Population, *atomic.Int64) {
 	cl := e.cfg.Clients
 	held := &atomic.Int64{}
 	if cl.Connected <= 0 {
@@ -527,6 +527,13 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 	if ramp == 0 {
 		ramp = e.cfg.Phases.Warmup.Duration
 	}
+	// Of the clients' own operations only IDLE is a row of the table: their
+	// connects, SELECTs and FETCHes are a client's, not the SPEC sessions'.
+	imapCfg.Observer = measure.ObserverFunc(func(o measure.Observation) {
+		if o.Function == measure.IMAPIdle {
+			obs.Observe(o)
+		}
+	})
 	pop := connected.New(connected.Config{
 		IMAP: imapCfg, Users: us, Ramp: ramp, Renew: cl.IdleRenew.Duration, Poll: cl.Poll.Duration,
 		Folders:    append(e.cfg.Mailboxes.Standard(), e.cfg.Mailboxes.Folders...),
@@ -537,6 +544,14 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 				ats[i] = at
 			}
 			led.Announced(u.Address, infos, ats)
+			// The notification: from the message's SMTP acceptance to the
+			// EXISTS that told this client. A message the ledger has not
+			// seen accepted yet (its 250 still on its way) is not timed.
+			for _, info := range infos {
+				if acc, ok := led.AcceptedAt(info.ID); ok {
+					obs.Observe(measure.Observation{Function: measure.NewMailNotification, Start: acc, Duration: max(at.Sub(acc), 0)})
+				}
+			}
 		},
 	})
 	done := make(chan struct{})
