@@ -14,6 +14,13 @@ const (
 	memSessionClientTLS = 24 << 10
 	memSessionServer    = 16 << 10 // the embedded target's side of it
 	memSessionServerTLS = 28 << 10
+	// A connected client of [clients] waiting in IDLE (its goroutine,
+	// timers and announcement channel besides the connection), and the
+	// embedded target's side of it (bench/soak's BenchmarkConnectedClient).
+	memClient          = 32 << 10
+	memClientTLS       = 40 << 10
+	memClientServer    = 20 << 10
+	memClientServerTLS = 32 << 10
 	memUser             = 256  // workload.User, the ledger's index, the user pool
 	memUserEmbedded     = 1536 // an imapmemserver user with INBOX, Sent, Drafts, Trash
 	memFolderEmbedded   = 256  // per further mailbox
@@ -141,14 +148,14 @@ func (p *Plan) MemoryEstimate(users int) MemoryEstimate {
 		}
 	}
 	e.Sessions = clamp(sess * perSession)
-	perClient := float64(memSessionClient)
+	perClient := float64(memClient)
 	if in.tls {
-		perClient = memSessionClientTLS
+		perClient = memClientTLS
 	}
 	if in.embedded {
-		perClient += memSessionServer
+		perClient += memClientServer
 		if in.tls {
-			perClient += memSessionServerTLS - memSessionServer
+			perClient += memClientServerTLS - memClientServer
 		}
 	}
 	e.Clients = clamp(float64(in.connected) * perClient)

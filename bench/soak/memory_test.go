@@ -104,7 +104,7 @@ type child struct {
 	imap, smtp string
 }
 
-func startChild(t *testing.T, spec string) *child {
+func startChild(t testing.TB, spec string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperTarget$")
 	cmd.Env = append(os.Environ(), "MAILBENCH_MEM_CHILD="+spec)
@@ -126,7 +126,7 @@ func startChild(t *testing.T, spec string) *child {
 	return c
 }
 
-func (c *child) live(t *testing.T) int64 {
+func (c *child) live(t testing.TB) int64 {
 	t.Helper()
 	fmt.Fprintln(c.in)
 	line, err := c.out.ReadString('\n')
