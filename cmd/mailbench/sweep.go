@@ -16,7 +16,8 @@ import (
 // sweepCmd is `mailbench sweep`.
 type sweepCmd struct {
 	Config     string    `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	Levels     []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate, run in this order. (default: ${default})"`
+	Levels     []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate (or, with --axis connected, of its clients.connected), run in this order. (default: ${default})"`
+	Axis       string    `name:"axis" default:"rate" enum:"rate,connected" help:"What the levels vary: the session rate, or the connected clients of [clients] at the config's rate. (default: ${default})"`
 	Iterations int       `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians). (default: ${default})"`
 	JSON       string    `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md)."`
 	HTML       string    `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`
@@ -56,7 +57,7 @@ func (c *sweepCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations}
+	sopts := sweep.Options{Levels: c.Levels, Iterations: c.Iterations, Axis: c.Axis}
 	if c.Iterations < 1 || c.Iterations > sweep.MaxIterations {
 		return usage(fmt.Errorf("--iterations %d: out of range: must be 1 to %d", c.Iterations, sweep.MaxIterations))
 	}

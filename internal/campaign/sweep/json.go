@@ -16,6 +16,8 @@ const SchemaVersion = 1
 type jsonResult struct {
 	campaign.Envelope
 	BaseRate      float64      `json:"base_sessions_per_hour"`
+	Axis          string       `json:"axis,omitempty"` // "connected"; absent: the rate
+	BaseConnected int          `json:"base_connected,omitempty"`
 	Iterations    int          `json:"iterations"`
 	Partial       bool         `json:"partial"`
 	PartialReason string       `json:"partial_reason"`
@@ -32,6 +34,8 @@ type jsonSPECRule struct {
 type jsonLevel struct {
 	Percent         float64         `json:"percent"`
 	TargetPerHour   float64         `json:"target_per_hour"`
+	Connected       int             `json:"connected,omitempty"`
+	Held            float64         `json:"held_median,omitempty"`
 	AchievedPerHour float64         `json:"achieved_per_hour_median"`
 	EquivalentUsers float64         `json:"equivalent_users_median"`
 	Late            int64           `json:"late"`
@@ -66,13 +70,17 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		BaseRate: r.BaseRate, Iterations: r.Iterations,
 		Partial: r.Partial, PartialReason: r.PartialReason, Levels: []jsonLevel{},
 	}
+	if r.Axis == AxisConnected {
+		j.Axis, j.BaseConnected = r.Axis, r.BaseConnected
+	}
 	if l, ok := r.Capacity(); ok {
 		j.Capacity = &l.Percent
 	}
 	j.SPECRule.Pass, j.SPECRule.Reason = r.SPECRule()
 	for _, l := range r.Levels {
 		jl := jsonLevel{
-			Percent: l.Percent, TargetPerHour: l.TargetPerHour, AchievedPerHour: l.AchievedPerHour,
+			Percent: l.Percent, TargetPerHour: l.TargetPerHour, AchievedPerHour: l.AchievedPerHour, Held: l.Held,
+			Connected: map[bool]int{true: l.Connected}[r.Axis == AxisConnected],
 			EquivalentUsers: l.EquivalentUsers, Late: l.Late, Dropped: l.Dropped,
 			WorstPercent: l.WorstPercent, WorstFunction: l.WorstFunction, ErrorPercent: l.ErrorPercent,
 			Verdict: l.Verdict(), Iterations: []jsonIteration{},

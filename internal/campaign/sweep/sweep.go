@@ -38,9 +38,13 @@ const (
 
 // Options configure Run.
 type Options struct {
-	// Levels are percentages of the config's target rate (> 0), run in the
-	// order given; nil means DefaultLevels. Duplicates are an error.
+	// Levels are percentages of the config's target rate (> 0), or with
+	// Axis AxisConnected of its clients.connected, run in the order given;
+	// nil means DefaultLevels. Duplicates are an error.
 	Levels []float64
+	// Axis is what the levels vary: AxisRate (the default: the session
+	// rate) or AxisConnected (the connected clients, at the config's rate).
+	Axis string
 	// Iterations per level (default 1; SPEC-style certification uses 3).
 	Iterations int
 	// Run carries out each run; required.
@@ -83,13 +87,23 @@ func (it Iteration) Verdict() Verdict {
 	}
 }
 
+// The axes a sweep can vary.
+const (
+	AxisRate      = "rate"
+	AxisConnected = "connected"
+)
+
 // Level is one load level and its iterations. The aggregate fields are
 // computed over the iterations that produced a report (Run != nil, partial
 // ones included); medians are defined at Median.
 type Level struct {
-	Percent       float64 // of the base rate
-	TargetPerHour float64 // Percent × the base rate / 100
-	Iterations    []Iteration
+	Percent       float64 // of the base rate, or of the base connected clients
+	TargetPerHour float64 // Percent × the base rate / 100 (the base rate on the connected axis)
+	// Connected is the level's clients.connected; Held the median of the
+	// clients its runs held at the end of the measurement window.
+	Connected  int
+	Held       float64
+	Iterations []Iteration
 
 	AchievedPerHour float64 // median
 	EquivalentUsers float64 // median; 0 when a run has no users figure (report.Run.UsersFigure)
@@ -139,8 +153,12 @@ type Result struct {
 	Name       string // the workload's name
 	Config     string // the workload file
 	Embedded   bool
-	BaseRate   float64 // the config's target sessions/hour: 100%
-	Iterations int     // per level
+	BaseRate   float64 // the config's target sessions/hour: 100% on the rate axis
+	Axis       string  // AxisRate or AxisConnected
+	// BaseConnected is the config's clients.connected: 100% on the
+	// connected axis.
+	BaseConnected int
+	Iterations    int // per level
 	Levels     []Level // in the order run
 	// Partial is set when the sweep was stopped before its last run;
 	// PartialReason says where.
@@ -221,6 +239,12 @@ func LevelConfig(cfg *workload.Config, base, pct float64) *workload.Config {
 	return &c
 }
 
+// ConnectedLevel is the number of connected clients of level pct% of
+// base, at least 1.
+func ConnectedLevel(base int, pct float64) int {
+	return max(int(math.Round(float64(base)*pct/100)), 1)
+}
+
 // Run carries out every level × iteration of cfg and returns the sweep. A
 // run that fails gets an Iteration with Err set and the sweep continues.
 // Cancelling stop ends the current run (which the campaign.RunFunc drains into a
@@ -243,15 +267,38 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 	if !(base > 0) {
 		return nil, errors.New("sweep: the config has no target rate (load.sessions_per_hour or users × sessions_per_user_hour)")
 	}
+	switch opts.Axis {
+	case "", AxisRate:
+	case AxisConnected:
+		if cfg.Clients.Connected <= 0 {
+			return nil, errors.New("sweep: the connected axis needs clients.connected in the config (its 100%)")
+		}
+	default:
+		return nil, fmt.Errorf("sweep: axis %q: want %q or %q", opts.Axis, AxisRate, AxisConnected)
+	}
 	logf := func(format string, a ...any) {
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, format+"\n", a...)
 		}
 	}
-	res := &Result{Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, BaseRate: base, Iterations: iterations}
+	axis := opts.Axis
+	if axis == "" {
+		axis = AxisRate
+	}
+	res := &Result{Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, BaseRate: base, Axis: axis,
+		BaseConnected: cfg.Clients.Connected, Iterations: iterations}
 	total, n := len(levels)*iterations, 0
 	for _, pct := range levels {
-		lv := Level{Percent: pct, TargetPerHour: base * pct / 100, Iterations: make([]Iteration, iterations)}
+		lv := Level{Percent: pct, TargetPerHour: base * pct / 100, Connected: cfg.Clients.Connected, Iterations: make([]Iteration, iterations)}
+		levelCfg := func() *workload.Config { return LevelConfig(cfg, base, pct) }
+		if axis == AxisConnected {
+			lv.TargetPerHour, lv.Connected = base, ConnectedLevel(cfg.Clients.Connected, pct)
+			levelCfg = func() *workload.Config {
+				c := *cfg
+				c.Clients.Connected = lv.Connected
+				return &c
+			}
+		}
 		for i := range iterations {
 			if res.Partial {
 				break
@@ -261,8 +308,8 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 				break
 			}
 			n++
-			logf("sweep: run %d/%d: level %g%% (%.0f sessions/hour), iteration %d/%d", n, total, pct, lv.TargetPerHour, i+1, iterations)
-			run, err := opts.Run(stop, kill, LevelConfig(cfg, base, pct))
+			logf("sweep: run %d/%d: level %g%% (%.0f sessions/hour, %d connected clients), iteration %d/%d", n, total, pct, lv.TargetPerHour, lv.Connected, i+1, iterations)
+			run, err := opts.Run(stop, kill, levelCfg())
 			switch {
 			case err != nil:
 				lv.Iterations[i].Err = err.Error()
@@ -285,7 +332,7 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 
 // aggregate computes l's medians and sums from its iterations.
 func (l *Level) aggregate() {
-	var achieved, users, errPct []float64
+	var achieved, users, errPct, held []float64
 	type worst struct {
 		pct float64
 		fn  string
@@ -297,6 +344,9 @@ func (l *Level) aggregate() {
 			continue
 		}
 		achieved = append(achieved, r.AchievedSessionsPerHour)
+		if r.Clients != nil {
+			held = append(held, float64(r.Clients.Held))
+		}
 		users = append(users, r.EquivalentUsers)
 		if len(users) == 1 {
 			l.UsersFigure = true
@@ -318,6 +368,9 @@ func (l *Level) aggregate() {
 		}
 	}
 	l.AchievedPerHour = Median(achieved)
+	if len(held) > 0 {
+		l.Held = Median(held)
+	}
 	l.EquivalentUsers = Median(users)
 	if !l.UsersFigure {
 		l.EquivalentUsers = 0

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -438,4 +439,49 @@ func TestWriteJSON(t *testing.T) {
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testutil.Golden(t, filepath.Join("testdata", name), got)
+}
+
+// TestSweepConnectedAxis: on the connected axis the levels are shares of
+// clients.connected at the config's rate; each run gets its level's
+// clients, the table shows them and their held median, the JSON says the
+// axis; a config without connected clients cannot sweep that axis.
+func TestSweepConnectedAxis(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Clients.Connected = 400
+	var got []string
+	run := func(stop, kill context.Context, c *workload.Config) (*report.Run, error) {
+		got = append(got, fmt.Sprintf("%d@%.0f", c.Clients.Connected, c.Load.SessionsPerHour))
+		r := &report.Run{Name: c.Name, TargetSessionsPerHour: c.Load.SessionsPerHour, AchievedSessionsPerHour: c.Load.SessionsPerHour,
+			Clients: &report.ClientsSummary{Target: c.Clients.Connected, Held: int64(min(c.Clients.Connected, 450))}}
+		r.Evaluate(compliance.DefaultRules())
+		return r, nil
+	}
+	ctx := context.Background()
+	res, err := Run(ctx, ctx, cfg, Options{Axis: AxisConnected, Levels: []float64{50, 100, 125}, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "200@12000 400@12000 500@12000"; strings.Join(got, " ") != want {
+		t.Errorf("runs %q, want %q", strings.Join(got, " "), want)
+	}
+	if l := res.Levels[2]; l.Connected != 500 || l.Held != 450 || l.TargetPerHour != 12000 {
+		t.Errorf("level 125%%: %+v", l)
+	}
+	var text, js strings.Builder
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "100% = 400 connected clients at 12,000 sessions/hour") || !strings.Contains(text.String(), "held (median)") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"axis": "connected"`) || !strings.Contains(js.String(), `"connected": 500`) {
+		t.Errorf("JSON lacks the axis or the levels' clients")
+	}
+	cfg.Clients.Connected = 0
+	if _, err := Run(ctx, ctx, cfg, Options{Axis: AxisConnected, Run: run}); err == nil {
+		t.Error("a connected-axis sweep of a config without connected clients ran")
+	}
 }

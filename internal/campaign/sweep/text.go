@@ -27,8 +27,12 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Iterations != 1 {
 		its = "iterations"
 	}
-	t := &report.SideBySide{Title: []string{fmt.Sprintf("Load sweep: %q, 100%% = %s sessions/hour, %d %s per level (%s)",
-		r.Name, report.FormatFloat(r.BaseRate, 0), r.Iterations, its, target)}}
+	hundred := report.FormatFloat(r.BaseRate, 0) + " sessions/hour"
+	if r.Axis == AxisConnected {
+		hundred = fmt.Sprintf("%s connected clients at %s", report.FormatCount(int64(r.BaseConnected)), hundred)
+	}
+	t := &report.SideBySide{Title: []string{fmt.Sprintf("Load sweep: %q, 100%% = %s, %d %s per level (%s)",
+		r.Name, hundred, r.Iterations, its, target)}}
 	if r.Partial {
 		t.Title = append(t.Title, "", fmt.Sprintf("*** PARTIAL SWEEP: %s. Levels not run in full are not valid results. ***", r.PartialReason))
 	}
@@ -50,6 +54,10 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	always("target sessions/hour", func(l *Level) string { return report.FormatFloat(l.TargetPerHour, 0) })
 	line("achieved sessions/hour", func(l *Level) string { return report.FormatFloat(l.AchievedPerHour, 0) })
+	if r.Axis == AxisConnected {
+		always("connected clients", func(l *Level) string { return report.FormatCount(int64(l.Connected)) })
+		line("held (median)", func(l *Level) string { return report.FormatFloat(l.Held, 0) })
+	}
 	line("users", func(l *Level) string { return l.UsersText() })
 	line("late / dropped sessions", func(l *Level) string {
 		return report.FormatCount(l.Late) + " / " + report.FormatCount(l.Dropped)
