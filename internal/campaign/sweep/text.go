@@ -126,6 +126,10 @@ func (r *Result) CapacityLine() string {
 	if !l.UsersFigure {
 		pop = "on " + l.UsersText() + ", not a users figure"
 	}
+	if r.Axis == AxisConnected {
+		return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s connected clients held, with %s sessions/hour %s)",
+			report.FormatFloat(l.Percent, decimals(l.Percent)), report.FormatFloat(l.Held, 0), report.FormatFloat(l.AchievedPerHour, 0), pop)
+	}
 	return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s sessions/hour %s)",
 		report.FormatFloat(l.Percent, decimals(l.Percent)), report.FormatFloat(l.AchievedPerHour, 0), pop)
 }
