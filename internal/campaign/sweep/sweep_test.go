@@ -451,9 +451,15 @@ func TestSweepConnectedAxis(t *testing.T) {
 	var got []string
 	run := func(stop, kill context.Context, c *workload.Config) (*report.Run, error) {
 		got = append(got, fmt.Sprintf("%d@%.0f", c.Clients.Connected, c.Load.SessionsPerHour))
+		rules := compliance.Rules{Functions: []compliance.Rule{{Function: measure.IMAPIdle, Limit: time.Second, RequiredPercent: 95}}, MaxErrorPercent: 1}
+		fs := metrics.NewFunctionStats(measure.IMAPIdle, time.Second)
+		for range 10 {
+			fs.Record(time.Millisecond, measure.OK)
+		}
 		r := &report.Run{Name: c.Name, TargetSessionsPerHour: c.Load.SessionsPerHour, AchievedSessionsPerHour: c.Load.SessionsPerHour,
-			Clients: &report.ClientsSummary{Target: c.Clients.Connected, Held: int64(min(c.Clients.Connected, 450))}}
-		r.Evaluate(compliance.Rules{MaxErrorPercent: 1})
+			Functions: map[measure.Function]*metrics.FunctionStats{measure.IMAPIdle: fs},
+			Clients:   &report.ClientsSummary{Target: c.Clients.Connected, Held: int64(min(c.Clients.Connected, 450))}}
+		r.Evaluate(rules)
 		return r, nil
 	}
 	ctx := context.Background()
