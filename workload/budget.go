@@ -21,14 +21,14 @@ const (
 	memClientTLS       = 40 << 10
 	memClientServer    = 20 << 10
 	memClientServerTLS = 32 << 10
-	memUser             = 256  // workload.User, the ledger's index, the user pool
-	memUserEmbedded     = 1536 // an imapmemserver user with INBOX, Sent, Drafts, Trash
-	memFolderEmbedded   = 256  // per further mailbox
-	memMessageFactor    = 2    // the embedded target holds a message in about twice its bytes
-	memMessageOverhead  = 128  // ... plus its record
-	memReceivedHeader   = 160  // the Received: line the embedded SMTP server prepends
-	memLedgerMessage    = 16
-	memLedgerRecipient  = 16
+	memUser            = 256  // workload.User, the ledger's index, the user pool
+	memUserEmbedded    = 1536 // an imapmemserver user with INBOX, Sent, Drafts, Trash
+	memFolderEmbedded  = 256  // per further mailbox
+	memMessageFactor   = 2    // the embedded target holds a message in about twice its bytes
+	memMessageOverhead = 128  // ... plus its record
+	memReceivedHeader  = 160  // the Received: line the embedded SMTP server prepends
+	memLedgerMessage   = 16
+	memLedgerRecipient = 16
 	// memFixed is what a run holds whatever its size: the Go runtime, the
 	// recorder and its timeline, the sink, the delivery checker. A round
 	// figure above the soak run's (bench/soak), not a fit.

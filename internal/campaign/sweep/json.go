@@ -80,7 +80,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	for _, l := range r.Levels {
 		jl := jsonLevel{
 			Percent: l.Percent, TargetPerHour: l.TargetPerHour, AchievedPerHour: l.AchievedPerHour, Held: l.Held,
-			Connected: map[bool]int{true: l.Connected}[r.Axis == AxisConnected],
+			Connected:       map[bool]int{true: l.Connected}[r.Axis == AxisConnected],
 			EquivalentUsers: l.EquivalentUsers, Late: l.Late, Dropped: l.Dropped,
 			WorstPercent: l.WorstPercent, WorstFunction: l.WorstFunction, ErrorPercent: l.ErrorPercent,
 			Verdict: l.Verdict(), Iterations: []jsonIteration{},

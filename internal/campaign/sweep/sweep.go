@@ -150,16 +150,16 @@ func (l *Level) Complete() bool {
 
 // Result is a whole sweep.
 type Result struct {
-	Name       string // the workload's name
-	Config     string // the workload file
-	Embedded   bool
-	BaseRate   float64 // the config's target sessions/hour: 100% on the rate axis
-	Axis       string  // AxisRate or AxisConnected
+	Name     string // the workload's name
+	Config   string // the workload file
+	Embedded bool
+	BaseRate float64 // the config's target sessions/hour: 100% on the rate axis
+	Axis     string  // AxisRate or AxisConnected
 	// BaseConnected is the config's clients.connected: 100% on the
 	// connected axis.
 	BaseConnected int
-	Iterations    int // per level
-	Levels     []Level // in the order run
+	Iterations    int     // per level
+	Levels        []Level // in the order run
 	// Partial is set when the sweep was stopped before its last run;
 	// PartialReason says where.
 	Partial       bool
