@@ -17,7 +17,15 @@ func TestExternalSinkReconciliation(t *testing.T) {
 	l.Accepted(measure.Submission{ID: message.NewID(run, 1), Accepted: t0, Remote: []string{"a@remote.example", "b@remote.example"}})
 	l.Accepted(measure.Submission{ID: message.NewID(run, 2), Accepted: t0, Remote: []string{"c@remote.example"}, Local: []string{"u1@local.example"}})
 	l.Accepted(measure.Submission{ID: message.NewID(run, 5000), Accepted: t0.Add(time.Second), Remote: []string{"d@remote.example"}})
+	if n, _ := l.Outstanding(); n != 5 {
+		t.Fatalf("before SetExternalSink: %d outstanding, want the 4 remote and 1 local", n)
+	}
 	l.SetExternalSink()
+	// Settling waits for the one local delivery only: the remote ones
+	// arrive where this run cannot see them.
+	if n, due := l.Outstanding(); n != 1 || !due.Equal(t0.Add(time.Duration(l.limitLocal))) {
+		t.Fatalf("with an external sink: %d outstanding due %v, want the local one due at its limit", n, due)
+	}
 	l.Looked("u1@local.example", t0.Add(time.Minute)) // the checker looked, and the local copy was not there
 	l.Finish()
 	rec, p := l.ReconcileExternal()

@@ -811,6 +811,8 @@ func (l *Ledger) Finish() {
 // delivery limits passes (the latest acceptance among them plus its
 // limit; zero when n is 0). Settling can stop at that moment: what is
 // still not found then is missing (or unverified), and what turns up later would be late.
+// With an external sink (SetExternalSink) remote deliveries are not
+// counted: this run cannot see them arrive, and waiting would not help.
 func (l *Ledger) Outstanding() (n int64, due time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -818,7 +820,7 @@ func (l *Ledger) Outstanding() (n int64, due time.Time) {
 	for m := range l.acceptedMsgs() {
 		for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
 			r := l.rcpt(j)
-			if r.flags&(fSeen|fDeleted) != 0 {
+			if r.flags&(fSeen|fDeleted) != 0 || l.external && r.flags&fRemote != 0 {
 				continue
 			}
 			n++

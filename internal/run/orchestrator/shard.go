@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +11,12 @@ import (
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -90,14 +94,59 @@ func (o ShardOptions) shardReport(cfg *workload.Config, run *report.Run, runID u
 }
 
 // ConfigHash is the SHA-256 (hex) of the effective workload config, file
-// path aside: shards of one run must have run the same workload.
+// path and the users' password aside: shards of one run must have run the
+// same workload, wherever each found its password, and a report must not
+// carry a digest to test password guesses against.
 func ConfigHash(cfg *workload.Config) string {
 	c := *cfg
-	c.File = ""
+	c.File, c.Users.Password = "", ""
 	b, err := json.Marshal(&c)
 	if err != nil {
 		b = fmt.Appendf(nil, "%#v", c)
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// StartSink starts the sink of cfg's [sink] on its listen address (its
+// TLS and limits) for a run whose shards leave it their remote mail (the
+// manager's), calling onMessage on every arrival. It returns nil when
+// sink.enabled is false.
+func StartSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, error) {
+	s, _, err := startSink(cfg, nil, nil, onMessage)
+	return s, err
+}
+
+// StartDemoTarget starts mailbench's demo target on its own (plaintext
+// IMAP on imapAddr, SMTP on smtpAddr), holding cfg's users with the
+// mailboxes a run of cfg against the embedded target would find, and
+// relaying mail for other domains to relayAddr: one server for several
+// generators, or the target in another process than the load. Close it
+// when done.
+func StartDemoTarget(cfg *workload.Config, imapAddr, smtpAddr, relayAddr string) (*demo.Target, error) {
+	users, err := cfg.LoadUsers()
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	var sizes []int
+	for _, sz := range cfg.Messages.Sizes {
+		sizes = append(sizes, int(sz.Size))
+	}
+	gen, err := message.NewGenerator(cfg.Seed, sizes)
+	if err != nil {
+		return nil, err
+	}
+	tu := make([]workload.User, len(users))
+	for i, u := range users {
+		tu[i] = workload.User{Login: u.Login, Password: u.Password, Address: u.Address}
+	}
+	tg, err := demo.Start(context.Background(), demo.Options{
+		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
+		Populate: population.Func(cfg, gen), RelayAddr: relayAddr, OpTimeout: cfg.Load.OpTimeout.Duration,
+		IMAPAddr: imapAddr, SMTPAddr: smtpAddr, RelayTLS: demo.RelayOpportunisticTLS,
+	})
+	if err != nil {
+		return nil, &ErrRun{fmt.Errorf("demo target: %w", err)}
+	}
+	return tg, nil
 }

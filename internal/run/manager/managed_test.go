@@ -1,0 +1,159 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/workload"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// againstDemoTarget is cfg pointed at a demo target of its own, started
+// for the test, that relays remote mail to the sink on cfg's
+// sink.listen (a fixed free port).
+func againstDemoTarget(t *testing.T, cfg *workload.Config) *workload.Config {
+	t.Helper()
+	c := *cfg
+	c.Sink.Listen = freeAddr(t)
+	tg, err := orchestrator.StartDemoTarget(&c, "127.0.0.1:0", "127.0.0.1:0", c.Sink.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	c.Target.Embedded = false
+	c.Target.IMAP.Address, c.Target.SMTP.Address = tg.IMAPAddr(), tg.SMTPAddr()
+	c.Target.Inbound.Address = ""
+	return &c
+}
+
+// shardRunner is the RunShardFunc of mailbench run --manager.
+func shardRunner(stop, kill context.Context, cfg *workload.Config, sh schedule.Shard, at time.Time) (*report.Run, error) {
+	return orchestrator.Run(stop, kill, cfg, orchestrator.Options{ShardOptions: orchestrator.ShardOptions{Shard: sh, StartAt: at, ExternalSink: true}})
+}
+
+type counts struct {
+	Started   int64            `json:"started"`
+	ByType    map[string]int64 `json:"by_type"`
+	Functions map[string]int64 `json:"functions"`
+	Delivery  map[string]int64 `json:"delivery"`
+}
+
+func countsOf(t *testing.T, r *report.Run) counts {
+	t.Helper()
+	c := counts{Started: r.SessionsStarted, ByType: r.SessionsByType, Functions: map[string]int64{}}
+	for _, f := range r.Functions {
+		c.Functions[string(f.Function)] = f.Operations
+	}
+	b, _ := json.Marshal(r.Delivery)
+	if err := json.Unmarshal(b, &c.Delivery); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"accepted_bytes", "timed_by_internaldate", "timed_by_announcement", "timed_by_observation", "late", "late_local", "late_remote"} {
+		delete(c.Delivery, k) // timing, not the seed's
+	}
+	return c
+}
+
+// TestManagedRunMatchesTheSingleRun carries out one workload twice over
+// loopback, each time against a fresh demo target of its own: once as one
+// run with its own sink, once through a manager (holding the sink) and 3
+// generators that registered over HTTP. The manager's merged report must
+// have started the single run's sessions per type and run its operations
+// per function, with the same deliveries, none lost or pending.
+func TestManagedRunMatchesTheSingleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of 6 s")
+	}
+	base := testconfig.Quick(t, 3*time.Second)
+	base.Phases.Warmup.Duration = 0
+
+	single := againstDemoTarget(t, base)
+	ctx := context.Background()
+	t0 := time.Now()
+	one, err := orchestrator.Run(ctx, ctx, single, orchestrator.Options{})
+	t.Logf("single run: %v", time.Since(t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := againstDemoTarget(t, base)
+	t.Setenv("MB_TEST_PASSWORD", cfg.Users.Password)
+	cfg.Users.PasswordEnv = "MB_TEST_PASSWORD"
+	hash, err := ConfigDigest(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Generators: 3, Token: testToken, Version: "v-test", ConfigHash: hash,
+		StartDelay: 1500 * time.Millisecond, StartSink: StartSink, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	var wg sync.WaitGroup
+	outcomes := make([]Outcome, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			var err error
+			// Generator 2 has no config of its own: it runs the manager's,
+			// with the password from users.password_env.
+			var own *workload.Config
+			if i < 2 {
+				own = cfg
+			}
+			outcomes[i], err = Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-test",
+				Host: fmt.Sprintf("gen-%d", i), Index: -1, Base: own, RunShard: shardRunner, BeatEvery: 500 * time.Millisecond, Log: testLog{t}})
+			if err != nil {
+				t.Errorf("generator %d: %v", i, err)
+			}
+		})
+	}
+	merged, err := m.Run(ctx, ctx, cfg)
+	m.Finish("done", 10*time.Second)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outcomes {
+		if o.Steps != 1 || o.Verdict != "done" || o.Partial {
+			t.Errorf("generator %d: %+v, want 1 step and the manager's verdict", i, o)
+		}
+	}
+	if merged.Delivery.PendingRemote != 0 || merged.Delivery.Lost != 0 || merged.Delivery.RelayedRemote == 0 {
+		t.Errorf("merged: %d pending, %d lost, %d relayed", merged.Delivery.PendingRemote, merged.Delivery.Lost, merged.Delivery.RelayedRemote)
+	}
+	if merged.Sink.Messages == 0 || merged.Target.Sink != cfg.Sink.Listen {
+		t.Errorf("merged sink: %+v at %q, want the manager's sink at %s", merged.Sink, merged.Target.Sink, cfg.Sink.Listen)
+	}
+	a, _ := json.MarshalIndent(countsOf(t, one), "", " ")
+	b, _ := json.MarshalIndent(countsOf(t, merged), "", " ")
+	if string(a) != string(b) {
+		t.Errorf("3 managed shards differ from the single run:\nmerged %s\nsingle %s", b, a)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Logf("%s", p)
+	return len(p), nil
+}
