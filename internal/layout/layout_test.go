@@ -45,7 +45,7 @@ var stage = map[string]int{
 	"report": 7,
 	// 8: what carries out runs: one run, then the campaigns of runs (TLS
 	// variants, load sweeps, certification, sizing) and their resumption.
-	"internal/run/orchestrator": 8, "internal/campaign": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,
+	"internal/run/orchestrator": 8, "internal/run/manager": 8, "internal/campaign": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,
 	// 9: programs and tests of the whole.
 	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/internal/benchutil": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.

@@ -55,7 +55,9 @@ type Refused struct {
 	Why    string
 }
 
-func (e *Refused) Error() string { return fmt.Sprintf("the manager refused: %s (HTTP %d)", e.Why, e.Status) }
+func (e *Refused) Error() string {
+	return fmt.Sprintf("the manager refused: %s (HTTP %d)", e.Why, e.Status)
+}
 
 // Outcome is how a generator's part ended.
 type Outcome struct {

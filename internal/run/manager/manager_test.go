@@ -359,5 +359,3 @@ func TestManagerURL(t *testing.T) {
 		}
 	}
 }
-
-

@@ -73,12 +73,12 @@ type Step struct {
 	Verdict string `json:"verdict,omitempty"`
 	// Config is the step's workload config (EncodeConfig: JSON without
 	// the users' password); ConfigHash the SHA-256 of that JSON.
-	Config     json.RawMessage `json:"config,omitempty"`
+	Config json.RawMessage `json:"config,omitempty"`
 	// File is the manager's name of the config file: the shards report
 	// it, and relative paths in the config (users.file) resolve against
 	// it on every generator.
-	File       string          `json:"file,omitempty"`
-	ConfigHash string          `json:"config_hash,omitempty"`
+	File       string `json:"file,omitempty"`
+	ConfigHash string `json:"config_hash,omitempty"`
 	// StartAt is the common start instant of the step's window.
 	StartAt time.Time `json:"start_at,omitzero"`
 	Index   int       `json:"index"`
