@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/mailbench/mailbench/internal/campaign"
@@ -18,6 +19,9 @@ type campaignSteps struct {
 	// options gives the options of every run, once the signal contexts
 	// exist (stop ends the current run gracefully), and what releases them.
 	options func(stop context.Context) (orchestrator.Options, func(), error)
+	// manager, when its --generators is set, carries each run out across
+	// that many generators instead of in this process.
+	manager managerFlags
 	// run carries the campaign out with run as its one-run callback; log is
 	// nil when quiet.
 	run func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error)
@@ -52,7 +56,17 @@ func runCampaign(e *env, cfg *workload.Config, resume resumeFlag, s campaignStep
 		return err
 	}
 	defer done()
-	run, journal, err := resume.wrap(e, s.command, cfg, campaign.Orchestrated(opts))
+	one := campaign.Orchestrated(opts)
+	g, err := s.manager.start(e, cfg)
+	if err != nil {
+		return err
+	}
+	verdict := errors.New("the campaign did not finish")
+	if g != nil {
+		one = g.runFunc()
+		defer func() { g.close(verdictOf(verdict)) }()
+	}
+	run, journal, err := resume.wrap(e, s.command, cfg, one)
 	if err != nil {
 		return err
 	}
@@ -68,7 +82,8 @@ func runCampaign(e *env, cfg *workload.Config, resume resumeFlag, s campaignStep
 	if err := writeResults(e, out.result, out.writeJSON, jsonOut, htmlOut, s.command+": "+cfg.Name); err != nil {
 		return err
 	}
-	return out.verdict(stop.Err() != nil)
+	verdict = out.verdict(stop.Err() != nil)
+	return verdict
 }
 
 // progressOnly are the run options of a command without live metrics:

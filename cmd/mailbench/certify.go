@@ -22,12 +22,13 @@ import (
 
 // certifyCmd is `mailbench certify`.
 type certifyCmd struct {
-	Config     string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
-	JSON       string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
-	HTML       string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
-	Quiet      bool   `short:"q" help:"No progress lines on stderr."`
-	resumeFlag `embed:""`
-	usersFlag  `embed:""`
+	Config       string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
+	JSON         string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
+	HTML         string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
+	Quiet        bool   `short:"q" help:"No progress lines on stderr."`
+	resumeFlag   `embed:""`
+	usersFlag    `embed:""`
+	managerFlags `embed:""`
 }
 
 func (certifyCmd) Help() string {
@@ -56,6 +57,7 @@ func (c *certifyCmd) Run(e *env) error {
 	}
 	opts := certify.Options{Disclosure: certify.Disclosure{MailbenchVersion: orchestrator.Version, Machine: certify.ProbeMachine()}}
 	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		manager: c.managerFlags,
 		command: "certify", jsonPath: c.JSON, htmlPath: c.HTML, quiet: c.Quiet,
 		options: func(stop context.Context) (orchestrator.Options, func(), error) {
 			mopts := runProgress(e, c.Quiet)

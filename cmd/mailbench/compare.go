@@ -12,14 +12,15 @@ import (
 
 // compareTLSCmd is `mailbench compare-tls`.
 type compareTLSCmd struct {
-	Config     string `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	PlainIMAP  string `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
-	PlainSMTP  string `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
-	Quiet      bool   `short:"q" help:"No progress lines on stderr."`
-	runFlags   `embed:""`
-	usersFlag  `embed:""`
-	HTML       string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
-	resumeFlag `embed:""`
+	Config       string `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
+	PlainIMAP    string `name:"plain-imap" placeholder:"ADDR" help:"Plaintext IMAP address for the plaintext run when the config uses implicit TLS (e.g. 127.0.0.1:1143)."`
+	PlainSMTP    string `name:"plain-smtp" placeholder:"ADDR" help:"Plaintext SMTP address for the plaintext run when the config uses implicit TLS."`
+	Quiet        bool   `short:"q" help:"No progress lines on stderr."`
+	runFlags     `embed:""`
+	usersFlag    `embed:""`
+	HTML         string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with the variants side by side (docs/html-report.md)."`
+	resumeFlag   `embed:""`
+	managerFlags `embed:""`
 }
 
 func (compareTLSCmd) Help() string {
@@ -56,6 +57,7 @@ func (c *compareTLSCmd) Run(e *env) error {
 		return usage(err)
 	}
 	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		manager: c.managerFlags,
 		command: "compare-tls", htmlPath: c.HTML, quiet: c.Quiet,
 		options: func(context.Context) (orchestrator.Options, func(), error) {
 			return c.runFlags.runOptions(e, c.Quiet, cfg.Name)

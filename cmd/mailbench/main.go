@@ -65,6 +65,8 @@ type cli struct {
 	Clean      cleanCmd      `cmd:"" help:"Remove what init and runs created on the server under test."`
 	Certify    certifyCmd    `cmd:"" help:"Run a workload under the run rules (80%, 3 × 100%, 120%) and say whether the result is certifiable."`
 	Size       sizeCmd       `cmd:"" help:"Find the highest compliant sessions/hour automatically (bracketing search)."`
+	DemoTarget demoTargetCmd `cmd:"" name:"demo-target" help:"Serve the demo target on its own, for generators in other processes."`
+	Manage     manageCmd     `cmd:"" help:"Be the benchmark manager of a run across several load generators: hold the sink, start them together, merge their shards."`
 	Vers       versionCmd    `cmd:"" name:"version" help:"Print mailbench's version (module version, VCS revision and time) and exit."`
 }
 

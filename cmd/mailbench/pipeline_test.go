@@ -63,7 +63,7 @@ folder_messages_max = 1
 // name shipped configs (which work wherever the binary is installed), not
 // repository paths, and shows the default of every flag that has one.
 func TestHelpHasExamplesAndDefaults(t *testing.T) {
-	for _, cmd := range []string{"run", "check", "sink", "report", "compare-tls", "sweep", "init", "clean", "certify", "size", "version"} {
+	for _, cmd := range []string{"run", "check", "sink", "report", "compare-tls", "sweep", "init", "clean", "certify", "size", "manage", "demo-target", "version"} {
 		t.Run(cmd, func(t *testing.T) {
 			_, stdout, stderr := runMain(cmd, "--help")
 			help := stdout + stderr

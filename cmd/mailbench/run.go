@@ -25,6 +25,7 @@ type runCmd struct {
 	runFlags           `embed:""`
 	usersFlag          `embed:""`
 	shardFlags         `embed:""`
+	generatorFlags     `embed:""`
 }
 
 func (runCmd) Help() string {
@@ -45,7 +46,8 @@ Examples:
   mailbench run
   mailbench run dovecot-postfix --json result.json
   mailbench run enterprise --rate 6000 --measurement 10m --results ops.csv
-  mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s`
+  mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s
+  mailbench run my.toml --manager 10.0.0.5:7070 --token-file token   # a generator of 'mailbench manage'`
 }
 
 // The bounds of --timeseries-interval: below a tenth of a second the
@@ -56,6 +58,12 @@ const (
 )
 
 func (c *runCmd) Run(e *env) error {
+	if c.Manager != "" {
+		return c.runGenerator(e)
+	}
+	if c.TokenFile != "" {
+		return usage(errors.New("--token-file is a generator's (with --manager)"))
+	}
 	if d := c.TimeseriesInterval; d < minTimeseriesInterval || d > maxTimeseriesInterval {
 		return usage(fmt.Errorf("--timeseries-interval %v: out of range: must be %v to %v", d, minTimeseriesInterval, maxTimeseriesInterval))
 	}

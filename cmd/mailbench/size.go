@@ -31,19 +31,20 @@ func growPopulation(ctx context.Context, e *env, cfg *workload.Config, from int,
 
 // sizeCmd is `mailbench size`.
 type sizeCmd struct {
-	Config      string         `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
-	Budget      time.Duration  `name:"budget" placeholder:"DUR" help:"Stop starting runs when the next would not finish within DUR of the start (0: no limit)."`
-	Precision   float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end. (default: ${default})"`
-	Start       float64        `name:"start" placeholder:"N" help:"First rate to try in sessions/hour (default: the config's target rate)."`
-	Confirm     int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
-	Measurement *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
-	JSON        string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
-	HTML        string         `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
-	Quiet       bool           `short:"q" help:"No progress lines on stderr."`
-	FixedUsers  bool           `name:"fixed-users" help:"Keep the config's users in every step instead of rate ÷ load.sessions_per_user_hour (the result then has no users figure)."`
-	DryRun      bool           `name:"dry-run" help:"Print the search's plan (users, messages and memory of each step of the climb) and exit."`
-	resumeFlag  `embed:""`
-	usersFlag   `embed:""`
+	Config       string         `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
+	Budget       time.Duration  `name:"budget" placeholder:"DUR" help:"Stop starting runs when the next would not finish within DUR of the start (0: no limit)."`
+	Precision    float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end. (default: ${default})"`
+	Start        float64        `name:"start" placeholder:"N" help:"First rate to try in sessions/hour (default: the config's target rate)."`
+	Confirm      int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
+	Measurement  *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
+	JSON         string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
+	HTML         string         `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
+	Quiet        bool           `short:"q" help:"No progress lines on stderr."`
+	FixedUsers   bool           `name:"fixed-users" help:"Keep the config's users in every step instead of rate ÷ load.sessions_per_user_hour (the result then has no users figure)."`
+	DryRun       bool           `name:"dry-run" help:"Print the search's plan (users, messages and memory of each step of the climb) and exit."`
+	resumeFlag   `embed:""`
+	usersFlag    `embed:""`
+	managerFlags `embed:""`
 }
 
 func (sizeCmd) Help() string {
@@ -116,6 +117,7 @@ func (c *sizeCmd) Run(e *env) error {
 		}
 	}
 	return runCampaign(e, cfg, c.resumeFlag, campaignSteps{
+		manager: c.managerFlags,
 		command: "size", jsonPath: c.JSON, htmlPath: c.HTML, quiet: c.Quiet,
 		options: progressOnly(e, c.Quiet),
 		run: func(stop, kill context.Context, run campaign.RunFunc, log io.Writer) (campaignOutcome, error) {

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/workload"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestManageWithTwoGenerators: `mailbench manage --generators 2` and two
+// `mailbench run --manager` against one demo target: the manager's report
+// is the merge of both shards, its sink got the relayed mail, and each
+// generator exits 0 with the manager's verdict.
+func TestManageWithTwoGenerators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a managed run of a few seconds")
+	}
+	dir := t.TempDir()
+	sinkAddr, mgrAddr := freePort(t), freePort(t)
+	conf := func(imap, smtp string) string {
+		return fmt.Sprintf(`name = "managed"
+[target]
+imap = { address = %q }
+smtp = { address = %q }
+[sink]
+listen = %q
+[users]
+count = 6
+password = "sekFile"
+[load]
+sessions_per_hour = 7200
+op_timeout = "2s"
+think_time = "10ms"
+[phases]
+warmup = "0s"
+measurement = "2s"
+rampdown = "2s"
+settle = "1s"
+[mailboxes]
+inbox_messages = 3
+folder_messages_min = 1
+folder_messages_max = 1
+`, imap, smtp, sinkAddr)
+	}
+	cfgFile := filepath.Join(dir, "managed.toml")
+	if err := os.WriteFile(cfgFile, []byte(conf("127.0.0.1:1", "127.0.0.1:2")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := workload.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := orchestrator.StartDemoTarget(cfg, "127.0.0.1:0", "127.0.0.1:0", sinkAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if err := os.WriteFile(cfgFile, []byte(conf(tg.IMAPAddr(), tg.SMTPAddr())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "merged.json")
+	var wg sync.WaitGroup
+	var mgrCode int
+	var mgrOut, mgrErr string
+	wg.Go(func() {
+		mgrCode, mgrOut, mgrErr = runMain("manage", cfgFile, "--generators", "2", "--manager-listen", mgrAddr,
+			"--token-file", token, "--start-delay", "1s", "--json", out)
+	})
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	gens := make([]result, 2)
+	for i := range gens {
+		wg.Go(func() {
+			r := &gens[i]
+			r.code, r.stdout, r.stderr = runMain("run", cfgFile, "--manager", mgrAddr, "--token-file", token)
+		})
+	}
+	wg.Wait()
+	if mgrCode != exitCompliant && mgrCode != exitNotCompliant {
+		t.Fatalf("manage: exit %d\n%s\n%s", mgrCode, mgrOut, mgrErr)
+	}
+	for i, g := range gens {
+		if g.code != 0 || !strings.Contains(g.stdout, "1 runs reported to the manager") {
+			t.Errorf("generator %d: exit %d\n%s\n%s", i, g.code, g.stdout, g.stderr)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sessions struct{ Started int64 } `json:"sessions"`
+		Delivery struct {
+			Lost, PendingRemote, RelayedRemote int64
+		} `json:"delivery"`
+		Shard *json.RawMessage `json:"shard"`
+		Sink  struct{ Messages int64 }
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Sessions.Started == 0 || doc.Shard != nil {
+		t.Errorf("merged report: %d sessions, shard %v", doc.Sessions.Started, doc.Shard)
+	}
+	if !strings.Contains(mgrOut, "Summary Results") {
+		t.Errorf("manage printed no report:\n%s", mgrOut)
+	}
+	if strings.Contains(mgrOut+mgrErr+gens[0].stderr+gens[1].stderr, "sekFile") {
+		t.Error("a password in the output")
+	}
+}
+
+// TestManageRefuses: what manage and run --manager refuse before any run.
+func TestManageRefuses(t *testing.T) {
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("0123456789abcdef0123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MAILBENCH_TOKEN", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"manage", "quick"}, "manage needs --generators N"},
+		{[]string{"manage", "quick", "--generators", "2", "--token-file", token}, "the embedded target lives in each generator's process"},
+		{[]string{"manage", "dovecot-postfix", "--generators", "2"}, "no token: give --token-file FILE or set MAILBENCH_TOKEN"},
+		{[]string{"manage", "dovecot-postfix", "--generators", "2", "--token-file", token, "--manager-listen", ":7070"}, "names no host"},
+		{[]string{"run", "--manager", "127.0.0.1:1", "--token-file", token, "--json", "x.json"}, "--json cannot be combined with --manager"},
+		{[]string{"run", "--manager", "127.0.0.1:1", "--token-file", token, "--rate", "100"}, "with --manager and no config the manager's is run as it is"},
+		{[]string{"run", "--manager", "ftp://x", "--token-file", token}, "want HOST:PORT or http://HOST:PORT"},
+		{[]string{"run", "quick", "--token-file", token}, "--token-file is a generator's"},
+	} {
+		code, stdout, stderr := runMain(tc.args...)
+		if code != exitUsage || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
+	}
+}
