@@ -1,13 +1,16 @@
-// Package kubernetes ships the manifests of a sharded mailbench run on
-// Kubernetes (docs/distributed.md): the workload ConfigMap, the results
-// volume, the sink Deployment and Service, the Indexed Job of shards and
-// the merge Job. Its test decodes every manifest strictly into the
-// Kubernetes API types (k8s.io/api) and checks that the pieces fit.
+// Package kubernetes ships the kustomization of a managed mailbench run on
+// Kubernetes (docs/distributed.md): the manager Job and its Service (HTTP
+// for the generators, SMTP for the sink), the Indexed Job of generators,
+// the workload ConfigMap and the token Secret, generated from the files
+// here. Its test renders the kustomization as `kubectl apply -k` would,
+// decodes every object strictly into the Kubernetes API types
+// (k8s.io/api) and checks that the pieces fit.
 package kubernetes
 
 import "embed"
 
-// Manifests are the YAML files of this directory.
+// Files are the kustomization and what it reads (the token aside: each
+// user makes their own).
 //
-//go:embed *.yaml
-var Manifests embed.FS
+//go:embed kustomization.yaml manager.yaml generators.yaml workload.toml
+var Files embed.FS

@@ -3,241 +3,231 @@ package kubernetes
 import (
 	"fmt"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mailbench/mailbench/workload"
 )
 
-// objects are the manifests decoded, by kind and name.
+// objects are the rendered objects, by kind and name.
 type objects struct {
 	configMaps map[string]*corev1.ConfigMap
-	pvcs       map[string]*corev1.PersistentVolumeClaim
+	secrets    map[string]*corev1.Secret
 	services   map[string]*corev1.Service
-	deploys    map[string]*appsv1.Deployment
 	jobs       map[string]*batchv1.Job
 }
 
-// decodeAll decodes every document of every manifest strictly into its
-// k8s.io/api type: an unknown or misspelt field, a wrong type or an
-// apiVersion/kind that is not one of these fails.
-func decodeAll(t *testing.T) objects {
+// render builds the kustomization as `kubectl apply -k` would, from the
+// files here plus a token, after edit (nil: none) changes them, and
+// decodes every object strictly into its k8s.io/api type: an unknown or
+// misspelt field, a wrong type or a kind these manifests do not use fails.
+func render(t *testing.T, edit func(files map[string]string)) (objects, error) {
 	t.Helper()
-	o := objects{map[string]*corev1.ConfigMap{}, map[string]*corev1.PersistentVolumeClaim{}, map[string]*corev1.Service{},
-		map[string]*appsv1.Deployment{}, map[string]*batchv1.Job{}}
-	files, err := fs.Glob(Manifests, "*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests: %v", err)
+	files := map[string]string{"token": "test-token-of-enough-bytes\n"}
+	err := fs.WalkDir(Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(Files, p)
+		files[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range files {
-		data, _ := fs.ReadFile(Manifests, name)
-		for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
-			if strings.TrimSpace(stripComments(doc)) == "" {
-				continue
-			}
-			where := fmt.Sprintf("%s, document %d", name, i+1)
-			var tm struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			var obj interface{ GetName() string }
-			switch tm.APIVersion + " " + tm.Kind {
-			case "v1 ConfigMap":
-				obj = &corev1.ConfigMap{}
-			case "v1 PersistentVolumeClaim":
-				obj = &corev1.PersistentVolumeClaim{}
-			case "v1 Service":
-				obj = &corev1.Service{}
-			case "apps/v1 Deployment":
-				obj = &appsv1.Deployment{}
-			case "batch/v1 Job":
-				obj = &batchv1.Job{}
-			default:
-				t.Fatalf("%s: %s %s is not a kind these manifests use", where, tm.APIVersion, tm.Kind)
-			}
-			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			if obj.GetName() == "" {
-				t.Fatalf("%s: no metadata.name", where)
-			}
-			switch v := obj.(type) {
-			case *corev1.ConfigMap:
-				o.configMaps[v.Name] = v
-			case *corev1.PersistentVolumeClaim:
-				o.pvcs[v.Name] = v
-			case *corev1.Service:
-				o.services[v.Name] = v
-			case *appsv1.Deployment:
-				o.deploys[v.Name] = v
-			case *batchv1.Job:
-				o.jobs[v.Name] = v
-			}
+	if edit != nil {
+		edit(files)
+	}
+	mem := filesys.MakeFsInMemory()
+	for name, data := range files {
+		if err := mem.WriteFile("/app/"+name, []byte(data)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return o
-}
-
-func stripComments(doc string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(doc, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
-			b.WriteString(l + "\n")
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/app")
+	if err != nil {
+		return objects{}, err
+	}
+	o := objects{map[string]*corev1.ConfigMap{}, map[string]*corev1.Secret{}, map[string]*corev1.Service{}, map[string]*batchv1.Job{}}
+	for _, r := range rm.Resources() {
+		doc, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		where := fmt.Sprintf("%s %s", r.GetKind(), r.GetName())
+		switch r.GetApiVersion() + " " + r.GetKind() {
+		case "v1 ConfigMap":
+			v := &corev1.ConfigMap{}
+			err, o.configMaps[r.GetName()] = yaml.UnmarshalStrict(doc, v), v
+		case "v1 Secret":
+			v := &corev1.Secret{}
+			err, o.secrets[r.GetName()] = yaml.UnmarshalStrict(doc, v), v
+		case "v1 Service":
+			v := &corev1.Service{}
+			err, o.services[r.GetName()] = yaml.UnmarshalStrict(doc, v), v
+		case "batch/v1 Job":
+			v := &batchv1.Job{}
+			err, o.jobs[r.GetName()] = yaml.UnmarshalStrict(doc, v), v
+		default:
+			t.Fatalf("%s: %s is not a kind these manifests use", where, r.GetApiVersion())
+		}
+		if err != nil {
+			return objects{}, fmt.Errorf("%s: %w", where, err)
 		}
 	}
-	return b.String()
-}
-
-// TestManifestsDecodeStrictly is the schema check.
-func TestManifestsDecodeStrictly(t *testing.T) {
-	o := decodeAll(t)
-	if len(o.jobs) != 2 || len(o.deploys) != 1 || len(o.services) != 1 || len(o.pvcs) != 1 || len(o.configMaps) != 2 {
-		t.Fatalf("want 2 Jobs, a Deployment, a Service, a PVC and 2 ConfigMaps; have %d, %d, %d, %d, %d",
-			len(o.jobs), len(o.deploys), len(o.services), len(o.pvcs), len(o.configMaps))
-	}
+	return o, nil
 }
 
 func TestStrictDecodingCatchesAMisspeltField(t *testing.T) {
-	bad := []byte("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  completionMode: Indexed\n  completion: 4\n")
-	if err := yaml.UnmarshalStrict(bad, &batchv1.Job{}); err == nil {
-		t.Fatal("a Job with spec.completion (for completions) decoded")
+	_, err := render(t, func(f map[string]string) {
+		f["generators.yaml"] = strings.Replace(f["generators.yaml"], "  completions: 3", "  completions: 3\n  completion: 4", 1)
+	})
+	// kustomize passes an unknown field through; the strict decoding
+	// must refuse it.
+	if err == nil || !strings.Contains(err.Error(), `unknown field "completion"`) {
+		t.Fatalf("a Job with spec.completion (for completions): %v", err)
 	}
 }
 
-// TestManifestsFitTogether checks what a schema cannot: the shards Job is
-// Indexed with --shard $(JOB_COMPLETION_INDEX)/N for its N completions,
-// the merge reads exactly shards 0..N-1 and the sink's file, every
-// reference (ConfigMap, key, volume claim, Service port) resolves, every
-// container runs as non-root, and the workload is a valid mailbench config
-// with enough users and no sink of its own.
-func TestManifestsFitTogether(t *testing.T) {
-	o := decodeAll(t)
-	shards := o.jobs["mailbench-shards"]
-	merge := o.jobs["mailbench-merge"]
-	if shards == nil || merge == nil {
-		t.Fatal("want Jobs mailbench-shards and mailbench-merge")
+// TestKustomizationFitsTogether checks what a schema cannot: N is set once
+// (the generators Job's completions) and reaches its parallelism and the
+// manager's --generators; the generators are Indexed, never retried, and
+// find the manager's Service; the Service selects the manager's pod and
+// targets ports it exposes, the sink's among them on the workload's
+// sink.listen port; every ConfigMap and Secret a pod mounts is generated;
+// every pod runs as non-root; the workload is a valid config for a managed
+// run.
+func TestKustomizationFitsTogether(t *testing.T) {
+	o, err := render(t, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sp := shards.Spec
-	if sp.CompletionMode == nil || *sp.CompletionMode != batchv1.IndexedCompletion {
-		t.Fatal("the shards Job is not Indexed: JOB_COMPLETION_INDEX would be unset")
+	if len(o.jobs) != 2 || len(o.services) != 1 || len(o.configMaps) != 1 || len(o.secrets) != 1 {
+		t.Fatalf("want 2 Jobs, a Service, a ConfigMap and a Secret; have %d, %d, %d, %d", len(o.jobs), len(o.services), len(o.configMaps), len(o.secrets))
 	}
-	if sp.Completions == nil || sp.Parallelism == nil || *sp.Completions != *sp.Parallelism {
-		t.Fatal("shards: completions and parallelism must be set and equal (all shards run at once)")
+	gens, mgr := o.jobs["mailbench-generators"], o.jobs["mailbench-manager"]
+	if gens == nil || mgr == nil {
+		t.Fatal("want Jobs mailbench-generators and mailbench-manager")
 	}
-	n := int(*sp.Completions)
-	args := sp.Template.Spec.Containers[0].Args
-	want := []string{"--shard", fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", n)}
-	if i := slices.Index(args, "--shard"); i < 0 || i+1 >= len(args) || args[i+1] != want[1] {
-		t.Fatalf("shards args %q: want %q", args, want)
+	gs := gens.Spec
+	if gs.CompletionMode == nil || *gs.CompletionMode != batchv1.IndexedCompletion {
+		t.Fatal("the generators Job is not Indexed: JOB_COMPLETION_INDEX would be unset")
 	}
-	for _, flag := range []string{"--start-at", "--external-sink", "--json", "--no-verdict-exit"} {
-		if !slices.Contains(args, flag) {
-			t.Errorf("shards args lack %s", flag)
+	if gs.Completions == nil || gs.Parallelism == nil || *gs.Completions != *gs.Parallelism {
+		t.Fatal("generators: completions and parallelism must be set and equal (all run at once)")
+	}
+	n := int(*gs.Completions)
+	margs := mgr.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(margs, fmt.Sprintf("--generators=%d", n)) {
+		t.Errorf("manager args %q: want --generators=%d", margs, n)
+	}
+	for name, j := range o.jobs {
+		if j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever || j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit != 0 {
+			t.Errorf("%s: a retry would be another run; want restartPolicy Never and backoffLimit 0", name)
 		}
 	}
-	if sp.Template.Spec.RestartPolicy != corev1.RestartPolicyNever || sp.BackoffLimit == nil || *sp.BackoffLimit != 0 {
-		t.Error("shards: a retried shard would replay its arrivals late; want restartPolicy Never and backoffLimit 0")
+	svc := o.services["mailbench-manager"]
+	if svc == nil {
+		t.Fatal("no Service mailbench-manager")
 	}
-	var margs []string
-	for _, a := range merge.Spec.Template.Spec.Containers[0].Args {
-		if strings.HasPrefix(a, "/results/shard-") {
-			margs = append(margs, a)
+	gargs := gs.Template.Spec.Containers[0].Args
+	if !slices.Contains(gargs, "--manager=mailbench-manager:7070") {
+		t.Errorf("generator args %q do not name the manager's Service", gargs)
+	}
+	for k, v := range svc.Spec.Selector {
+		if mgr.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selector %s=%s does not select the manager's pod", k, v)
 		}
 	}
-	var wantFiles []string
-	for i := range n {
-		wantFiles = append(wantFiles, fmt.Sprintf("/results/shard-%d.json", i))
+	ports := map[string]int32{}
+	for _, p := range mgr.Spec.Template.Spec.Containers[0].Ports {
+		ports[p.Name] = p.ContainerPort
 	}
-	if !slices.Equal(margs, wantFiles) {
-		t.Errorf("merge reads %q, want %q", margs, wantFiles)
+	for _, p := range svc.Spec.Ports {
+		if _, ok := ports[p.TargetPort.String()]; !ok {
+			t.Errorf("Service port %s targets %s, which the manager does not expose", p.Name, p.TargetPort.String())
+		}
 	}
-	if !slices.Contains(args, "/results/shard-$(JOB_COMPLETION_INDEX).json") {
-		t.Error("shards do not write /results/shard-$(JOB_COMPLETION_INDEX).json")
-	}
-	margsAll := merge.Spec.Template.Spec.Containers[0].Args
-	if i := slices.Index(margsAll, "--sink"); i < 0 || margsAll[i+1] != "/results/sink.json" {
-		t.Error("merge does not reconcile against /results/sink.json")
-	}
-	sink := o.deploys["mailbench-sink"]
-	if sink == nil || !slices.Contains(sink.Spec.Template.Spec.Containers[0].Args, "/results/sink.json") {
-		t.Fatal("the sink Deployment does not write /results/sink.json")
+	if !slices.Contains(margs, fmt.Sprintf("--manager-listen=0.0.0.0:%d", ports["http"])) {
+		t.Errorf("the manager does not listen on its http port %d: %q", ports["http"], margs)
 	}
 
-	// References resolve.
-	pods := map[string]corev1.PodSpec{"shards": sp.Template.Spec, "merge": merge.Spec.Template.Spec, "sink": sink.Spec.Template.Spec}
-	for name, ps := range pods {
+	// Every mounted ConfigMap and Secret is one the kustomization made
+	// (with its hash suffix), and the token is where --token-file reads.
+	for name, j := range o.jobs {
+		ps := j.Spec.Template.Spec
 		if ps.SecurityContext == nil || ps.SecurityContext.RunAsNonRoot == nil || !*ps.SecurityContext.RunAsNonRoot {
 			t.Errorf("%s: runAsNonRoot not set", name)
 		}
-		vols := map[string]bool{}
+		mounts := map[string]string{}
+		for _, m := range ps.Containers[0].VolumeMounts {
+			mounts[m.Name] = m.MountPath
+		}
 		for _, v := range ps.Volumes {
-			vols[v.Name] = true
-			if v.ConfigMap != nil && o.configMaps[v.ConfigMap.Name] == nil {
-				t.Errorf("%s: volume %s: no ConfigMap %s", name, v.Name, v.ConfigMap.Name)
-			}
-			if v.PersistentVolumeClaim != nil && o.pvcs[v.PersistentVolumeClaim.ClaimName] == nil {
-				t.Errorf("%s: volume %s: no PersistentVolumeClaim %s", name, v.Name, v.PersistentVolumeClaim.ClaimName)
-			}
-		}
-		for _, c := range ps.Containers {
-			for _, m := range c.VolumeMounts {
-				if !vols[m.Name] {
-					t.Errorf("%s: mount of unknown volume %s", name, m.Name)
+			switch {
+			case v.ConfigMap != nil:
+				if o.configMaps[v.ConfigMap.Name] == nil {
+					t.Errorf("%s: volume %s: no ConfigMap %s", name, v.Name, v.ConfigMap.Name)
+				}
+				if !slices.Contains(ps.Containers[0].Args, mounts[v.Name]+"/workload.toml") {
+					t.Errorf("%s: the workload is mounted at %s, not read from there", name, mounts[v.Name])
+				}
+			case v.Secret != nil:
+				if s := o.secrets[v.Secret.SecretName]; s == nil || len(s.Data["token"]) == 0 {
+					t.Errorf("%s: volume %s: no Secret %s with a token", name, v.Name, v.Secret.SecretName)
+				}
+				if !slices.Contains(ps.Containers[0].Args, "--token-file="+mounts[v.Name]+"/token") {
+					t.Errorf("%s: the token is mounted at %s, not read from there", name, mounts[v.Name])
 				}
 			}
-			for _, e := range c.Env {
-				if r := e.ValueFrom; r != nil && r.ConfigMapKeyRef != nil {
-					cm := o.configMaps[r.ConfigMapKeyRef.Name]
-					if cm == nil || cm.Data[r.ConfigMapKeyRef.Key] == "" {
-						t.Errorf("%s: env %s: no ConfigMap key %s/%s", name, e.Name, r.ConfigMapKeyRef.Name, r.ConfigMapKeyRef.Key)
-					}
-				}
-			}
-		}
-	}
-	if _, err := time.Parse(time.RFC3339, o.configMaps["mailbench-run"].Data["start-at"]); err != nil {
-		t.Errorf("mailbench-run start-at: %v", err)
-	}
-	svc := o.services["mailbench-sink"]
-	if svc == nil {
-		t.Fatal("no Service mailbench-sink")
-	}
-	for k, v := range svc.Spec.Selector {
-		if sink.Spec.Template.Labels[k] != v {
-			t.Errorf("Service selector %s=%s does not select the sink's pods", k, v)
-		}
-	}
-	ports := map[string]bool{}
-	for _, p := range sink.Spec.Template.Spec.Containers[0].Ports {
-		ports[p.Name] = true
-	}
-	for _, p := range svc.Spec.Ports {
-		if !ports[p.TargetPort.String()] {
-			t.Errorf("Service port %s targets %s, which the sink does not expose", p.Name, p.TargetPort.String())
 		}
 	}
 
-	// The workload is a valid config for a sharded run.
-	data := o.configMaps["mailbench-workload"].Data["workload.toml"]
+	var data string
+	for _, cm := range o.configMaps {
+		data = cm.Data["workload.toml"]
+	}
 	cfg, err := workload.ParseConfig("workload.toml", []byte(data))
 	if err != nil {
 		t.Fatalf("the workload ConfigMap: %v", err)
 	}
-	if cfg.Sink.Enabled {
-		t.Error("the workload enables a sink of its own; the shards use the sink Service")
+	if cfg.Target.Embedded {
+		t.Error("the workload runs the embedded target: each generator would load its own")
+	}
+	if !cfg.Sink.Enabled || !strings.HasSuffix(cfg.Sink.Listen, fmt.Sprintf(":%d", ports["smtp-sink"])) || strings.HasPrefix(cfg.Sink.Listen, "127.") {
+		t.Errorf("sink.listen %q: the manager's sink must listen on the pod's port %d, not on loopback", cfg.Sink.Listen, ports["smtp-sink"])
 	}
 	if cfg.Users.Count < n {
-		t.Errorf("%d users for %d shards: every shard needs users", cfg.Users.Count, n)
+		t.Errorf("%d users for %d generators: every shard needs users", cfg.Users.Count, n)
+	}
+}
+
+// TestNIsSetOnce: changing the generators Job's completions alone changes
+// the run's N everywhere.
+func TestNIsSetOnce(t *testing.T) {
+	o, err := render(t, func(f map[string]string) {
+		f["generators.yaml"] = strings.Replace(f["generators.yaml"], "completions: 3", "completions: 7", 1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := o.jobs["mailbench-generators"].Spec
+	if *gs.Completions != 7 || *gs.Parallelism != 7 || !slices.Contains(o.jobs["mailbench-manager"].Spec.Template.Spec.Containers[0].Args, "--generators=7") {
+		t.Errorf("completions 7: parallelism %d, manager args %q", *gs.Parallelism, o.jobs["mailbench-manager"].Spec.Template.Spec.Containers[0].Args)
+	}
+}
+
+// TestNoTokenNoRun: without the token file the kustomization does not
+// build (no run with a default token).
+func TestNoTokenNoRun(t *testing.T) {
+	if _, err := render(t, func(f map[string]string) { delete(f, "token") }); err == nil {
+		t.Error("the kustomization built without a token")
 	}
 }
