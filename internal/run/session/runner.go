@@ -162,7 +162,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
 			kind := mix.Pick(rng)
-			ui, ok := pool.acquire(r.Shard.Local(rng.IntN(len(r.Users)), len(r.Users)))
+			drawn := rng.IntN(len(r.Users))
+			ui, ok := pool.acquire(r.Shard.Local(drawn, len(r.Users)))
 			if !ok {
 				return nil, false
 			}
@@ -174,7 +175,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 			}
 			return func(ctx context.Context) {
 				defer pool.release(ui)
-				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], rng)
+				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], r.Users[drawn], rng)
 				if err != nil && ctx.Err() != nil {
 					cutByUs.Add(1)
 				}
@@ -202,7 +203,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
 			return func(ctx context.Context) {
-				if _, err := env.run(ctx, workload.Inbound, workload.User{}, rng); err != nil && ctx.Err() != nil {
+				if _, err := env.run(ctx, workload.Inbound, workload.User{}, workload.User{}, rng); err != nil && ctx.Err() != nil {
 					cutByUs.Add(1)
 				}
 			}, true

@@ -65,13 +65,15 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 // (none between SMTP Connect and SMTP Data, one transaction). It returns the
 // first error that ended the session early (already recorded as an
 // observation by the client that met it), and whether the session's first
-// connect (IMAP or SMTP, with its login) succeeded.
-func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u workload.User, rng *rand.Rand) (loggedIn bool, err error) {
+// connect (IMAP or SMTP, with its login) succeeded. drawn is the user the
+// seed drew for the session, whom its messages are not sent to: u itself,
+// unless that user was busy or another shard's.
+func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u, drawn workload.User, rng *rand.Rand) (loggedIn bool, err error) {
 	steps := workload.SessionSteps(k)
 	if len(steps) == 0 {
 		return false, fmt.Errorf("unknown session kind %q", k)
 	}
-	sc := &script{env: e, kind: k, user: u, rng: rng}
+	sc := &script{env: e, kind: k, user: u, drawn: drawn, rng: rng}
 	defer sc.close()
 	return sc.run(ctx, steps)
 }
@@ -113,9 +115,13 @@ func (sc *script) run(ctx context.Context, steps []workload.Step) (loggedIn bool
 // script is the state of one running session: its connections, the
 // mailbox it selected, the message it is sending.
 type script struct {
-	env     *sessionEnv
-	kind    workload.SessionKind
-	user    workload.User
+	env  *sessionEnv
+	kind workload.SessionKind
+	user workload.User
+	// drawn is the user the seed drew, excluded from the recipients:
+	// the recipients then depend on the seed alone, not on which users
+	// were busy or which shard runs the session.
+	drawn   workload.User
 	rng     *rand.Rand
 	imap    *imapclient.Client
 	mb      imapclient.Mailbox
@@ -332,7 +338,7 @@ func (s *script) smtpConnect(ctx context.Context) error {
 		s.env822, s.size, s.variant = e.newMessage(from, to, s.rng)
 		sc = e.inboundTo
 	} else {
-		to := e.rcpts.pick(s.rng, e.users, s.user)
+		to := e.rcpts.pick(s.rng, e.users, s.drawn)
 		s.env822, s.size, s.variant = e.newMessage(s.user.Address, to, s.rng)
 		sc.Username, sc.Password = s.user.Login, s.user.Password
 	}
