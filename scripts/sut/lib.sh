@@ -4,7 +4,11 @@
 # shellcheck disable=SC2034 # the variables are used by the scripts that source this
 
 SUT_DIR=${MAILBENCH_SUT_DIR:-/var/lib/mailbench-sut}
-SUT_HOST=127.0.0.1
+# The address IMAP and SMTP listen on: loopback, or an address of a network
+# namespace a test made (integration/netns_test.go). LMTP stays on loopback.
+SUT_HOST=${MAILBENCH_SUT_HOST:-127.0.0.1}
+# The clients' networks, which Postfix relays for.
+SUT_NETWORKS=${MAILBENCH_SUT_NETWORKS:-127.0.0.0/8 [::1]/128}
 SUT_IMAP_PORT=1143      # IMAP, STARTTLS offered
 SUT_IMAPS_PORT=1993     # IMAP over implicit TLS
 SUT_LMTP_PORT=24024     # Dovecot LMTP, used by Postfix only
