@@ -98,6 +98,18 @@ type Point struct {
 	// not in the percentiles nor the histograms.
 	Late      int64
 	Functions []FunctionPoint // functions with operations, in measure.AllFunctions order, then others by name
+	// Clients is the connected population in the point (nil: none, or not
+	// sampled in it; see Recorder.ClientsProgress).
+	Clients *ClientPoint
+}
+
+// ClientPoint is the connected clients of [clients] over one point: how
+// many the run aimed to hold, the fewest it held at any sample in the
+// point (a dip shows), and the connections lost in it.
+type ClientPoint struct {
+	Target int64 `json:"target"`
+	Held   int64 `json:"held"`
+	Drops  int64 `json:"drops"`
 }
 
 // acc accumulates one function's operations in an open interval or point.
@@ -133,7 +145,9 @@ type timeline struct {
 	point        *span   // the point being accumulated (measurement), or nil
 	pointStart   int64   // its first slot
 	points       []Point
-	sessions     map[int64]int64 // sessions started per point index, until the point closes
+	sessions     map[int64]int64        // sessions started per point index, until the point closes
+	clients      map[int64]*ClientPoint // the clients per point index, until the point closes
+	dropsSeen    int64
 	free         []*hdrhistogram.Histogram
 	csv          *bufio.Writer
 	csvErr       error
@@ -153,7 +167,7 @@ func newTimeline(start, end time.Time, o TimelineOptions) *timeline {
 	if grace <= 0 {
 		grace = 2*d + 30*time.Second
 	}
-	t := &timeline{d: d, grace: grace, mS: start, mE: end, sessions: map[int64]int64{}, knownOrder: map[measure.Function]int{}}
+	t := &timeline{d: d, grace: grace, mS: start, mE: end, sessions: map[int64]int64{}, clients: map[int64]*ClientPoint{}, knownOrder: map[measure.Function]int{}}
 	win := end.Sub(start)
 	if win > 0 {
 		t.n = int64((win + d - 1) / d)
@@ -419,8 +433,9 @@ func (t *timeline) finishPoint() {
 		ps, _ := t.slotBounds(int64(len(t.points)) * t.factor)
 		t.points = append(t.points, Point{Start: ps, Length: time.Duration(t.factor) * t.d})
 	}
-	p := Point{Start: start, Length: end.Sub(start), Sessions: t.sessions[j]}
+	p := Point{Start: start, Length: end.Sub(start), Sessions: t.sessions[j], Clients: t.clients[j]}
 	delete(t.sessions, j)
+	delete(t.clients, j)
 	p.Functions, p.Totals, p.Delivery = t.summarize(t.point, true)
 	t.points = append(t.points, p)
 	t.release(t.point)
@@ -564,6 +579,33 @@ func (t *timeline) sessionProgress(started int64, at time.Time) {
 	t.sessions[j] += n
 }
 
+// clientsProgress adds a sample of the connected clients (drops a running
+// total) to the point containing at; samples outside the measurement
+// window are not in the timeline (its drops count from the window's first
+// sample).
+func (t *timeline) clientsProgress(target, held, drops int64, at time.Time) {
+	if t.n == 0 || at.Before(t.mS) || !at.Before(t.mE) {
+		t.dropsSeen = drops
+		return
+	}
+	n := drops - t.dropsSeen
+	t.dropsSeen = drops
+	j := min(t.slotOf(at), t.n-1) / t.factor
+	c := t.clients[j]
+	if j < int64(len(t.points)) {
+		c = t.points[j].Clients
+	}
+	if c == nil {
+		c = &ClientPoint{Target: target, Held: held}
+		if j < int64(len(t.points)) {
+			t.points[j].Clients = c
+		} else {
+			t.clients[j] = c
+		}
+	}
+	c.Target, c.Held, c.Drops = max(c.Target, target), min(c.Held, held), c.Drops+max(n, 0)
+}
+
 // SetTimeline replaces the interval recorder (New sets one with the
 // default options and no stream). Call it before the first Observe.
 func (r *Recorder) SetTimeline(o TimelineOptions) {
@@ -608,6 +650,17 @@ func (r *Recorder) SessionsStarted(started int64, at time.Time) {
 	r.tmu.Unlock()
 }
 
+// ClientsProgress samples the connected population of [clients]: the
+// target, how many are connected now and the connections lost so far (a
+// running total), as of at. Each point keeps its target, the fewest held
+// at any of its samples, and the drops in it. It is safe for concurrent
+// use.
+func (r *Recorder) ClientsProgress(target, held, drops int64, at time.Time) {
+	r.tmu.Lock()
+	r.tl.clientsProgress(target, held, drops, at)
+	r.tmu.Unlock()
+}
+
 // Timeline returns a copy of the measurement window's closed points, in
 // time order; after Close, every point of the window (at most MaxPoints).
 // It is safe for concurrent use.
@@ -617,6 +670,10 @@ func (r *Recorder) Timeline() []Point {
 	out := make([]Point, len(r.tl.points))
 	for i, p := range r.tl.points {
 		p.Functions = append([]FunctionPoint(nil), p.Functions...)
+		if p.Clients != nil {
+			c := *p.Clients
+			p.Clients = &c
+		}
 		out[i] = p
 	}
 	return out
@@ -663,7 +720,8 @@ var emptyHistogram = sync.OnceValue(func() string {
 
 // MergePoints returns one point holding the operations of ps — the same
 // interval of several shards of one run, or adjacent points of one
-// timeline: sessions, late operations and every count added, each
+// timeline: sessions, late operations, the connected clients (target,
+// held and drops: the shards' sum) and every count added, each
 // function's histograms merged, and every percentile (of a function, of the
 // protocol operations, of the delivery times) taken from the merged
 // histograms, so that it is exact. Start is the earliest start and Length
@@ -698,6 +756,14 @@ func MergePoints(ps ...Point) (p Point, exact bool, err error) {
 		p.Length = max(p.Length, q.Length)
 		p.Sessions += q.Sessions
 		p.Late += q.Late
+		if c := q.Clients; c != nil {
+			if p.Clients == nil {
+				p.Clients = &ClientPoint{}
+			}
+			p.Clients.Target += c.Target
+			p.Clients.Held += c.Held
+			p.Clients.Drops += c.Drops
+		}
 		for _, fp := range q.Functions {
 			a := fns[fp.Function]
 			if a == nil {

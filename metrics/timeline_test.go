@@ -357,3 +357,39 @@ func TestTimelineFirstPointNoHeapStep(t *testing.T) {
 	}
 	runtime.KeepAlive(r)
 }
+
+// TestTimelineClients: each point keeps the clients' target, the fewest
+// held at any sample in it and the drops in it (from a running total);
+// samples outside the measurement window are not in a point, a sample
+// after its point closed still counts, and MergePoints adds the shards'.
+func TestTimelineClients(t *testing.T) {
+	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(30*time.Second)), nil)
+	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: 5 * time.Second})
+	r.ClientsProgress(100, 40, 3, tl0.Add(-time.Second)) // warm-up: the ramp
+	r.ClientsProgress(100, 100, 3, tl0.Add(time.Second))
+	r.ClientsProgress(100, 97, 6, tl0.Add(4*time.Second)) // a dip: 3 dropped
+	r.ClientsProgress(100, 100, 6, tl0.Add(9*time.Second))
+	r.Observe(obsAt(measure.IMAPConnect, 15*time.Second, time.Second, false)) // closes [0, 10s)
+	r.ClientsProgress(100, 99, 7, tl0.Add(12*time.Second))
+	r.ClientsProgress(100, 99, 7, tl0.Add(31*time.Second)) // ramp-down
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pts := r.Timeline()
+	if len(pts) != 3 {
+		t.Fatalf("%d points", len(pts))
+	}
+	want := []*ClientPoint{{Target: 100, Held: 97, Drops: 3}, {Target: 100, Held: 99, Drops: 1}, nil}
+	for i, w := range want {
+		if got := pts[i].Clients; (got == nil) != (w == nil) || got != nil && *got != *w {
+			t.Errorf("point %d: clients %+v, want %+v", i, got, w)
+		}
+	}
+	m, _, err := MergePoints(pts[0], pts[0], pts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Clients == nil || *m.Clients != (ClientPoint{Target: 200, Held: 194, Drops: 6}) {
+		t.Errorf("two shards' point merged: %+v", m.Clients)
+	}
+}

@@ -444,6 +444,9 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if s, ok := timelineLoadChart(r.Timeline, r.TargetSessionsPerHour); ok {
 		add(s, "Load over time", "Sessions started per interval (bars, left axis); protocol operations and their errors per second, and deliveries per second when timed (lines, right axis).", 300)
 	}
+	if s, ok := timelineClientsChart(r.Timeline); ok {
+		add(s, "Connected clients over time", "The clients of [clients] the run aimed to hold (dashed) and the fewest it held at any second of each interval (line, left axis); connections lost per interval (bars, right axis).", 260)
+	}
 	if s, n, ok := percentileChart(r); ok {
 		add(s, "Latency distribution per function", fmt.Sprintf("Percentiles of every operation's duration (failures included) from the HDR histograms of %d functions; logarithmic scales.", n), 400)
 	}
@@ -569,6 +572,26 @@ func timelineLoadChart(tl []metrics.Point, targetPerHour float64) (chartSpec, bo
 	if anyDlv {
 		s.Datasets = append(s.Datasets, dlv)
 	}
+	return s, true
+}
+
+// timelineClientsChart has the connected clients targeted and held over
+// time, and the connections lost, when the run had a connected population.
+func timelineClientsChart(tl []metrics.Point) (chartSpec, bool) {
+	if !slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Clients != nil }) {
+		return chartSpec{}, false
+	}
+	s := chartSpec{ID: "timeline-clients", Type: "line", Labels: timelineLabels(tl),
+		XTitle: "time into the measurement window (m:ss)", YTitle: "connected clients", Y2Title: "connections lost"}
+	held := chartDataset{Label: "held (fewest in the interval)", Color: palette[0], Data: make([]*float64, len(tl))}
+	target := chartDataset{Label: "target", Color: colorTarget, Dash: true, Data: make([]*float64, len(tl))}
+	drops := chartDataset{Label: "connections lost", Type: "bar", Axis: "y2", Color: colorBad, Data: make([]*float64, len(tl))}
+	for i, p := range tl {
+		if c := p.Clients; c != nil {
+			held.Data[i], target.Data[i], drops.Data[i] = num(float64(c.Held)), num(float64(c.Target)), num(float64(c.Drops))
+		}
+	}
+	s.Datasets = []chartDataset{held, target, drops}
 	return s, true
 }
 

@@ -44,6 +44,9 @@ type jsonPoint struct {
 	Delivery    *jsonTotals         `json:"delivery,omitempty"`
 	FunctionP95 map[string]int64    `json:"p95_us_by_function,omitempty"`
 	Functions   []jsonFunctionPoint `json:"functions,omitempty"`
+	// Clients: the connected clients in the interval; absent without
+	// [clients] (and in reports before it).
+	Clients *metrics.ClientPoint `json:"clients,omitempty"`
 }
 
 type jsonFunctionPoint struct {
@@ -76,7 +79,7 @@ func timelineToJSON(tl []metrics.Point) []jsonPoint {
 		t := totalsToJSON(p.Totals)
 		j := jsonPoint{Start: fmtJSONTime(p.Start), LengthUS: us(p.Length), Sessions: p.Sessions,
 			Operations: t.Operations, Errors: t.Errors, P50US: t.P50US, P95US: t.P95US, P99US: t.P99US, MaxUS: t.MaxUS,
-			Late: p.Late}
+			Late: p.Late, Clients: p.Clients}
 		if p.Delivery != (metrics.Totals{}) {
 			d := totalsToJSON(p.Delivery)
 			j.Delivery = &d
@@ -114,7 +117,10 @@ func timelineFromJSON(js []jsonPoint) ([]metrics.Point, error) {
 		if i > 0 && !start.After(out[i-1].Start) {
 			return nil, fmt.Errorf("timeline[%d]: not after the previous interval", i)
 		}
-		p := metrics.Point{Start: start, Length: fromUS(j.LengthUS), Sessions: j.Sessions, Late: j.Late}
+		p := metrics.Point{Start: start, Length: fromUS(j.LengthUS), Sessions: j.Sessions, Late: j.Late, Clients: j.Clients}
+		if c := j.Clients; c != nil && (c.Target < 0 || c.Held < 0 || c.Drops < 0) {
+			return nil, fmt.Errorf("timeline[%d]: clients: negative counts", i)
+		}
 		if p.Totals, err = (jsonTotals{j.Operations, j.Errors, j.P50US, j.P95US, j.P99US, j.MaxUS}).totals(); err != nil {
 			return nil, fmt.Errorf("timeline[%d]: %w", i, err)
 		}
@@ -261,12 +267,15 @@ const maxTextIntervals = 20
 // writeTimeline writes the "Over time" section: one line per point, or per
 // group of adjacent points when there are more than 20 (counts and sessions
 // summed; p95 the largest of the group's). Its operations are the protocol
-// operations; delivery times, when there are any, have columns of their own.
+// operations; delivery times, when there are any, have columns of their
+// own, and so do the connected clients (the fewest held of the target,
+// and the connections lost).
 func writeTimeline(w io.Writer, tl []metrics.Point) {
 	if len(tl) == 0 {
 		return
 	}
 	dlv := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Delivery.Operations > 0 })
+	clients := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Clients != nil })
 	group := (len(tl) + maxTextIntervals - 1) / maxTextIntervals
 	fmt.Fprintf(w, "\nOver time (protocol operations, by start time")
 	if dlv {
@@ -280,12 +289,22 @@ func writeTimeline(w io.Writer, tl []metrics.Point) {
 	if dlv {
 		fmt.Fprintf(w, " %11s %15s", "deliveries", "delivery p95 ms")
 	}
+	if clients {
+		fmt.Fprintf(w, " %15s %8s", "clients held", "lost")
+	}
 	fmt.Fprintln(w)
 	t0 := tl[0].Start
 	for c := range slices.Chunk(tl, group) {
 		var g metrics.Point
 		g.Start = c[0].Start
+		var cl *metrics.ClientPoint // the group's: the fewest held, the drops summed
 		for _, p := range c {
+			if p.Clients != nil {
+				if cl == nil {
+					cl = &metrics.ClientPoint{Held: p.Clients.Held}
+				}
+				cl.Target, cl.Held, cl.Drops = max(cl.Target, p.Clients.Target), min(cl.Held, p.Clients.Held), cl.Drops+p.Clients.Drops
+			}
 			g.Length += p.Length
 			g.Operations += p.Operations
 			g.Errors += p.Errors
@@ -305,6 +324,13 @@ func writeTimeline(w io.Writer, tl []metrics.Point) {
 				p95 = fmtMS(g.Delivery.P95)
 			}
 			fmt.Fprintf(w, " %11s %15s", fmtInt(g.Delivery.Operations), p95)
+		}
+		if clients {
+			if cl == nil {
+				fmt.Fprintf(w, " %15s %8s", "-", "-")
+			} else {
+				fmt.Fprintf(w, " %15s %8s", fmtInt(cl.Held)+"/"+fmtInt(cl.Target), fmtInt(cl.Drops))
+			}
 		}
 		fmt.Fprintln(w)
 	}

@@ -432,3 +432,42 @@ func TestTextReportNamesDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestTimelineClients: the connected clients of each interval survive the
+// JSON, print as "held/target" and "lost" columns (a group: the fewest
+// held, the drops summed), merge across shards by adding, and draw the
+// HTML chart; a run without clients has none of them.
+func TestTimelineClients(t *testing.T) {
+	r := compliantRun()
+	r.Timeline = sampleTimeline(t, 3)
+	for i := range r.Timeline {
+		r.Timeline[i].Clients = &metrics.ClientPoint{Target: 500, Held: int64(500 - 10*i), Drops: int64(i)}
+	}
+	got := roundTrip(t, r)
+	if !reflect.DeepEqual(got.Timeline, r.Timeline) {
+		t.Fatalf("round trip: %+v", got.Timeline)
+	}
+	var text bytes.Buffer
+	writeTimeline(&text, r.Timeline)
+	for _, want := range []string{"clients held", "lost", "480/500", "490/500"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("Over time lacks %q:\n%s", want, text.String())
+		}
+	}
+	m, warn := mergeTimelines([]*Run{r, got})
+	if len(warn) > 0 || m[2].Clients == nil || *m[2].Clients != (metrics.ClientPoint{Target: 1000, Held: 960, Drops: 4}) {
+		t.Errorf("two shards merged: %+v %v", m[2].Clients, warn)
+	}
+	if _, ok := timelineClientsChart(r.Timeline); !ok {
+		t.Error("no clients chart for a run with clients")
+	}
+	plain := sampleTimeline(t, 3)
+	if _, ok := timelineClientsChart(plain); ok {
+		t.Error("a clients chart for a run without clients")
+	}
+	var none bytes.Buffer
+	writeTimeline(&none, plain)
+	if strings.Contains(none.String(), "clients held") {
+		t.Errorf("clients columns without clients:\n%s", none.String())
+	}
+}

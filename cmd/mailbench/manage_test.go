@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -32,54 +33,10 @@ func TestManageWithTwoGenerators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a managed run of a few seconds")
 	}
-	dir := t.TempDir()
-	sinkAddr, mgrAddr := freePort(t), freePort(t)
-	conf := func(imap, smtp string) string {
-		return fmt.Sprintf(`name = "managed"
-[target]
-imap = { address = %q }
-smtp = { address = %q }
-[sink]
-listen = %q
-[users]
-count = 6
-password = "sekFile"
-[load]
-sessions_per_hour = 7200
-op_timeout = "2s"
-think_time = "10ms"
-[phases]
-warmup = "0s"
-measurement = "2s"
-rampdown = "2s"
-settle = "1s"
-[mailboxes]
-inbox_messages = 3
-folder_messages_min = 1
-folder_messages_max = 1
-`, imap, smtp, sinkAddr)
-	}
-	cfgFile := filepath.Join(dir, "managed.toml")
-	if err := os.WriteFile(cfgFile, []byte(conf("127.0.0.1:1", "127.0.0.1:2")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := workload.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := orchestrator.StartDemoTarget(cfg, "127.0.0.1:0", "127.0.0.1:0", sinkAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgFile, token, tg := managedSetup(t)
 	defer tg.Close()
-	if err := os.WriteFile(cfgFile, []byte(conf(tg.IMAPAddr(), tg.SMTPAddr())), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	token := filepath.Join(dir, "token")
-	if err := os.WriteFile(token, []byte("0123456789abcdef0123\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "merged.json")
+	mgrAddr := freePort(t)
+	out := filepath.Join(filepath.Dir(cfgFile), "merged.json")
 	var wg sync.WaitGroup
 	var mgrCode int
 	var mgrOut, mgrErr string
@@ -133,6 +90,59 @@ folder_messages_max = 1
 	}
 }
 
+// managedSetup writes a workload pointing at a demo target it starts
+// (relaying to the workload's sink.listen, a free port), and a token file.
+func managedSetup(t *testing.T) (cfgFile, token string, tg *demo.Target) {
+	t.Helper()
+	dir := t.TempDir()
+	sinkAddr := freePort(t)
+	conf := func(imap, smtp string) string {
+		return fmt.Sprintf(`name = "managed"
+[target]
+imap = { address = %q }
+smtp = { address = %q }
+[sink]
+listen = %q
+[users]
+count = 6
+password = "sekFile"
+[load]
+sessions_per_hour = 7200
+op_timeout = "2s"
+think_time = "10ms"
+[phases]
+warmup = "0s"
+measurement = "2s"
+rampdown = "2s"
+settle = "1s"
+[mailboxes]
+inbox_messages = 3
+folder_messages_min = 1
+folder_messages_max = 1
+`, imap, smtp, sinkAddr)
+	}
+	cfgFile = filepath.Join(dir, "managed.toml")
+	if err := os.WriteFile(cfgFile, []byte(conf("127.0.0.1:1", "127.0.0.1:2")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := workload.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err = orchestrator.StartDemoTarget(cfg, "127.0.0.1:0", "127.0.0.1:0", sinkAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgFile, []byte(conf(tg.IMAPAddr(), tg.SMTPAddr())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	token = filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfgFile, token, tg
+}
+
 // TestManageRefuses: what manage and run --manager refuse before any run.
 func TestManageRefuses(t *testing.T) {
 	dir := t.TempDir()
@@ -157,6 +167,69 @@ func TestManageRefuses(t *testing.T) {
 		code, stdout, stderr := runMain(tc.args...)
 		if code != exitUsage || !strings.Contains(stdout+stderr, tc.want) {
 			t.Errorf("%v: exit %d, want 2 and %q:\n%s%s", tc.args, code, tc.want, stdout, stderr)
+		}
+	}
+}
+
+// TestSweepAcrossGenerators: a campaign with --generators gives each of
+// its runs to the generators as one step: a sweep of two levels is two
+// steps for each generator, and one result per level.
+func TestSweepAcrossGenerators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two managed runs of a few seconds")
+	}
+	cfgFile, token, tg := managedSetup(t)
+	defer tg.Close()
+	mgrAddr := freePort(t)
+	out := filepath.Join(filepath.Dir(cfgFile), "sweep.json")
+	var wg sync.WaitGroup
+	var mgrCode int
+	var mgrOut, mgrErr string
+	wg.Go(func() {
+		mgrCode, mgrOut, mgrErr = runMain("sweep", cfgFile, "--levels", "50,100", "--generators", "2", "--manager-listen", mgrAddr,
+			"--token-file", token, "--start-delay", "1s", "--json", out, "-q")
+	})
+	gens := make([]string, 2)
+	codes := make([]int, 2)
+	for i := range gens {
+		wg.Go(func() {
+			var stderr string
+			codes[i], gens[i], stderr = runMain("run", cfgFile, "--manager", mgrAddr, "--token-file", token, "-q")
+			gens[i] += stderr
+		})
+	}
+	wg.Wait()
+	if mgrCode != exitCompliant && mgrCode != exitNotCompliant {
+		t.Fatalf("sweep: exit %d\n%s\n%s", mgrCode, mgrOut, mgrErr)
+	}
+	for i, g := range gens {
+		if codes[i] != 0 || !strings.Contains(g, "2 runs reported to the manager") {
+			t.Errorf("generator %d: exit %d\n%s", i, codes[i], g)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Levels []struct {
+			Percent    float64 `json:"percent"`
+			Iterations []struct {
+				Run *struct { // report.WriteJSON form
+					Sessions struct{ Started int64 } `json:"sessions"`
+				} `json:"report"`
+			} `json:"iterations"`
+		} `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Levels) != 2 {
+		t.Fatalf("sweep JSON: %d levels, want 2:\n%.800s", len(doc.Levels), b)
+	}
+	for _, l := range doc.Levels {
+		if len(l.Iterations) != 1 || l.Iterations[0].Run == nil || l.Iterations[0].Run.Sessions.Started == 0 {
+			t.Errorf("level %v%%: no merged run with sessions:\n%.800s", l.Percent, b)
 		}
 	}
 }

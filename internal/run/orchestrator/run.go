@@ -328,10 +328,16 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	rec.SetTimeline(tlOpts)
 	var popNow atomic.Pointer[connected.Population] // set once the clients start
 	progress := func(p session.RunProgress) {
-		if pp := popNow.Load(); pp != nil {
-			p.Connected, p.ConnectedTarget = pp.Stats().Connected, int64(len(pp.Users()))
-		}
 		now := time.Now()
+		if pp := popNow.Load(); pp != nil {
+			st := pp.Stats()
+			p.Connected, p.ConnectedTarget = st.Connected, int64(len(pp.Users()))
+			var drops int64
+			for _, n := range st.Drops {
+				drops += n
+			}
+			rec.ClientsProgress(p.ConnectedTarget, p.Connected, drops, now)
+		}
 		rec.SessionsStarted(p.Sessions.Started, now)
 		rec.Advance(now)
 		if opts.Progress != nil {
