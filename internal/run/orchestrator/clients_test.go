@@ -49,6 +49,15 @@ func TestRunWithConnectedClients(t *testing.T) {
 		if run.Clients.Failing() != "" || slices.Contains(run.Table.Failing, report.ClientsRow) {
 			t.Errorf("a held population fails the run: %q", run.Table.Failing)
 		}
+		// Over time: every interval of the window holds the five.
+		if len(run.Timeline) == 0 {
+			t.Fatal("no timeline")
+		}
+		for i, p := range run.Timeline {
+			if p.Clients == nil || p.Clients.Target != 5 || p.Clients.Held != 5 || p.Clients.Drops != 0 {
+				t.Errorf("interval %d: clients %+v, want 5 of 5 held, none lost", i, p.Clients)
+			}
+		}
 		var b bytes.Buffer
 		if err := report.WriteJSON(&b, run); err != nil {
 			t.Fatal(err)
