@@ -34,7 +34,8 @@ type sizeCmd struct {
 	Config       string         `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
 	Budget       time.Duration  `name:"budget" placeholder:"DUR" help:"Stop starting runs when the next would not finish within DUR of the start (0: no limit)."`
 	Precision    float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end. (default: ${default})"`
-	Start        float64        `name:"start" placeholder:"N" help:"First rate to try in sessions/hour (default: the config's target rate)."`
+	Axis         string         `name:"axis" default:"rate" enum:"rate,connected" help:"What the search varies: the session rate (with [clients] held as configured), or the connected clients of [clients] at the config's rate. (default: ${default})"`
+	Start        float64        `name:"start" placeholder:"N" help:"First level to try: sessions/hour, or connected clients with --axis connected (default: the config's)."`
 	Confirm      int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
 	Measurement  *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
 	JSON         string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
@@ -69,10 +70,15 @@ search ends "bounded by mailbench, not by the server". Prints the capacity
 with its bracket, the run and the server's row that bounded it, and the p95
 and % compliant of every function against load (docs/size.md).
 
+With --axis connected the search varies the connected clients of [clients]
+(long-lived IDLE sessions) at the config's session rate instead: "how many
+connected users does the server hold beside this load?".
+
 Examples:
   mailbench size quick --dry-run
   mailbench size quick --budget 30m --json size.json
   mailbench size dovecot-postfix --measurement 2m --precision 10 --html size.html
+  mailbench size quick --axis connected --start 500   # connected clients at the quick rate
 
 Exit codes: 0 a capacity was found and confirmed, 1 not (the budget ran
 out, nothing passed, a confirmation failed), 2 usage or config error,
@@ -85,7 +91,7 @@ func (c *sizeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opts := sizing.Options{Budget: c.Budget, Precision: c.Precision, Start: c.Start, Confirm: c.Confirm}
+	opts := sizing.Options{Axis: sizing.Axis(c.Axis), Budget: c.Budget, Precision: c.Precision, Start: c.Start, Confirm: c.Confirm}
 	if c.Confirm == 0 {
 		opts.Confirm = -1
 	}

@@ -3,6 +3,7 @@ package sizing
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,9 +17,10 @@ const planMaxSteps = 16
 
 // PlanStep is one rate of the climb as the search would run it.
 type PlanStep struct {
-	Rate     float64
-	Users    int
-	Messages int64 // the users' mailboxes before the step, from the seed
+	Rate      float64
+	Connected int // clients.connected
+	Users     int
+	Messages  int64 // the users' mailboxes before the step, from the seed
 	// Memory is the step's estimate (workload.Plan.Memory); Fits is false
 	// when it exceeds the memory available, with Why.
 	Memory workload.MemoryEstimate
@@ -56,7 +58,7 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &searcher{cfg: cfg, opts: opts, cap: cfg.Load.MaxConcurrent, res: &Result{FixedUsers: opts.FixedUsers || cfg.Users.File != ""}}
+	s := &searcher{cfg: cfg, opts: opts, cap: cfg.Load.MaxConcurrent, res: &Result{FixedUsers: opts.FixedUsers || cfg.Users.File != "", Axis: opts.Axis, Rate: cfg.TargetRate()}}
 	sp := &SearchPlan{Name: cfg.Name, Embedded: cfg.Target.Embedded, FixedUsers: s.res.FixedUsers, FixedUsersWhy: opts.FixedUsersWhy,
 		PerUserHour: cfg.Load.SessionsPerUserHour, RunLength: plannedRun(cfg), Budget: opts.Budget, MaxRuns: opts.MaxRuns}
 	if cfg.Users.File != "" {
@@ -64,8 +66,12 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 	}
 	var msgs int64
 	counted := 0
-	rate := roundRate(start)
+	level := roundRate(start)
 	for k := 0; ; k++ {
+		rate, connected := level, cfg.Clients.Connected
+		if opts.Axis == AxisConnected {
+			rate, connected = s.res.Rate, int(level)
+		}
 		switch {
 		case k >= planMaxSteps:
 			sp.Ceiling = fmt.Sprintf("the plan lists %d doublings; the search goes on until a step fails", planMaxSteps)
@@ -78,11 +84,14 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 			return sp, nil
 		}
 		users := s.usersFor(rate)
+		if connected > users && !s.res.FixedUsers {
+			users = connected
+		}
 		if users > workload.MaxUsers {
 			sp.Ceiling = fmt.Sprintf("mailbench's maximum of %d users", workload.MaxUsers)
 			return sp, nil
 		}
-		c := s.stepConfig(rate, users, s.cap, cfg.Phases.Measurement.Duration, 1)
+		c := s.stepConfig(rate, connected, users, s.cap, cfg.Phases.Measurement.Duration, 1)
 		if cfg.Users.File == "" {
 			for i := counted; i < users; i++ {
 				// the login as workload.Config.LoadUsers makes it (no password needed)
@@ -96,18 +105,18 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 			}
 			counted = max(counted, users)
 		}
-		st := PlanStep{Rate: rate, Users: users, Messages: msgs, Fits: true}
+		st := PlanStep{Rate: rate, Connected: connected, Users: users, Messages: msgs, Fits: true}
 		if plan, err := workload.NewPlan(c); err == nil {
 			st.Memory = plan.Memory
 		}
 		if why := s.memoryError(c); why != "" {
 			st.Fits, st.Why = false, why
 			sp.Steps = append(sp.Steps, st)
-			sp.Ceiling = fmt.Sprintf("the memory budget at %s sessions/hour: the search would end there, bounded by mailbench", report.FormatFloat(rate, 0))
+			sp.Ceiling = fmt.Sprintf("the memory budget at %s: the search would end there, bounded by mailbench", s.res.stepText(rate, connected))
 			return sp, nil
 		}
 		sp.Steps = append(sp.Steps, st)
-		rate = roundRate(rate * Growth)
+		level = roundRate(level * Growth)
 	}
 }
 
@@ -129,7 +138,12 @@ func (sp *SearchPlan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " within %v", sp.Budget)
 	}
 	b.WriteString(". These figures are the plan's, not measurements.\n\n")
-	fmt.Fprintf(&b, "%-16s %12s %14s %12s  %s\n", "sessions/hour", "users", "messages", "memory", "")
+	clients := slices.ContainsFunc(sp.Steps, func(st PlanStep) bool { return st.Connected > 0 })
+	fmt.Fprintf(&b, "%-16s ", "sessions/hour")
+	if clients {
+		fmt.Fprintf(&b, "%12s ", "connected")
+	}
+	fmt.Fprintf(&b, "%12s %14s %12s  %s\n", "users", "messages", "memory", "")
 	for _, st := range sp.Steps {
 		mem := "-"
 		if st.Memory.Total > 0 {
@@ -139,8 +153,11 @@ func (sp *SearchPlan) WriteText(w io.Writer) error {
 		if !st.Fits {
 			note = "does not fit: " + st.Why
 		}
-		fmt.Fprintf(&b, "%-16s %12s %14s %12s  %s\n", report.FormatFloat(st.Rate, 0), report.FormatCount(int64(st.Users)),
-			report.FormatCount(st.Messages), mem, note)
+		fmt.Fprintf(&b, "%-16s ", report.FormatFloat(st.Rate, 0))
+		if clients {
+			fmt.Fprintf(&b, "%12s ", report.FormatCount(int64(st.Connected)))
+		}
+		fmt.Fprintf(&b, "%12s %14s %12s  %s\n", report.FormatCount(int64(st.Users)), report.FormatCount(st.Messages), mem, note)
 	}
 	if sp.Ceiling != "" {
 		fmt.Fprintf(&b, "\nCeiling of the climb: %s.\n", sp.Ceiling)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,13 +27,22 @@ const (
 // users (simulated, 4.8 sessions per user-hour)", or, with fixed users,
 // "on 300 mailboxes (37.5 sessions per user-hour; fixed users: why)".
 func (r *Result) population(rate float64) string {
+	if r.Axis == AxisConnected {
+		u := 0
+		for _, p := range r.Probes {
+			if p.Level == rate && p.Users > 0 {
+				u = p.Users
+			}
+		}
+		return fmt.Sprintf("beside %s sessions/hour, on %s users", report.FormatFloat(r.Rate, 0), report.FormatCount(int64(u)))
+	}
 	if !r.FixedUsers && r.PerUserHour > 0 {
 		return fmt.Sprintf("≡ %s users (simulated: every step ran rate ÷ %s users)",
 			report.FormatCount(int64(r.Users(rate))), report.FormatFloat(r.PerUserHour, 1))
 	}
 	u := 0
 	for _, p := range r.Probes {
-		if p.Rate == rate && p.Users > 0 {
+		if p.Level == rate && p.Users > 0 {
 			u = p.Users
 		}
 	}
@@ -51,18 +61,18 @@ func (r *Result) CapacityLine() string {
 	if r.MailbenchBound != "" {
 		at := "no step passed"
 		if r.Low > 0 {
-			at = fmt.Sprintf("the server carried at least %s sessions/hour %s", report.FormatFloat(r.Low, 0), r.population(r.Low))
+			at = fmt.Sprintf("the server carried at least %s %s", r.LevelText(r.Low), r.population(r.Low))
 		}
 		return "Capacity: none found for the server: the search was bounded by mailbench, not by the server (" + at + ")"
 	}
 	switch {
 	case r.Low <= 0 && !math.IsInf(r.High, 1):
-		return fmt.Sprintf("Capacity: none found: no compliant rate (the lowest rate that did not pass: %s sessions/hour)", report.FormatFloat(r.High, 0))
+		return fmt.Sprintf("Capacity: none found: no compliant %s (the lowest that did not pass: %s)", r.Axis.noun(), r.LevelText(r.High))
 	case r.Low <= 0:
 		return "Capacity: none found: no run passed"
 	case math.IsInf(r.High, 1):
-		return fmt.Sprintf("Capacity: at least %s sessions/hour %s: no run failed, the upper end is not known",
-			report.FormatFloat(r.Low, 0), r.population(r.Low))
+		return fmt.Sprintf("Capacity: at least %s %s: no run failed, the upper end is not known",
+			r.LevelText(r.Low), r.population(r.Low))
 	}
 	state := "confirmed"
 	switch {
@@ -71,9 +81,13 @@ func (r *Result) CapacityLine() string {
 	case !r.Confirmed:
 		state = "NOT confirmed"
 	}
-	return fmt.Sprintf("Capacity: %s sessions/hour %s (bracket [%s, %s) sessions/hour: +%s%%, %s)",
-		report.FormatFloat(r.Low, 0), r.population(r.Low),
-		report.FormatFloat(r.Low, 0), report.FormatFloat(r.High, 0),
+	unit := "sessions/hour"
+	if r.Axis == AxisConnected {
+		unit = "connected clients"
+	}
+	return fmt.Sprintf("Capacity: %s %s (bracket [%s, %s) %s: +%s%%, %s)",
+		r.LevelText(r.Low), r.population(r.Low),
+		report.FormatFloat(r.Low, 0), report.FormatFloat(r.High, 0), unit,
 		report.FormatFloat(r.BracketPercent(), 1), state)
 }
 
@@ -93,8 +107,8 @@ func (r *Result) BoundingLine() string {
 			who = "the server, not steady (a p95 rising across the window)"
 		}
 	}
-	return fmt.Sprintf("Bounded by %s: run %d at %s sessions/hour (%s, %d users): %s",
-		who, r.Bounding+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Users, p.Reason)
+	return fmt.Sprintf("Bounded by %s: run %d at %s (%s, %d users): %s",
+		who, r.Bounding+1, r.stepText(p.Rate, p.Connected), p.Purpose, p.Users, p.Reason)
 }
 
 // RowSummary is one function's figures in one run.
@@ -193,9 +207,16 @@ func (r *Result) WriteText(w io.Writer) error {
 	t.Title = append(t.Title, "", "p95 (ms) and % compliant per function against load:")
 	curve := r.Curve()
 	for _, p := range curve {
-		t.Head = append(t.Head, report.FormatFloat(p.Rate, 0)+"/h")
+		if r.Axis == AxisConnected {
+			t.Head = append(t.Head, report.FormatFloat(p.Level, 0)+" clients")
+		} else {
+			t.Head = append(t.Head, report.FormatFloat(p.Rate, 0)+"/h")
+		}
 	}
 	t.Add("purpose", func(i int) string { return string(curve[i].Purpose) })
+	if slices.ContainsFunc(curve, func(c CurvePoint) bool { return c.Connected > 0 }) {
+		t.Add("connected clients", func(i int) string { return report.FormatCount(int64(curve[i].Connected)) })
+	}
 	t.Add("users", func(i int) string { return report.FormatCount(int64(curve[i].Users)) })
 	t.Add("achieved sessions/hour", func(i int) string { return report.FormatFloat(curve[i].Achieved, 0) })
 	t.Add("target's 95% band", func(i int) string {
@@ -233,9 +254,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	for i, p := range r.Probes {
 		switch {
 		case p.Err != "":
-			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s sessions/hour) could not be carried out: %s", i+1, report.FormatFloat(p.Rate, 0), p.Err))
+			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s) could not be carried out: %s", i+1, r.stepText(p.Rate, p.Connected), p.Err))
 		case !p.Pass:
-			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s sessions/hour, %s, %s): %s", i+1, report.FormatFloat(p.Rate, 0), p.Purpose, p.Outcome, p.Reason))
+			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s, %s, %s): %s", i+1, r.stepText(p.Rate, p.Connected), p.Purpose, p.Outcome, p.Reason))
 		}
 		if p.Prepared != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("note: before run %d the population grew by %d users, %d messages appended, in %v",
@@ -261,6 +282,10 @@ func curveFunctions(curve []CurvePoint) []string {
 
 type jsonResult struct {
 	campaign.Envelope
+	// Axis and Rate are absent in results before the connected axis
+	// (which read as the rate axis).
+	Axis        Axis             `json:"axis,omitempty"`
+	Rate        float64          `json:"rate_per_hour,omitempty"` // every step's rate, axis connected
 	PerUserHour float64          `json:"sessions_per_user_hour"`
 	Precision   float64          `json:"precision_percent"`
 	BudgetS     float64          `json:"budget_s"`
@@ -282,8 +307,9 @@ type jsonCapacity struct {
 	Found          bool     `json:"found"`
 	Converged      bool     `json:"converged"`
 	Confirmed      bool     `json:"confirmed"`
-	SessionsPerH   float64  `json:"sessions_per_hour"` // the bracket's low end
-	Users          float64  `json:"users"`             // simulated in the step at sessions_per_hour; 0 with fixed users
+	SessionsPerH   float64  `json:"sessions_per_hour"`   // the bracket's low end (axis rate), or the steps' rate (axis connected)
+	Connected      float64  `json:"connected,omitempty"` // the bracket's low end, axis connected
+	Users          float64  `json:"users"`               // simulated in the step at sessions_per_hour; 0 with fixed users
 	BracketLow     float64  `json:"bracket_low"`
 	BracketHigh    *float64 `json:"bracket_high"`    // null: no run failed
 	BracketPercent *float64 `json:"bracket_percent"` // null: no bracket
@@ -291,6 +317,8 @@ type jsonCapacity struct {
 
 type jsonProbe struct {
 	Rate           float64         `json:"rate"`
+	Level          float64         `json:"level,omitempty"` // on the axis: absent = rate
+	Connected      int             `json:"connected,omitempty"`
 	Seed           int64           `json:"seed"`
 	Purpose        Purpose         `json:"purpose"`
 	Pass           bool            `json:"pass"`
@@ -308,11 +336,13 @@ type jsonProbe struct {
 }
 
 type jsonCurvePoint struct {
-	Rate     float64          `json:"rate"`
-	Achieved float64          `json:"achieved_per_hour"`
-	Pass     bool             `json:"pass"`
-	Purpose  Purpose          `json:"purpose"`
-	P95US    map[string]int64 `json:"p95_us"`
+	Rate      float64          `json:"rate"`
+	Level     float64          `json:"level,omitempty"`
+	Connected int              `json:"connected,omitempty"`
+	Achieved  float64          `json:"achieved_per_hour"`
+	Pass      bool             `json:"pass"`
+	Purpose   Purpose          `json:"purpose"`
+	P95US     map[string]int64 `json:"p95_us"`
 	// The fields below are absent in schema version 1.
 	Users     int                `json:"users"`
 	Outcome   Outcome            `json:"outcome"`
@@ -342,12 +372,20 @@ type jsonRowSummary struct {
 func (r *Result) WriteJSON(w io.Writer) error {
 	j := jsonResult{
 		Envelope:    campaign.Envelope{Schema: Schema, SchemaVersion: SchemaVersion, Name: r.Name, Config: r.Config, Embedded: r.Embedded},
+		Axis:        r.Axis,
 		PerUserHour: r.PerUserHour, Precision: r.Precision, BudgetS: r.Budget.Seconds(), Start: r.Start,
 		Stopped: r.Stopped, ElapsedS: r.Elapsed.Seconds(), Runs: []jsonProbe{}, Curve: []jsonCurvePoint{},
 		FixedUsers: r.FixedUsers, FixedWhy: r.FixedUsersWhy, Mailbench: r.MailbenchBound,
 		Prepared: jsonPrepared{Users: r.PreparedUsers, Messages: r.PreparedMessages, ElapsedS: r.PrepareTime.Seconds()},
 		Capacity: jsonCapacity{Found: r.Found(), Converged: r.Converged, Confirmed: r.Confirmed,
 			SessionsPerH: r.Low, Users: r.Users(r.Low), BracketLow: r.Low},
+	}
+	if r.Axis == AxisConnected {
+		j.Rate = r.Rate
+		j.Capacity.SessionsPerH, j.Capacity.Connected = r.Rate, r.Low
+		if p := r.LowProbe(); p != nil {
+			j.Capacity.Users = float64(p.Users)
+		}
 	}
 	if !math.IsInf(r.High, 1) {
 		hi := r.High
@@ -365,7 +403,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			PercentCompliant: b.PercentCompliant, RequiredPercent: b.RequiredPercent, Operations: b.Operations}
 	}
 	for _, p := range r.Probes {
-		jp := jsonProbe{Rate: p.Rate, Seed: p.Seed, Purpose: p.Purpose, Pass: p.Pass, Reason: p.Reason,
+		jp := jsonProbe{Rate: p.Rate, Level: p.Level, Connected: p.Connected, Seed: p.Seed, Purpose: p.Purpose, Pass: p.Pass, Reason: p.Reason,
 			GeneratorBound: p.GeneratorBound, Error: p.Err, Outcome: p.Outcome, Users: p.Users, Cap: p.Cap,
 			MeasurementS: p.Measurement.Seconds(), Undecided: p.Undecided, Unsteady: p.Unsteady}
 		if p.Prepared != nil {
@@ -378,7 +416,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		j.Runs = append(j.Runs, jp)
 	}
 	for _, c := range r.Curve() {
-		jc := jsonCurvePoint{Rate: c.Rate, Achieved: c.Achieved, Pass: c.Pass, Purpose: c.Purpose, P95US: map[string]int64{},
+		jc := jsonCurvePoint{Rate: c.Rate, Level: c.Level, Connected: c.Connected, Achieved: c.Achieved, Pass: c.Pass, Purpose: c.Purpose, P95US: map[string]int64{},
 			Users: c.Users, Outcome: c.Outcome, BandLow: c.BandLow, BandHigh: c.BandHigh, Compliant: c.Compliant}
 		for fn, d := range c.P95 {
 			jc.P95US[fn] = d.Microseconds()
@@ -404,12 +442,19 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, report.CheckSchema("size result", j.Schema, j.SchemaVersion, Schema, SchemaVersion)
 	}
 	r := &Result{
-		Name: j.Name, Config: j.Config, Embedded: j.Embedded, PerUserHour: j.PerUserHour, Precision: j.Precision,
+		Name: j.Name, Config: j.Config, Embedded: j.Embedded, Axis: j.Axis, Rate: j.Rate, PerUserHour: j.PerUserHour, Precision: j.Precision,
 		Budget: time.Duration(j.BudgetS * float64(time.Second)), Start: j.Start, Low: j.Capacity.BracketLow, High: math.Inf(1),
 		Converged: j.Capacity.Converged, Confirmed: j.Capacity.Confirmed, Stopped: j.Stopped, Bounding: -1,
 		Elapsed:    time.Duration(j.ElapsedS * float64(time.Second)),
 		FixedUsers: j.FixedUsers, FixedUsersWhy: j.FixedWhy, MailbenchBound: j.Mailbench,
 		PreparedUsers: j.Prepared.Users, PreparedMessages: j.Prepared.Messages, PrepareTime: time.Duration(j.Prepared.ElapsedS * float64(time.Second)),
+	}
+	switch r.Axis {
+	case "":
+		r.Axis = AxisRate
+	case AxisRate, AxisConnected:
+	default:
+		return nil, fmt.Errorf("read size result: axis %q: want %q or %q", j.Axis, AxisRate, AxisConnected)
 	}
 	if j.Capacity.BracketHigh != nil {
 		r.High = *j.Capacity.BracketHigh
@@ -421,8 +466,11 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		r.Bounding = *j.Bounding
 	}
 	for i, jp := range j.Runs {
-		p := Probe{Rate: jp.Rate, Seed: jp.Seed, Purpose: jp.Purpose, Pass: jp.Pass, Reason: jp.Reason, GeneratorBound: jp.GeneratorBound, Err: jp.Error,
+		p := Probe{Rate: jp.Rate, Level: jp.Level, Connected: jp.Connected, Seed: jp.Seed, Purpose: jp.Purpose, Pass: jp.Pass, Reason: jp.Reason, GeneratorBound: jp.GeneratorBound, Err: jp.Error,
 			Outcome: jp.Outcome, Users: jp.Users, Cap: jp.Cap, Measurement: time.Duration(jp.MeasurementS * float64(time.Second)), Undecided: jp.Undecided, Unsteady: jp.Unsteady}
+		if p.Level == 0 { // before the axes: the level is the rate
+			p.Level = p.Rate
+		}
 		if p.Outcome == "" { // schema version 1
 			p.Outcome = Fail
 			if p.Pass {
@@ -452,7 +500,11 @@ func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 	for i, p := range r.Probes {
 		if p.Run != nil {
 			runs = append(runs, p.Run)
-			labels = append(labels, fmt.Sprintf("%s/h %s #%d", report.FormatFloat(p.Rate, 0), p.Purpose, i+1))
+			level := report.FormatFloat(p.Rate, 0) + "/h"
+			if r.Axis == AxisConnected {
+				level = report.FormatFloat(p.Level, 0) + " clients"
+			}
+			labels = append(labels, fmt.Sprintf("%s %s #%d", level, p.Purpose, i+1))
 		}
 	}
 	return runs, labels

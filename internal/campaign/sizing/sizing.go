@@ -40,8 +40,23 @@ const (
 	Growth             = 2.0 // the factor of the exponential phase
 )
 
+// Axis is what a search varies.
+type Axis string
+
+// The axes of a search.
+const (
+	// AxisRate searches the session rate (sessions/hour), the connected
+	// clients of [clients] held as configured.
+	AxisRate Axis = "rate"
+	// AxisConnected searches the connected clients (clients.connected) at
+	// the config's session rate.
+	AxisConnected Axis = "connected"
+)
+
 // Options configure Search.
 type Options struct {
+	// Axis is what the search varies; "": AxisRate.
+	Axis Axis
 	// Run carries out each run; required.
 	Run campaign.RunFunc
 	// Budget bounds the search's wall time; 0: none. A run is started only
@@ -51,8 +66,8 @@ type Options struct {
 	// Precision is the width of the final bracket in percent of its lower
 	// end; 0: DefaultPrecision.
 	Precision float64
-	// Start is the first rate tried (sessions/hour); 0: the config's
-	// target rate.
+	// Start is the first level tried (sessions/hour, or connected
+	// clients); 0: the config's target rate (clients.connected).
 	Start float64
 	// Confirm is the number of confirmation runs at the found rate; 0:
 	// DefaultConfirm, negative: none.
@@ -60,7 +75,8 @@ type Options struct {
 	// MaxRuns bounds the number of runs; 0: DefaultMaxRuns.
 	MaxRuns int
 	// MinRate: when a run at a rate below it fails, the search gives up
-	// (nothing compliant); 0: DefaultMinRate.
+	// (nothing compliant); 0: DefaultMinRate (with AxisConnected: one
+	// client).
 	MinRate float64
 	// MaxLengthen is how many times a step whose rows have too few
 	// operations to decide is repeated with its measurement doubled; 0:
@@ -146,9 +162,13 @@ func (o Outcome) decisive() bool { return o == Pass || o == Fail || o == Undecid
 
 // Probe is one run of the search.
 type Probe struct {
-	Rate    float64 // target sessions/hour
-	Seed    int64   // its schedule seed (sweep.DeriveSeed(cfg.Seed, its 1-based number))
-	Purpose Purpose
+	// Level is where the search put the step, on its axis: the rate, or
+	// the connected clients.
+	Level     float64
+	Rate      float64 // target sessions/hour
+	Connected int     // clients.connected
+	Seed      int64   // its schedule seed (sweep.DeriveSeed(cfg.Seed, its 1-based number))
+	Purpose   Purpose
 	// Users is how many users (mailboxes) the step ran with; Cap its
 	// load.max_concurrent_sessions; Measurement its measurement length.
 	Users       int
@@ -177,7 +197,12 @@ type Probe struct {
 type Result struct {
 	Name, Config string
 	Embedded     bool
-	PerUserHour  float64 // load.sessions_per_user_hour: users = rate / it
+	// Axis is what the search varied; Low, High and Start are on it
+	// (sessions/hour, or connected clients). Rate is the session rate of
+	// every step of an AxisConnected search.
+	Axis        Axis
+	Rate        float64
+	PerUserHour float64 // load.sessions_per_user_hour: users = rate / it
 	// FixedUsers: every step ran the config's population (FixedUsersWhy
 	// says why); the result has no users figure.
 	FixedUsers    bool
@@ -242,7 +267,7 @@ func (r *Result) Found() bool { return r.Converged && r.Confirmed && r.Mailbench
 // LowProbe is the last decisive probe that passed at Low (nil: none).
 func (r *Result) LowProbe() *Probe {
 	for i := len(r.Probes) - 1; i >= 0; i-- {
-		if p := &r.Probes[i]; p.Rate == r.Low && p.Outcome == Pass {
+		if p := &r.Probes[i]; p.Level == r.Low && p.Outcome == Pass {
 			return p
 		}
 	}
@@ -267,6 +292,13 @@ func CheckOptions(o Options) (Options, error) {
 	if o.Budget < 0 {
 		return o, fmt.Errorf("size: budget %v: want ≥ 0", o.Budget)
 	}
+	switch o.Axis {
+	case "":
+		o.Axis = AxisRate
+	case AxisRate, AxisConnected:
+	default:
+		return o, fmt.Errorf("size: axis %q: want %q or %q", o.Axis, AxisRate, AxisConnected)
+	}
 	if o.Start < 0 || math.IsNaN(o.Start) || math.IsInf(o.Start, 0) || o.Start > workload.MaxSessionsPerHour {
 		return o, fmt.Errorf("size: start rate %g: want > 0 and at most %g", o.Start, float64(workload.MaxSessionsPerHour))
 	}
@@ -290,6 +322,9 @@ func CheckOptions(o Options) (Options, error) {
 	}
 	if o.MinRate == 0 {
 		o.MinRate = DefaultMinRate
+		if o.Axis == AxisConnected {
+			o.MinRate = 1
+		}
 	}
 	if o.Z == 0 {
 		o.Z = compliance.DefaultZ
@@ -333,6 +368,7 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 	}
 	s := &searcher{cfg: cfg, opts: opts, t0: opts.Now(), cap: cfg.Load.MaxConcurrent, res: &Result{
 		Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, PerUserHour: cfg.Load.SessionsPerUserHour,
+		Axis: opts.Axis, Rate: cfg.TargetRate(),
 		FixedUsers: fixed, FixedUsersWhy: why,
 		Precision: opts.Precision, Budget: opts.Budget, Start: start, High: math.Inf(1), Bounding: -1,
 	}}
@@ -341,10 +377,22 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 	return s.res, nil
 }
 
-// startRate is the first rate of a search: --start, else the config's
-// target rate.
+// startRate is the first level of a search: --start, else the config's
+// target rate (clients.connected).
 func startRate(cfg *workload.Config, opts Options) (float64, error) {
 	start := opts.Start
+	if opts.Axis == AxisConnected {
+		if start == 0 {
+			start = float64(cfg.Clients.Connected)
+		}
+		if !(start >= 1) {
+			return 0, errors.New("size: --axis connected: the config has no clients.connected and --start is not set")
+		}
+		if !(cfg.TargetRate() > 0) {
+			return 0, errors.New("size: --axis connected: the config has no target rate to hold the clients beside")
+		}
+		return start, nil
+	}
 	if start == 0 {
 		start = cfg.TargetRate()
 	}
@@ -400,8 +448,8 @@ func (s *searcher) search(stop, kill context.Context, rate float64) {
 	for {
 		for !s.converged() {
 			if rate < s.opts.MinRate {
-				r.Stopped = fmt.Sprintf("no compliant rate: a run at %s sessions/hour did not pass and the next would be below the minimum of %s",
-					report.FormatFloat(r.High, 0), report.FormatFloat(s.opts.MinRate, 0))
+				r.Stopped = fmt.Sprintf("no compliant %s: a run at %s did not pass and the next would be below the minimum of %s",
+					r.Axis.noun(), r.LevelText(r.High), report.FormatFloat(s.opts.MinRate, 0))
 				return
 			}
 			p, ok := s.step(stop, kill, rate, purpose)
@@ -409,11 +457,11 @@ func (s *searcher) search(stop, kill context.Context, rate float64) {
 				return
 			}
 			if p.Pass {
-				r.Low = max(r.Low, p.Rate)
-			} else if p.Rate < r.High {
-				r.High, r.Bounding = p.Rate, len(r.Probes)-1
-				if p.Rate <= r.Low { // a failure at or below an earlier pass: that pass was luck
-					r.Low = s.highestPassBelow(p.Rate)
+				r.Low = max(r.Low, p.Level)
+			} else if p.Level < r.High {
+				r.High, r.Bounding = p.Level, len(r.Probes)-1
+				if p.Level <= r.Low { // a failure at or below an earlier pass: that pass was luck
+					r.Low = s.highestPassBelow(p.Level)
 				}
 			}
 			rate, purpose = s.next()
@@ -446,8 +494,8 @@ func (s *searcher) search(stop, kill context.Context, rate float64) {
 func (s *searcher) highestPassBelow(limit float64) float64 {
 	best := 0.0
 	for _, p := range s.res.Probes {
-		if p.Outcome == Pass && p.Rate < limit && p.Rate > best && s.allPassed(p.Rate) {
-			best = p.Rate
+		if p.Outcome == Pass && p.Level < limit && p.Level > best && s.allPassed(p.Level) {
+			best = p.Level
 		}
 	}
 	return best
@@ -455,7 +503,7 @@ func (s *searcher) highestPassBelow(limit float64) float64 {
 
 func (s *searcher) allPassed(rate float64) bool {
 	for _, p := range s.res.Probes {
-		if p.Rate == rate && p.Outcome.decisive() && !p.Pass {
+		if p.Level == rate && p.Outcome.decisive() && !p.Pass {
 			return false
 		}
 	}
@@ -472,11 +520,12 @@ func (s *searcher) usersFor(rate float64) int {
 	return max(int(math.Ceil(rate/s.cfg.Load.SessionsPerUserHour)), 1)
 }
 
-// stepConfig is cfg at one step: its rate, population, cap, measurement
-// and schedule seed.
-func (s *searcher) stepConfig(rate float64, users, cap int, meas time.Duration, seed int64) *workload.Config {
+// stepConfig is cfg at one step: its rate, connected clients, population,
+// cap, measurement and schedule seed.
+func (s *searcher) stepConfig(rate float64, connected, users, cap int, meas time.Duration, seed int64) *workload.Config {
 	c := *s.cfg
 	c.Load.SessionsPerHour = rate
+	c.Clients.Connected = connected
 	c.Load.MaxConcurrent = cap
 	c.Phases.Measurement.Duration = meas
 	c.ScheduleSeed = seed
@@ -508,15 +557,22 @@ func (s *searcher) memoryError(c *workload.Config) string {
 // have too few operations to decide; every run is a Probe. ok is false
 // when the search must end (budget, run limit, stopped, a run that could
 // not be carried out, mailbench's bound).
-func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpose) (Probe, bool) {
+func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpose) (Probe, bool) {
 	r := s.res
-	rate = roundRate(rate)
+	level = roundRate(level)
+	rate, connected := level, s.cfg.Clients.Connected
+	if r.Axis == AxisConnected {
+		rate, connected = r.Rate, int(level)
+	}
 	users := s.usersFor(rate)
+	if connected > users && !r.FixedUsers {
+		users = connected // every connected client is a user of its own
+	}
 	meas := s.cfg.Phases.Measurement.Duration
 	lengthened := 0
 	for {
 		n := len(r.Probes) + 1
-		c := s.stepConfig(rate, users, s.cap, meas, sweep.DeriveSeed(s.cfg.Seed, n))
+		c := s.stepConfig(rate, connected, users, s.cap, meas, sweep.DeriveSeed(s.cfg.Seed, n))
 		switch {
 		case stop.Err() != nil || kill.Err() != nil:
 			r.Stopped = "stopped by the user"
@@ -530,15 +586,19 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 			return Probe{}, false
 		}
 		if users > workload.MaxUsers {
-			s.bound(-1, rate, fmt.Sprintf("%d users are above mailbench's maximum of %d", users, workload.MaxUsers))
+			s.bound(-1, level, fmt.Sprintf("%d users are above mailbench's maximum of %d", users, workload.MaxUsers))
+			return Probe{}, false
+		}
+		if connected > c.Users.Count {
+			s.bound(-1, level, fmt.Sprintf("%d connected clients need as many users, and the users are fixed at %d (%s)", connected, c.Users.Count, r.FixedUsersWhy))
 			return Probe{}, false
 		}
 		if why := s.memoryError(c); why != "" {
-			s.bound(-1, rate, fmt.Sprintf("the memory budget cannot hold the step at %s sessions/hour with %d users: %s",
-				report.FormatFloat(rate, 0), users, why))
+			s.bound(-1, level, fmt.Sprintf("the memory budget cannot hold the step at %s with %d users: %s",
+				r.stepText(rate, connected), users, why))
 			return Probe{}, false
 		}
-		p := Probe{Rate: rate, Seed: c.ScheduleSeed, Purpose: purpose, Users: c.Users.Count, Cap: s.cap, Measurement: meas}
+		p := Probe{Level: level, Rate: rate, Connected: connected, Seed: c.ScheduleSeed, Purpose: purpose, Users: c.Users.Count, Cap: s.cap, Measurement: meas}
 		if !c.Target.Embedded && s.opts.Prepare != nil && !r.FixedUsers && users > s.prepared {
 			s.logf("size: run %d: growing the population to %d users (from user %d)", n, users, s.prepared+1)
 			prep, err := s.opts.Prepare(stop, c, s.prepared)
@@ -547,8 +607,8 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 				return Probe{}, false
 			}
 			if err != nil {
-				s.bound(-1, rate, fmt.Sprintf("the population could not grow to %d users for %s sessions/hour: %v",
-					users, report.FormatFloat(rate, 0), err))
+				s.bound(-1, level, fmt.Sprintf("the population could not grow to %d users for %s: %v",
+					users, r.stepText(rate, connected), err))
 				return Probe{}, false
 			}
 			s.logf("size: run %d: population ready: %d users, %d messages appended, %v", n, prep.Users, prep.Messages, prep.Elapsed.Round(time.Millisecond))
@@ -558,7 +618,7 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 			r.PreparedMessages += prep.Messages
 			r.PrepareTime += prep.Elapsed
 		}
-		s.logf("size: run %d: %s sessions/hour on %d users (%s), bracket %s", n, report.FormatFloat(rate, 0), p.Users, purpose, s.bracketText())
+		s.logf("size: run %d: %s on %d users (%s), bracket %s", n, r.stepText(rate, connected), p.Users, purpose, s.bracketText())
 		run, err := s.opts.Run(stop, kill, c)
 		switch {
 		case err != nil:
@@ -573,7 +633,7 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 		idx := len(r.Probes) - 1
 		if p.Err != "" {
 			s.logf("size: run %d could not be carried out: %s", n, p.Err)
-			r.Stopped = fmt.Sprintf("run %d (%s sessions/hour) could not be carried out: %s", n, report.FormatFloat(rate, 0), p.Err)
+			r.Stopped = fmt.Sprintf("run %d (%s) could not be carried out: %s", n, r.stepText(rate, connected), p.Err)
 			return p, false
 		}
 		verdict := strings.ToUpper(string(p.Outcome))
@@ -594,11 +654,11 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 					s.cap, purpose = next, RaiseCap
 					continue
 				} else {
-					s.bound(idx, rate, p.Reason+"; the cap cannot be raised: "+why)
+					s.bound(idx, level, p.Reason+"; the cap cannot be raised: "+why)
 					return p, false
 				}
 			}
-			s.bound(idx, rate, p.Reason)
+			s.bound(idx, level, p.Reason)
 			return p, false
 		case Undecided:
 			if lengthened < s.opts.MaxLengthen {
@@ -620,10 +680,10 @@ func (s *searcher) step(stop, kill context.Context, rate float64, purpose Purpos
 
 // bound ends the search as bounded by mailbench at the probe idx (-1: the
 // step could not even be run; the bounding run is then none).
-func (s *searcher) bound(idx int, rate float64, why string) {
+func (s *searcher) bound(idx int, level float64, why string) {
 	r := s.res
 	r.MailbenchBound = why
-	r.Stopped = "bounded by mailbench, not by the server, at " + report.FormatFloat(rate, 0) + " sessions/hour: " + why
+	r.Stopped = "bounded by mailbench, not by the server, at " + r.LevelText(level) + ": " + why
 	r.Bounding = idx
 	s.logf("size: %s", r.Stopped)
 }
@@ -728,8 +788,37 @@ func (s *searcher) bracketText() string {
 	return "[" + report.FormatFloat(r.Low, 0) + ", " + hi + ")"
 }
 
+// noun names what the axis counts.
+func (a Axis) noun() string {
+	if a == AxisConnected {
+		return "connected clients"
+	}
+	return "rate"
+}
+
+// LevelText renders a level of the search's axis: "11,250 sessions/hour",
+// "4,200 connected clients".
+func (r *Result) LevelText(level float64) string {
+	if r.Axis == AxisConnected {
+		return report.FormatFloat(level, 0) + " connected clients"
+	}
+	return report.FormatFloat(level, 0) + " sessions/hour"
+}
+
+// stepText renders a step: its rate, and its connected clients when it
+// has any.
+func (r *Result) stepText(rate float64, connected int) string {
+	t := report.FormatFloat(rate, 0) + " sessions/hour"
+	if connected > 0 {
+		t += " with " + report.FormatCount(int64(connected)) + " connected clients"
+	}
+	return t
+}
+
 // CurvePoint is one run on the load curve.
 type CurvePoint struct {
+	Level             float64 // on the search's axis
+	Connected         int
 	Rate, Achieved    float64
 	BandLow, BandHigh float64 // the target's 95% Poisson band of the achieved rate
 	Users             int
@@ -748,7 +837,7 @@ func (r *Result) Curve() []CurvePoint {
 		if p.Run == nil {
 			continue
 		}
-		cp := CurvePoint{Rate: p.Rate, Achieved: p.Run.AchievedSessionsPerHour, Users: p.Users, Pass: p.Pass, Outcome: p.Outcome,
+		cp := CurvePoint{Level: p.Level, Connected: p.Connected, Rate: p.Rate, Achieved: p.Run.AchievedSessionsPerHour, Users: p.Users, Pass: p.Pass, Outcome: p.Outcome,
 			Purpose: p.Purpose, P95: map[string]time.Duration{}, Compliant: map[string]float64{}}
 		cp.BandLow, cp.BandHigh = p.Run.AchievedBand()
 		if cp.Users == 0 {
@@ -764,9 +853,9 @@ func (r *Result) Curve() []CurvePoint {
 	}
 	slices.SortStableFunc(out, func(a, b CurvePoint) int {
 		switch {
-		case a.Rate < b.Rate:
+		case a.Level < b.Level:
 			return -1
-		case a.Rate > b.Rate:
+		case a.Level > b.Level:
 			return 1
 		}
 		return 0

@@ -45,6 +45,10 @@ type synthetic struct {
 	// drift, when it returns true, gives the run a timeline whose IMAP
 	// Connect p95 triples across the window (within the limit).
 	drift func(rate float64, measurement time.Duration) bool
+	// byConnected: the p95 grows with clients.connected instead of the
+	// rate (a server bounded by its connections).
+	byConnected bool
+	connected   []int
 }
 
 // driftTimeline is two 10 s points of 100 IMAP Connect operations each, at
@@ -80,6 +84,11 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 	call := len(s.rates)
 	rate := cfg.Load.SessionsPerHour
 	s.rates = append(s.rates, rate)
+	s.connected = append(s.connected, cfg.Clients.Connected)
+	load := rate
+	if s.byConnected {
+		load = float64(cfg.Clients.Connected)
+	}
 	s.seeds = append(s.seeds, cfg.ScheduleSeed)
 	s.now = s.now.Add(plannedRun(cfg))
 	const limit = time.Second
@@ -92,7 +101,7 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 		// step has more.
 		n := int(1000 * cfg.Phases.Measurement.Duration / (10 * time.Minute))
 		for k := 1; k <= n; k++ {
-			d := time.Duration(float64(limit) * rate / s.capacity * float64(k) / (0.95 * float64(n)))
+			d := time.Duration(float64(limit) * load / s.capacity * float64(k) / (0.95 * float64(n)))
 			if s.noise != nil && s.noise(call) {
 				d = 2 * limit
 			}
@@ -538,4 +547,57 @@ func TestSearchSteadyState(t *testing.T) {
 			t.Errorf("first run %+v: want superseded, unsteady", p)
 		}
 	})
+}
+
+// TestSearchConnectedAxis: with AxisConnected the search varies
+// clients.connected at the config's fixed rate, every step on at least as
+// many users as clients, and finds the connected capacity of a server
+// bounded by its connections; the result renders and reads back on its
+// axis.
+func TestSearchConnectedAxis(t *testing.T) {
+	s := &synthetic{capacity: 3000, now: t0, byConnected: true}
+	cfg := baseConfig()
+	cfg.Users.Count = 100
+	cfg.Load.SessionsPerUserHour = 10 // 1000/h: 100 users
+	res, err := Search(context.Background(), context.Background(), cfg,
+		Options{Run: s.run, Axis: AxisConnected, Start: 200, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Found() || !(res.Low <= s.limit() && s.limit()*(1-wilsonMargin) < res.High) {
+		t.Fatalf("%s (stopped %q): want the bracket around %v clients", res.CapacityLine(), res.Stopped, s.limit())
+	}
+	for i, p := range res.Probes {
+		if s.rates[i] != 1000 || p.Rate != 1000 || p.Connected != s.connected[i] || float64(p.Connected) != p.Level {
+			t.Errorf("run %d: rate %v, connected %d (level %v): want the rate fixed at 1000/h and the level the clients", i+1, s.rates[i], s.connected[i], p.Level)
+		}
+		if p.Users < p.Connected {
+			t.Errorf("run %d: %d users for %d connected clients", i+1, p.Users, p.Connected)
+		}
+	}
+	line := res.CapacityLine()
+	if !strings.Contains(line, "connected clients beside 1,000 sessions/hour") || !strings.Contains(line, ") connected clients: +") {
+		t.Errorf("capacity line: %s", line)
+	}
+	var text, js bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), " clients") || !strings.Contains(text.String(), "connected clients") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Axis != AxisConnected || back.Low != res.Low || back.Rate != 1000 || back.CapacityLine() != line {
+		t.Errorf("read back: axis %q, low %v, rate %v, %q", back.Axis, back.Low, back.Rate, back.CapacityLine())
+	}
+	if _, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Axis: AxisConnected}); err == nil ||
+		!strings.Contains(err.Error(), "no clients.connected and --start is not set") {
+		t.Errorf("no clients, no start: %v", err)
+	}
 }
