@@ -3,9 +3,12 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +159,69 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Logf("%s", p)
 	return len(p), nil
+}
+
+// TestGeneratorRefusesAClockOffset: a generator whose clock is further from
+// the manager's than the manager allows (here the manager's answer says 3 s
+// ahead) tells the manager, which fails the run naming it, and exits with
+// the reason.
+func TestGeneratorRefusesAClockOffset(t *testing.T) {
+	m, err := New(Options{Generators: 1, Token: testToken, Version: "v-test", ConfigHash: "cafe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Handler()
+	skewed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != RegisterPath {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var wl Welcome
+		if err := json.Unmarshal(rec.Body.Bytes(), &wl); err != nil {
+			t.Error(err)
+		}
+		wl.ManagerTime = wl.ManagerTime.Add(3 * time.Second)
+		_ = json.NewEncoder(w).Encode(wl)
+	})
+	srv := httptest.NewServer(skewed)
+	defer srv.Close()
+	ctx := context.Background()
+	_, err = Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-test", Index: -1,
+		RunShard: func(context.Context, context.Context, *workload.Config, schedule.Shard, time.Time) (*report.Run, error) {
+			t.Error("a generator with a clock 3 s off ran a shard")
+			return nil, nil
+		}})
+	if err == nil || !strings.Contains(err.Error(), "from the manager's") || !strings.Contains(err.Error(), "more than the 500ms allowed") {
+		t.Fatalf("Serve = %v", err)
+	}
+	if err := m.WaitRegistered(ctx); err == nil || !strings.Contains(err.Error(), "shard 0/1: its clock is 3") {
+		t.Errorf("WaitRegistered = %v, want the generator's clock named", err)
+	}
+}
+
+// TestGeneratorRefusedByTheManager: a refusal (another version) ends the
+// generator at once with the manager's reason; it does not retry.
+func TestGeneratorRefusedByTheManager(t *testing.T) {
+	m, err := New(Options{Generators: 1, Token: testToken, Version: "v-new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	start := time.Now()
+	_, err = Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-old", Index: -1})
+	var refused *Refused
+	if !errors.As(err, &refused) || refused.Status != http.StatusConflict || !strings.Contains(err.Error(), `version "v-old": the manager runs "v-new"`) {
+		t.Fatalf("Serve = %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("a refusal took %v: it was retried", time.Since(start))
+	}
+	_, err = Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: "not-the-token-at-all", Version: "v-new", Index: -1})
+	if !errors.As(err, &refused) || refused.Status != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %v", err)
+	}
 }
