@@ -225,3 +225,51 @@ func TestGeneratorRefusedByTheManager(t *testing.T) {
 		t.Errorf("a wrong token: %v", err)
 	}
 }
+
+// TestManagerStopIsPassedOn: stopping the manager mid-run (its first
+// Ctrl-C) asks every generator, at its next heartbeat, to end its
+// arrivals; their partial reports merge into one partial report.
+func TestManagerStopIsPassedOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a managed run of a few seconds")
+	}
+	base := testconfig.Quick(t, 20*time.Second)
+	cfg := againstDemoTarget(t, base)
+	hash, err := ConfigDigest(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Generators: 2, Token: testToken, Version: "v-test", ConfigHash: hash,
+		StartDelay: time.Second, StartSink: StartSink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			out, err := Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-test", Index: i,
+				Base: cfg, RunShard: shardRunner, BeatEvery: 300 * time.Millisecond})
+			if err != nil || out.Steps != 1 {
+				t.Errorf("generator %d: %+v, %v", i, out, err)
+			}
+		})
+	}
+	stop, cancel := context.WithCancel(ctx)
+	time.AfterFunc(4*time.Second, cancel)
+	start := time.Now()
+	merged, err := m.Run(stop, ctx, cfg)
+	m.Finish("stopped", 10*time.Second)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Partial || merged.SessionsStarted == 0 {
+		t.Errorf("merged: partial %v (%q), %d sessions: want a partial report of what ran", merged.Partial, merged.PartialReason, merged.SessionsStarted)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("the stopped run took %v; its window was 20 s", took)
+	}
+}
