@@ -248,6 +248,65 @@ type ClientsSummary struct {
 	Announced  int64            `json:"announced"`       // EXISTS announcements received
 }
 
+// add is the population of two shards together (nil: none).
+func (c *ClientsSummary) add(o *ClientsSummary) *ClientsSummary {
+	if o == nil {
+		return c
+	}
+	if c == nil {
+		c = &ClientsSummary{}
+	}
+	s := *c
+	s.Target += o.Target
+	s.Held += o.Held
+	s.Connects += o.Connects
+	s.Reconnects += o.Reconnects
+	s.Attempts += o.Attempts
+	s.Idles += o.Idles
+	s.Announced += o.Announced
+	s.Drops = addCounts(maps.Clone(c.Drops), o.Drops)
+	return &s
+}
+
+// add is what two checkers cost together (nil: none).
+func (c *CheckerSummary) add(o *CheckerSummary) *CheckerSummary {
+	if o == nil {
+		return c
+	}
+	if c == nil {
+		c = &CheckerSummary{}
+	}
+	return &CheckerSummary{Checks: c.Checks + o.Checks, Commands: c.Commands + o.Commands, Errors: c.Errors + o.Errors,
+		ErrorSamples: append(slices.Clone(c.ErrorSamples), o.ErrorSamples...)}
+}
+
+// add is the inbound streams of two shards together.
+func (s InboundSummary) add(o InboundSummary) InboundSummary {
+	return InboundSummary{TargetPerHour: s.TargetPerHour + o.TargetPerHour, Scheduled: s.Scheduled + o.Scheduled,
+		Started: s.Started + o.Started, Late: s.Late + o.Late, Dropped: s.Dropped + o.Dropped}
+}
+
+// addCounts adds the counts of b to a (made when nil and b has any).
+func addCounts(a, b map[string]int64) map[string]int64 {
+	for k, v := range b {
+		if a == nil {
+			a = make(map[string]int64, len(b))
+		}
+		a[k] += v
+	}
+	return a
+}
+
+// addCounts adds the message counts and foreign mail of o to s; the relay
+// delays merge apart (mergeRelayDelay).
+func (s *SinkSummary) addCounts(o SinkSummary) {
+	s.Messages += o.Messages
+	s.Recipients += o.Recipients
+	s.Bytes += o.Bytes
+	s.Foreign += o.Foreign
+	s.ForeignRuns = addCounts(s.ForeignRuns, o.ForeignRuns)
+}
+
 // Failing says why the connected population fails the run: it did not
 // hold its target at the end of the measurement window. "" when it did.
 func (c *ClientsSummary) Failing() string {
@@ -421,11 +480,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.SessionsScheduled += r.SessionsScheduled
 		m.SessionsStarted += r.SessionsStarted
 		m.SessionsLoggedIn += r.SessionsLoggedIn
-		m.Inbound.TargetPerHour += r.Inbound.TargetPerHour
-		m.Inbound.Scheduled += r.Inbound.Scheduled
-		m.Inbound.Started += r.Inbound.Started
-		m.Inbound.Late += r.Inbound.Late
-		m.Inbound.Dropped += r.Inbound.Dropped
+		m.Inbound = m.Inbound.add(r.Inbound)
 		if r.CouldNotRun != "" && !strings.Contains(m.CouldNotRun, r.CouldNotRun) {
 			m.CouldNotRun = strings.TrimPrefix(m.CouldNotRun+"; "+r.CouldNotRun, "; ")
 		}
@@ -442,22 +497,8 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.PlannedConcurrency += r.PlannedConcurrency
 		m.PlannedSessionDuration = max(m.PlannedSessionDuration, r.PlannedSessionDuration)
 		sessionTime += r.MeanSessionDuration.Seconds() * float64(r.SessionsStarted)
-		m.Sink.Messages += r.Sink.Messages
-		m.Sink.Recipients += r.Sink.Recipients
-		m.Sink.Bytes += r.Sink.Bytes
-		m.Sink.Foreign += r.Sink.Foreign
-		for k, v := range r.Sink.ForeignRuns {
-			if m.Sink.ForeignRuns == nil {
-				m.Sink.ForeignRuns = map[string]int64{}
-			}
-			m.Sink.ForeignRuns[k] += v
-		}
-		for k, v := range r.SessionsByType {
-			if m.SessionsByType == nil {
-				m.SessionsByType = make(map[string]int64)
-			}
-			m.SessionsByType[k] += v
-		}
+		m.Sink.addCounts(r.Sink)
+		m.SessionsByType = addCounts(m.SessionsByType, r.SessionsByType)
 		m.Warnings = append(m.Warnings, r.Warnings...)
 		if r.Delivery != nil {
 			if m.Delivery == nil {
@@ -465,30 +506,8 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 			}
 			*m.Delivery = m.Delivery.Add(*r.Delivery)
 		}
-		if r.DeliveryChecks != nil {
-			if m.DeliveryChecks == nil {
-				m.DeliveryChecks = &CheckerSummary{}
-			}
-			m.DeliveryChecks.Checks += r.DeliveryChecks.Checks
-			m.DeliveryChecks.Commands += r.DeliveryChecks.Commands
-			m.DeliveryChecks.Errors += r.DeliveryChecks.Errors
-			m.DeliveryChecks.ErrorSamples = append(m.DeliveryChecks.ErrorSamples, r.DeliveryChecks.ErrorSamples...)
-		}
-		if c := r.Clients; c != nil {
-			if m.Clients == nil {
-				m.Clients = &ClientsSummary{Drops: map[string]int64{}}
-			}
-			m.Clients.Target += c.Target
-			m.Clients.Held += c.Held
-			m.Clients.Connects += c.Connects
-			m.Clients.Reconnects += c.Reconnects
-			m.Clients.Attempts += c.Attempts
-			m.Clients.Idles += c.Idles
-			m.Clients.Announced += c.Announced
-			for k, v := range c.Drops {
-				m.Clients.Drops[k] += v
-			}
-		}
+		m.DeliveryChecks = m.DeliveryChecks.add(r.DeliveryChecks)
+		m.Clients = m.Clients.add(r.Clients)
 	}
 	if m.SessionsStarted > 0 {
 		m.MeanSessionDuration = time.Duration(sessionTime / float64(m.SessionsStarted) * float64(time.Second))
