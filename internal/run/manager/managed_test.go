@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +272,48 @@ func TestManagerStopIsPassedOn(t *testing.T) {
 	}
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("the stopped run took %v; its window was 20 s", took)
+	}
+}
+
+// TestManagedRunNamesAMisroutedRelay: when the server relays the remote
+// domain elsewhere than the manager's sink, the merged report counts those
+// deliveries missing and says where to look.
+func TestManagedRunNamesAMisroutedRelay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a managed run of a few seconds")
+	}
+	cfg := againstDemoTarget(t, testconfig.Quick(t, 2*time.Second)) // relays to cfg's sink.listen...
+	cfg.Sink.Listen = freeAddr(t)                                   // ...which the manager's sink is not
+	hash, err := ConfigDigest(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Generators: 1, Token: testToken, Version: "v-test", ConfigHash: hash, StartDelay: time.Second, StartSink: StartSink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-test", Index: -1, Base: cfg, RunShard: shardRunner}); err != nil {
+			t.Error(err)
+		}
+	}()
+	merged, err := m.Run(ctx, ctx, cfg)
+	m.Finish("done", 5*time.Second)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := merged.Delivery
+	if d.RemoteDeliveries == 0 || d.RelayedRemote != 0 || d.LostRemote != d.RemoteDeliveries {
+		t.Fatalf("delivery %+v: want every remote delivery missing", *d)
+	}
+	want := fmt.Sprintf("the manager's sink at %s received 0: check the server's relay of users.remote_domain", cfg.Sink.Listen)
+	if !slices.ContainsFunc(merged.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("warnings %q lack %q", merged.Warnings, want)
 	}
 }

@@ -570,9 +570,41 @@ func (m *Manager) Run(stop, kill context.Context, cfg *workload.Config) (*report
 	}
 	if sink != nil {
 		merged.Target.Sink = sink.Addr()
+		merged.Warnings = append(merged.Warnings, m.sinkWarnings(cfg, merged, sink.Addr())...)
 	}
 	merged.Shard = nil
 	return merged, nil
+}
+
+// sinkWarnings name the likely fault when the server relayed little or
+// nothing to the manager's sink: a sink on loopback while the generators
+// (and so, likely, the server) are elsewhere, or the server's relay of the
+// remote domain.
+func (m *Manager) sinkWarnings(cfg *workload.Config, run *report.Run, addr string) []string {
+	d := run.Delivery
+	if d == nil || d.RemoteDeliveries == 0 || 2*d.RelayedRemote >= d.RemoteDeliveries {
+		return nil
+	}
+	var w []string
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		m.mu.Lock()
+		var remote []string
+		for _, g := range m.gens {
+			if g != nil {
+				if gip := net.ParseIP(g.addr); gip != nil && !gip.IsLoopback() {
+					remote = append(remote, g.addr)
+				}
+			}
+		}
+		m.mu.Unlock()
+		if len(remote) > 0 {
+			w = append(w, fmt.Sprintf("diagnosis: the manager's sink listens on %s (loopback), while the generators came from %s: a server on another host cannot reach it; set sink.listen to an address of the manager's host the server can reach", addr, strings.Join(remote, ", ")))
+		}
+	}
+	w = append(w, fmt.Sprintf("diagnosis: the server accepted %d deliveries for the remote domain and the manager's sink at %s received %d: check the server's relay of users.remote_domain (%q) to that address (docs/real-server.md)",
+		d.RemoteDeliveries, addr, d.RelayedRemote, cfg.Users.RemoteDomain))
+	return w
 }
 
 // watch waits until every shard of st has reported or failed. Stop is
