@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,35 +36,14 @@ func TestManageWithTwoGenerators(t *testing.T) {
 	}
 	cfgFile, token, tg := managedSetup(t)
 	defer tg.Close()
-	mgrAddr := freePort(t)
 	out := filepath.Join(filepath.Dir(cfgFile), "merged.json")
-	var wg sync.WaitGroup
-	var mgrCode int
-	var mgrOut, mgrErr string
-	wg.Go(func() {
-		mgrCode, mgrOut, mgrErr = runMain("manage", cfgFile, "--generators", "2", "--manager-listen", mgrAddr,
-			"--token-file", token, "--start-delay", "1s", "--json", out)
-	})
-	type result struct {
-		code           int
-		stdout, stderr string
-	}
-	gens := make([]result, 2)
-	for i := range gens {
-		wg.Go(func() {
-			r := &gens[i]
-			r.code, r.stdout, r.stderr = runMain("run", cfgFile, "--manager", mgrAddr, "--token-file", token)
-		})
-	}
-	wg.Wait()
-	if mgrCode != exitCompliant && mgrCode != exitNotCompliant {
-		t.Fatalf("manage: exit %d\n%s\n%s", mgrCode, mgrOut, mgrErr)
-	}
+	mgr, gens := runManaged(t, cfgFile, token, 2, "manage", cfgFile, "--json", out)
 	for i, g := range gens {
 		if g.code != 0 || !strings.Contains(g.stdout, "1 runs reported to the manager") {
 			t.Errorf("generator %d: exit %d\n%s\n%s", i, g.code, g.stdout, g.stderr)
 		}
 	}
+	mgrOut, mgrErr := mgr.stdout, mgr.stderr
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +68,39 @@ func TestManageWithTwoGenerators(t *testing.T) {
 	if strings.Contains(mgrOut+mgrErr+gens[0].stderr+gens[1].stderr, "sekFile") {
 		t.Error("a password in the output")
 	}
+}
+
+// cliResult is one mailbench command's exit code and output.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runManaged runs the manager command args with --generators n (on a free
+// port, with the token, a 1 s start delay) and n `mailbench run cfgFile
+// --manager` beside it, and returns their results once all have exited; it
+// fails the test unless the manager exited with a verdict (0 or 1).
+func runManaged(t *testing.T, cfgFile, token string, n int, args ...string) (cliResult, []cliResult) {
+	t.Helper()
+	addr := freePort(t)
+	var mgr cliResult
+	gens := make([]cliResult, n)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		mgr.code, mgr.stdout, mgr.stderr = runMain(append(args, "--generators", strconv.Itoa(n), "--manager-listen", addr,
+			"--token-file", token, "--start-delay", "1s")...)
+	})
+	for i := range gens {
+		wg.Go(func() {
+			g := &gens[i]
+			g.code, g.stdout, g.stderr = runMain("run", cfgFile, "--manager", addr, "--token-file", token, "-q")
+		})
+	}
+	wg.Wait()
+	if mgr.code != exitCompliant && mgr.code != exitNotCompliant {
+		t.Fatalf("%s: exit %d\n%s\n%s", args[0], mgr.code, mgr.stdout, mgr.stderr)
+	}
+	return mgr, gens
 }
 
 // managedSetup writes a workload pointing at a demo target it starts
@@ -180,31 +193,11 @@ func TestSweepAcrossGenerators(t *testing.T) {
 	}
 	cfgFile, token, tg := managedSetup(t)
 	defer tg.Close()
-	mgrAddr := freePort(t)
 	out := filepath.Join(filepath.Dir(cfgFile), "sweep.json")
-	var wg sync.WaitGroup
-	var mgrCode int
-	var mgrOut, mgrErr string
-	wg.Go(func() {
-		mgrCode, mgrOut, mgrErr = runMain("sweep", cfgFile, "--levels", "50,100", "--generators", "2", "--manager-listen", mgrAddr,
-			"--token-file", token, "--start-delay", "1s", "--json", out, "-q")
-	})
-	gens := make([]string, 2)
-	codes := make([]int, 2)
-	for i := range gens {
-		wg.Go(func() {
-			var stderr string
-			codes[i], gens[i], stderr = runMain("run", cfgFile, "--manager", mgrAddr, "--token-file", token, "-q")
-			gens[i] += stderr
-		})
-	}
-	wg.Wait()
-	if mgrCode != exitCompliant && mgrCode != exitNotCompliant {
-		t.Fatalf("sweep: exit %d\n%s\n%s", mgrCode, mgrOut, mgrErr)
-	}
+	_, gens := runManaged(t, cfgFile, token, 2, "sweep", cfgFile, "--levels", "50,100", "--json", out, "-q")
 	for i, g := range gens {
-		if codes[i] != 0 || !strings.Contains(g, "2 runs reported to the manager") {
-			t.Errorf("generator %d: exit %d\n%s", i, codes[i], g)
+		if g.code != 0 || !strings.Contains(g.stdout, "2 runs reported to the manager") {
+			t.Errorf("generator %d: exit %d\n%s\n%s", i, g.code, g.stdout, g.stderr)
 		}
 	}
 	b, err := os.ReadFile(out)
