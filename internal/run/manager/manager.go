@@ -637,6 +637,9 @@ func (m *Manager) watch(stop, kill context.Context, st *stepState) ([]*report.Ru
 				continue
 			}
 			failed = append(failed, ShardFailure{Index: i, Host: g.host, Why: st.failures[i]})
+			// It takes no further step: the later steps of a campaign fail
+			// at once, naming it, instead of waiting for it.
+			g.failed = fmt.Sprintf("failed step %d: %s", st.step.Seq, st.failures[i])
 		}
 		if len(failed) > 0 {
 			// The others end their arrivals; what they send is ignored.

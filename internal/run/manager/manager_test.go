@@ -359,3 +359,26 @@ func TestManagerURL(t *testing.T) {
 		}
 	}
 }
+
+// TestAFailedShardFailsTheLaterSteps: once a shard has failed a step, the
+// next step fails at once naming it, without waiting for it to go silent.
+func TestAFailedShardFailsTheLaterSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newManager(t, 1, func(o *Options) { o.SilenceTimeout = 30 * time.Second; o.StartDelay = time.Second })
+		h := m.Handler()
+		w := register(t, h, 0)
+		go func() {
+			call(h, "GET", StepPath+"?after=0", testToken, w.ID, "")
+			call(h, "POST", FailPath+"?step=1", testToken, w.ID, `{"error":"login refused"}`)
+		}()
+		ctx := context.Background()
+		if _, err := m.Run(ctx, ctx, stepConfig(t)); err == nil {
+			t.Fatal("step 1 did not fail")
+		}
+		start := time.Now()
+		_, err := m.Run(ctx, ctx, stepConfig(t))
+		if err == nil || !strings.Contains(err.Error(), "shard 0/1 (gen): failed step 1: login refused") || time.Since(start) > time.Second {
+			t.Errorf("step 2 after %v: %v", time.Since(start), err)
+		}
+	})
+}
