@@ -708,7 +708,7 @@ func (m *Manager) Finish(verdict string, wait time.Duration) {
 		m.mu.Lock()
 		all := true
 		for _, g := range m.gens {
-			if g != nil && !g.sawDone && time.Since(g.lastSeen) < m.opts.SilenceTimeout {
+			if g != nil && g.failed == "" && !g.sawDone && time.Since(g.lastSeen) < m.opts.SilenceTimeout {
 				all = false
 			}
 		}
