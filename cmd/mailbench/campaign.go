@@ -62,6 +62,10 @@ func runCampaign(e *env, cfg *workload.Config, resume resumeFlag, s campaignStep
 		return err
 	}
 	verdict := errors.New("the campaign did not finish")
+	if g != nil && (opts.Observer != nil || opts.IgnoreMemoryBudget) {
+		g.close("refused")
+		return usage(errors.New(errRunFlagsOnGenerators))
+	}
 	if g != nil {
 		one = g.runFunc()
 		defer func() { g.close(verdictOf(verdict)) }()

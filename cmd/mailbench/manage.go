@@ -120,6 +120,10 @@ func (g *managed) runFunc() campaign.RunFunc {
 	}
 }
 
+// errRunFlagsOnGenerators refuses run flags that act where a run is carried
+// out, which under a manager is each generator.
+const errRunFlagsOnGenerators = "--metrics-listen and --ignore-memory-budget act where the runs are carried out: with a manager, give them to each 'mailbench run --manager'"
+
 // verdictOf is the word the generators log at the end.
 func verdictOf(err error) string {
 	if err == nil {
@@ -163,6 +167,9 @@ Examples:
 func (c *manageCmd) Run(e *env) error {
 	if c.Generators < 1 {
 		return usage(errors.New("manage needs --generators N (1 or more)"))
+	}
+	if c.MetricsListen != "" || c.IgnoreMemoryBudget {
+		return usage(errors.New(errRunFlagsOnGenerators))
 	}
 	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {

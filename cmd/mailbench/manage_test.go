@@ -172,6 +172,8 @@ func TestManageRefuses(t *testing.T) {
 		{[]string{"manage", "quick", "--generators", "2", "--token-file", token}, "the embedded target lives in each generator's process"},
 		{[]string{"manage", "dovecot-postfix", "--generators", "2"}, "no token: give --token-file FILE or set MAILBENCH_TOKEN"},
 		{[]string{"manage", "dovecot-postfix", "--generators", "2", "--token-file", token, "--manager-listen", ":7070"}, "names no host"},
+		{[]string{"manage", "dovecot-postfix", "--generators", "2", "--token-file", token, "--metrics-listen", "127.0.0.1:0"}, "give them to each 'mailbench run --manager'"},
+		{[]string{"sweep", "dovecot-postfix", "--generators", "2", "--token-file", token, "--manager-listen", "127.0.0.1:0", "--ignore-memory-budget"}, "give them to each 'mailbench run --manager'"},
 		{[]string{"run", "--manager", "127.0.0.1:1", "--token-file", token, "--json", "x.json"}, "--json cannot be combined with --manager"},
 		{[]string{"run", "--manager", "127.0.0.1:1", "--token-file", token, "--rate", "100"}, "with --manager and no config the manager's is run as it is"},
 		{[]string{"run", "--manager", "ftp://x", "--token-file", token}, "want HOST:PORT or http://HOST:PORT"},
