@@ -192,24 +192,12 @@ func (c *manageCmd) Run(e *env) error {
 		g.close(verdictOf(err))
 		return err
 	}
-	if err := writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
-		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
-		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
-	); err != nil {
+	if err := writeRun(e, run, jsonOut, htmlOut); err != nil {
 		g.close(verdictOf(err))
 		return err
 	}
-	verdict := run.Verdict()
-	g.close(verdict)
-	switch {
-	case run.Partial:
-		return errPartial
-	case run.NotAResult() != "":
-		return noResult(run.NotAResult())
-	case !run.Table.Compliant:
-		return errNotCompliant
-	}
-	return nil
+	g.close(run.Verdict())
+	return runVerdict(run, errPartial, false)
 }
 
 // generatorFlags make run a generator under a manager.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,18 +12,9 @@ import (
 
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/workload"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // TestManageWithTwoGenerators: `mailbench manage --generators 2` and two
 // `mailbench run --manager` against one demo target: the manager's report
@@ -82,7 +72,7 @@ type cliResult struct {
 // fails the test unless the manager exited with a verdict (0 or 1).
 func runManaged(t *testing.T, cfgFile, token string, n int, args ...string) (cliResult, []cliResult) {
 	t.Helper()
-	addr := freePort(t)
+	addr := testutil.FreeAddr(t)
 	var mgr cliResult
 	gens := make([]cliResult, n)
 	var wg sync.WaitGroup
@@ -108,7 +98,7 @@ func runManaged(t *testing.T, cfgFile, token string, n int, args ...string) (cli
 func managedSetup(t *testing.T) (cfgFile, token string, tg *demo.Target) {
 	t.Helper()
 	dir := t.TempDir()
-	sinkAddr := freePort(t)
+	sinkAddr := testutil.FreeAddr(t)
 	conf := func(imap, smtp string) string {
 		return fmt.Sprintf(`name = "managed"
 [target]

@@ -186,3 +186,27 @@ func logResume(e *env, j *resume.Journal) {
 		}
 	}
 }
+
+// writeRun writes one run's report: the text report, and the JSON and
+// HTML files when they were asked for (see writeOutputs).
+func writeRun(e *env, run *report.Run, jsonOut, htmlOut *outputFile) error {
+	return writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
+		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
+		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
+	)
+}
+
+// runVerdict is the exit of a written report of one run: partial (the
+// command's own partial error), no result for the server, not compliant
+// (unless judged elsewhere: a shard's provisional verdict), or nil.
+func runVerdict(run *report.Run, partial error, judgedElsewhere bool) error {
+	switch {
+	case run.Partial:
+		return partial
+	case run.NotAResult() != "":
+		return noResult(run.NotAResult())
+	case !run.Table.Compliant && !judgedElsewhere:
+		return errNotCompliant
+	}
+	return nil
+}

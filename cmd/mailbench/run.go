@@ -10,7 +10,6 @@ import (
 	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/host"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -110,25 +109,13 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil && !(errors.As(err, &streamErr) && run != nil) {
 		return err
 	}
-	if err := writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
-		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
-		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
-	); err != nil {
+	if err := writeRun(e, run, jsonOut, htmlOut); err != nil {
 		return errors.Join(err, orNil(streamErr))
 	}
 	if streamErr != nil {
 		return outputError("--results/--timeseries", streamErr)
 	}
-	if run.Partial {
-		return errPartial
-	}
-	if why := run.NotAResult(); why != "" {
-		return noResult(why)
-	}
-	if !run.Table.Compliant && !c.NoVerdictExit {
-		return errNotCompliant
-	}
-	return nil
+	return runVerdict(run, errPartial, c.NoVerdictExit)
 }
 
 type checkCmd struct {

@@ -249,22 +249,10 @@ func (c *reportCmd) Run(e *env) error {
 			return usage(err)
 		}
 	}
-	if err := writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
-		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
-		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
-	); err != nil {
+	if err := writeRun(e, run, jsonOut, htmlOut); err != nil {
 		return err
 	}
-	if run.Partial {
-		return couldNotRun(errors.New("the report is partial: a run was stopped before the end of its measurement window; not a valid result"))
-	}
-	if why := run.NotAResult(); why != "" {
-		return noResult(why)
-	}
-	if !run.Table.Compliant {
-		return errNotCompliant
-	}
-	return nil
+	return runVerdict(run, couldNotRun(errors.New("the report is partial: a run was stopped before the end of its measurement window; not a valid result")), false)
 }
 
 // sideBySide prints runs as columns labelled by their file names.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -17,19 +16,10 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // againstDemoTarget is cfg pointed at a demo target of its own, started
 // for the test, that relays remote mail to the sink on cfg's
@@ -37,7 +27,7 @@ func freeAddr(t *testing.T) string {
 func againstDemoTarget(t *testing.T, cfg *workload.Config) *workload.Config {
 	t.Helper()
 	c := *cfg
-	c.Sink.Listen = freeAddr(t)
+	c.Sink.Listen = testutil.FreeAddr(t)
 	tg, err := orchestrator.StartDemoTarget(&c, "127.0.0.1:0", "127.0.0.1:0", c.Sink.Listen)
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +273,7 @@ func TestManagedRunNamesAMisroutedRelay(t *testing.T) {
 		t.Skip("a managed run of a few seconds")
 	}
 	cfg := againstDemoTarget(t, testconfig.Quick(t, 2*time.Second)) // relays to cfg's sink.listen...
-	cfg.Sink.Listen = freeAddr(t)                                   // ...which the manager's sink is not
+	cfg.Sink.Listen = testutil.FreeAddr(t)                          // ...which the manager's sink is not
 	hash, err := ConfigDigest(cfg)
 	if err != nil {
 		t.Fatal(err)
