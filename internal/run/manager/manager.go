@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -189,7 +190,7 @@ func decodeStrict(r io.Reader, limit int64, v any) error {
 	if int64(len(data)) > limit {
 		return fmt.Errorf("larger than %d bytes", limit)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
