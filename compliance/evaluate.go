@@ -40,24 +40,25 @@ type Row struct {
 // ErrorRow is the "Error Rate" line: all failed operations of every function
 // (with or without a rule) over all operations.
 type ErrorRow struct {
-	Operations int64
-	Errors     int64
-	Cancelled  int64   // cut by mailbench; in neither Errors nor Operations
-	Percent    float64 // 100 × Errors / Operations (0 with no operations)
-	MaxPercent float64 // passes iff Percent < MaxPercent
-	Pass       bool
-	Reason     string // why the row fails; "" when it passes
+	Operations int64   `json:"operations"`
+	Errors     int64   `json:"errors"`
+	Cancelled  int64   `json:"cancelled,omitempty"` // cut by mailbench; in neither Errors nor Operations
+	Percent    float64 `json:"percent"`             // 100 × Errors / Operations (0 with no operations)
+	MaxPercent float64 `json:"max_percent"`         // passes iff Percent < MaxPercent
+	Pass       bool    `json:"pass"`
+	Reason     string  `json:"reason,omitempty"` // why the row fails; "" when it passes
 }
 
-// Table is the evaluated compliance table of a run.
+// Table is the evaluated compliance table of a run. Its JSON is the
+// "compliance" object of a report (docs/report-schema.md).
 type Table struct {
-	Rows      []Row
-	Errors    ErrorRow
-	Compliant bool     // every row and the error row pass
-	Failing   []string // the failing rows' names, in table order; ErrorRateName for the error row
+	Compliant bool     `json:"compliant"` // every row and the error row pass
+	Failing   []string `json:"failing"`   // the failing rows' names, in table order; ErrorRateName for the error row
 	// NotMeasured names the rows the config cannot run, in table order:
 	// when there are any, the run is not a full SPEC-style run.
-	NotMeasured []string
+	NotMeasured []string `json:"not_measured,omitempty"`
+	Rows        []Row    `json:"rows"`
+	Errors      ErrorRow `json:"error_rate"`
 }
 
 // Evaluate builds the compliance table of stats against rules. Rows follow

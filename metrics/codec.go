@@ -5,11 +5,14 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/mailbench/mailbench/measure"
 )
 
 // MaxEncodedHistogram bounds the length of an encoded histogram that
@@ -74,6 +77,56 @@ func checkEncodedGeometry(s string) error {
 	if int64(digits) != HistogramDigits || lowest != HistogramLowest || highest != HistogramHighest {
 		return fmt.Errorf("geometry %d..%d at %d digits, want %d..%d at %d", lowest, highest, digits,
 			HistogramLowest, HistogramHighest, HistogramDigits)
+	}
+	return nil
+}
+
+// jsonFunctionStats is FunctionStats as a report holds it: the limit in
+// whole microseconds, the histogram encoded (EncodeHistogram).
+type jsonFunctionStats struct {
+	Function    measure.Function             `json:"function"`
+	LimitUS     int64                        `json:"limit_us"`
+	Operations  int64                        `json:"operations"`
+	WithinLimit int64                        `json:"within_limit"`
+	Errors      map[measure.ErrorClass]int64 `json:"errors"`
+	Cancelled   int64                        `json:"cancelled,omitempty"`
+	Histogram   string                       `json:"histogram"`
+}
+
+// MarshalJSON writes s as a report's "functions" entry; a nil histogram is
+// written as an empty one.
+func (s *FunctionStats) MarshalJSON() ([]byte, error) {
+	h := s.Histogram
+	if h == nil {
+		h = NewHistogram()
+	}
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", s.Function, err)
+	}
+	errs := s.Errors
+	if errs == nil {
+		errs = map[measure.ErrorClass]int64{}
+	}
+	return json.Marshal(jsonFunctionStats{Function: s.Function, LimitUS: int64(s.Limit / time.Microsecond),
+		Operations: s.Operations, WithinLimit: s.WithinLimit, Errors: errs, Cancelled: s.Cancelled, Histogram: enc})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote and decodes the histogram (of
+// mailbench's geometry only). It does not Check the counts.
+func (s *FunctionStats) UnmarshalJSON(b []byte) error {
+	var j jsonFunctionStats
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	h, err := DecodeHistogram(j.Histogram)
+	if err != nil {
+		return fmt.Errorf("%q: %w", j.Function, err)
+	}
+	*s = FunctionStats{Function: j.Function, Limit: time.Duration(j.LimitUS) * time.Microsecond, Operations: j.Operations,
+		WithinLimit: j.WithinLimit, Errors: make(map[measure.ErrorClass]int64, len(j.Errors)), Histogram: h, Cancelled: j.Cancelled}
+	for k, v := range j.Errors {
+		s.Errors[k] = v
 	}
 	return nil
 }

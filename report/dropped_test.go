@@ -32,7 +32,7 @@ func TestEvaluateDroppedSessions(t *testing.T) {
 		{500, 500, 0, true}, // 0 disables the check
 		{0, 0, 1, true},     // nothing due: nothing dropped
 	} {
-		r := &Run{SessionsStarted: tc.started, SessionsDropped: tc.dropped, MaxDroppedPercent: tc.max, Functions: stats.Snapshot()}
+		r := &Run{SessionCounts: SessionCounts{SessionsStarted: tc.started, SessionsDropped: tc.dropped, MaxDroppedPercent: tc.max}, Functions: stats.Snapshot()}
 		r.Evaluate(rules)
 		if r.Table.Compliant != tc.want {
 			t.Errorf("started %d dropped %d max %v%%: compliant %v, want %v (failing %v)",

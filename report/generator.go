@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -38,6 +39,9 @@ type GeneratorHealth struct {
 	Stalls     int64
 	StallLimit time.Duration
 	WorstStall time.Duration
+	// Reasons is derived: Run.GeneratorBound, which needs the whole run.
+	// WriteJSON computes it for the file's readers.
+	Reasons []string
 }
 
 // CPUPercent is CPU over the cores available for the window (0 unknown).
@@ -162,3 +166,88 @@ func PoissonBand(lambda float64) (lo, hi int64) {
 
 // joinReasons renders reasons as "a; b".
 func joinReasons(why []string) string { return strings.Join(why, "; ") }
+
+type jsonLateness struct {
+	Count     int64  `json:"count"`
+	P50US     int64  `json:"p50_us"`
+	P99US     int64  `json:"p99_us"`
+	MaxUS     int64  `json:"max_us"`
+	Histogram string `json:"histogram"`
+}
+
+type jsonGenerator struct {
+	Bound           bool          `json:"bound"`
+	Reasons         []string      `json:"reasons"`
+	LateToleranceUS int64         `json:"late_tolerance_us"`
+	SessionLateness *jsonLateness `json:"session_lateness,omitempty"`
+	InboundLateness *jsonLateness `json:"inbound_lateness,omitempty"`
+	CPUKnown        bool          `json:"cpu_known"`
+	CPUUS           int64         `json:"cpu_us"`
+	CPUWindowUS     int64         `json:"cpu_window_us"`
+	Cores           int           `json:"cores"`
+	CPUPercent      float64       `json:"cpu_percent"`
+	GCPauseUS       int64         `json:"gc_pause_us"`
+	GCCycles        int64         `json:"gc_cycles"`
+	Stalls          int64         `json:"stalls"`
+	StallLimitUS    int64         `json:"stall_limit_us"`
+	WorstStallUS    int64         `json:"worst_stall_us"`
+}
+
+func latenessToJSON(h *hdrhistogram.Histogram) (*jsonLateness, error) {
+	if h == nil {
+		return nil, nil
+	}
+	enc, err := metrics.EncodeHistogram(h)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonLateness{Count: h.TotalCount(), P50US: h.ValueAtQuantile(50), P99US: h.ValueAtQuantile(99), MaxUS: h.Max(), Histogram: enc}, nil
+}
+
+// MarshalJSON writes g in the report's form (docs/report-schema.md):
+// durations in microseconds, the lateness histograms with their
+// percentiles, the derived CPU share and bound reasons.
+func (g *GeneratorHealth) MarshalJSON() ([]byte, error) {
+	j := &jsonGenerator{Reasons: g.Reasons, LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
+		CPUUS: us(g.CPU), CPUWindowUS: us(g.CPUWindow), Cores: g.Cores, CPUPercent: g.CPUPercent(),
+		GCPauseUS: us(g.GCPause), GCCycles: g.GCCycles, Stalls: g.Stalls, StallLimitUS: us(g.StallLimit), WorstStallUS: us(g.WorstStall)}
+	j.Bound = len(j.Reasons) > 0
+	if j.Reasons == nil {
+		j.Reasons = []string{}
+	}
+	var err error
+	if j.SessionLateness, err = latenessToJSON(g.SessionLateness); err != nil {
+		return nil, fmt.Errorf("session lateness: %w", err)
+	}
+	if j.InboundLateness, err = latenessToJSON(g.InboundLateness); err != nil {
+		return nil, fmt.Errorf("inbound lateness: %w", err)
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; the histograms are decoded
+// (of mailbench's geometry only), the percentiles beside them are not read.
+func (g *GeneratorHealth) UnmarshalJSON(b []byte) error {
+	var j jsonGenerator
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*g = GeneratorHealth{LateTolerance: fromUS(j.LateToleranceUS), CPUKnown: j.CPUKnown, CPU: fromUS(j.CPUUS),
+		CPUWindow: fromUS(j.CPUWindowUS), Cores: j.Cores, GCPause: fromUS(j.GCPauseUS), GCCycles: j.GCCycles,
+		Stalls: j.Stalls, StallLimit: fromUS(j.StallLimitUS), WorstStall: fromUS(j.WorstStallUS)}
+	if len(j.Reasons) > 0 {
+		g.Reasons = j.Reasons
+	}
+	var err error
+	if j.SessionLateness != nil {
+		if g.SessionLateness, err = metrics.DecodeHistogram(j.SessionLateness.Histogram); err != nil {
+			return fmt.Errorf("generator: session lateness: %w", err)
+		}
+	}
+	if j.InboundLateness != nil {
+		if g.InboundLateness, err = metrics.DecodeHistogram(j.InboundLateness.Histogram); err != nil {
+			return fmt.Errorf("generator: inbound lateness: %w", err)
+		}
+	}
+	return nil
+}

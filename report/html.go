@@ -400,7 +400,7 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if r.Target.Sink != "" || r.Sink.Messages > 0 {
 		v.Figures = append(v.Figures, htmlKV{"Sink", fmt.Sprintf("%s messages, %s recipients, %s bytes; relay delay p50 %s ms, p95 %s ms, max %s ms",
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes),
-			fmtMS(r.Sink.RelayDelayP50), fmtMS(r.Sink.RelayDelayP95), fmtMS(r.Sink.RelayDelayMax))})
+			fmtMS(time.Duration(r.Sink.RelayDelayP50)), fmtMS(time.Duration(r.Sink.RelayDelayP95)), fmtMS(time.Duration(r.Sink.RelayDelayMax)))})
 	}
 
 	if r.Connect != nil {

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -24,213 +23,102 @@ const SchemaVersion = 1
 // MaxJSONSize bounds what ReadJSON reads.
 const MaxJSONSize = 64 << 20
 
-// The JSON form; see docs/report-schema.md. Durations are integer
-// microseconds (fields ending in _us), times RFC 3339 in UTC.
-type jsonRun struct {
-	SchemaVersion  int                      `json:"schema_version"`
-	Tool           string                   `json:"tool"`
-	Version        string                   `json:"version"`
-	Config         string                   `json:"config"`
-	Name           string                   `json:"name"`
-	Seed           int64                    `json:"seed"`
-	Started        string                   `json:"started"`
-	Ended          string                   `json:"ended"`
-	WarmupUS       int64                    `json:"warmup_us"`
-	MeasurementUS  int64                    `json:"measurement_us"`
-	RampdownUS     int64                    `json:"rampdown_us"`
-	Partial        bool                     `json:"partial"`
-	PartialReason  string                   `json:"partial_reason"`
-	Target         Target                   `json:"target"`
-	CouldNotRun    string                   `json:"could_not_run,omitempty"`
-	Sessions       jsonSessions             `json:"sessions"`
-	Inbound        InboundSummary           `json:"inbound"`
-	Generator      *jsonGenerator           `json:"generator,omitempty"`
-	Sink           jsonSink                 `json:"sink"`
-	Warnings       []string                 `json:"warnings"`
-	Delivery       *delivery.Reconciliation `json:"delivery,omitempty"`
-	DeliveryChecks *CheckerSummary          `json:"delivery_checks,omitempty"`
-	Clients        *ClientsSummary          `json:"clients,omitempty"`
-	ServerClock    *delivery.ClockCheck     `json:"server_clock,omitempty"`
-	DeliveryTiming string                   `json:"delivery_timing,omitempty"`
-	Connect        *metrics.ConnectSnapshot `json:"connect,omitempty"`
-	Compliance     jsonTable                `json:"compliance"`
-	Functions      []jsonFunction           `json:"functions"`
-	Timeline       []jsonPoint              `json:"timeline,omitempty"`
-	Shard          *jsonShard               `json:"shard,omitempty"`
-	RemotePending  *delivery.Pending        `json:"remote_pending,omitempty"`
+// Duration is a length of time as a report keeps it: a time.Duration that
+// JSON holds as whole microseconds (the schema's fields ending in _us).
+type Duration time.Duration
+
+func (d Duration) String() string   { return time.Duration(d).String() }
+func (d Duration) Seconds() float64 { return time.Duration(d).Seconds() }
+func (d Duration) Hours() float64   { return time.Duration(d).Hours() }
+
+// MarshalJSON writes d as an integer of microseconds, truncated.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return strconv.AppendInt(nil, us(time.Duration(d)), 10), nil
 }
 
-type jsonSessions struct {
-	TargetPerHour         float64          `json:"target_per_hour"`
-	AchievedPerHour       float64          `json:"achieved_per_hour"`
-	PerUserHour           float64          `json:"per_user_hour"`
-	EquivalentUsers       float64          `json:"equivalent_users"`
-	Scheduled             int64            `json:"scheduled"`
-	Expected              float64          `json:"expected"`
-	ExpectedLow           int64            `json:"expected_low"`
-	ExpectedHigh          int64            `json:"expected_high"`
-	Started               int64            `json:"started"`
-	LoggedIn              int64            `json:"logged_in"`
-	Completed             int64            `json:"completed"`
-	Failed                int64            `json:"failed"`
-	Late                  int64            `json:"late"`
-	Dropped               int64            `json:"dropped"`
-	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
-	ByType                map[string]int64 `json:"by_type"`
-	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
-	// The population, the drops by cause and the concurrency behind them
-	// (report/load.go); absent in reports before them.
-	Users              int     `json:"users"`
-	UsersFigure        bool    `json:"users_figure"`
-	PerUser            float64 `json:"sessions_per_user"`
-	DroppedAtCap       int64   `json:"dropped_at_cap"`
-	DroppedUsersBusy   int64   `json:"dropped_users_busy"`
-	DropsBy            string  `json:"drops_by"`
-	MaxConcurrent      int     `json:"max_concurrent_sessions"`
-	PlannedSessionUS   int64   `json:"planned_session_us"`
-	PlannedConcurrency float64 `json:"planned_concurrency"`
-	MeanSessionUS      int64   `json:"mean_session_us"`
-	MeanConcurrency    float64 `json:"mean_concurrency"`
-	AchievedBandLow    float64 `json:"achieved_band_low_per_hour"`
-	AchievedBandHigh   float64 `json:"achieved_band_high_per_hour"`
-}
-
-type jsonLateness struct {
-	Count     int64  `json:"count"`
-	P50US     int64  `json:"p50_us"`
-	P99US     int64  `json:"p99_us"`
-	MaxUS     int64  `json:"max_us"`
-	Histogram string `json:"histogram"`
-}
-
-type jsonGenerator struct {
-	Bound           bool          `json:"bound"`
-	Reasons         []string      `json:"reasons"`
-	LateToleranceUS int64         `json:"late_tolerance_us"`
-	SessionLateness *jsonLateness `json:"session_lateness,omitempty"`
-	InboundLateness *jsonLateness `json:"inbound_lateness,omitempty"`
-	CPUKnown        bool          `json:"cpu_known"`
-	CPUUS           int64         `json:"cpu_us"`
-	CPUWindowUS     int64         `json:"cpu_window_us"`
-	Cores           int           `json:"cores"`
-	CPUPercent      float64       `json:"cpu_percent"`
-	GCPauseUS       int64         `json:"gc_pause_us"`
-	GCCycles        int64         `json:"gc_cycles"`
-	Stalls          int64         `json:"stalls"`
-	StallLimitUS    int64         `json:"stall_limit_us"`
-	WorstStallUS    int64         `json:"worst_stall_us"`
-}
-
-func latenessToJSON(h *hdrhistogram.Histogram) (*jsonLateness, error) {
-	if h == nil {
-		return nil, nil
+// UnmarshalJSON reads an integer of microseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var v int64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("a duration in microseconds: %w", err)
 	}
-	enc, err := metrics.EncodeHistogram(h)
+	*d = Duration(fromUS(v))
+	return nil
+}
+
+// Histogram is a histogram of mailbench's geometry (µs; metrics.NewHistogram)
+// that JSON holds in the HdrHistogram V2 compressed base64 encoding; the
+// zero Histogram has none.
+type Histogram struct{ *hdrhistogram.Histogram }
+
+// MarshalJSON writes the encoded histogram as a string.
+func (h Histogram) MarshalJSON() ([]byte, error) {
+	enc, err := metrics.EncodeHistogram(h.Histogram)
 	if err != nil {
 		return nil, err
 	}
-	return &jsonLateness{Count: h.TotalCount(), P50US: h.ValueAtQuantile(50), P99US: h.ValueAtQuantile(99), MaxUS: h.Max(), Histogram: enc}, nil
+	return json.Marshal(enc)
 }
 
-func generatorToJSON(g *GeneratorHealth, reasons []string) (*jsonGenerator, error) {
-	if g == nil {
-		return nil, nil
+// UnmarshalJSON decodes a histogram of mailbench's geometry only.
+func (h *Histogram) UnmarshalJSON(b []byte) error {
+	var enc string
+	if err := json.Unmarshal(b, &enc); err != nil {
+		return err
 	}
-	j := &jsonGenerator{Reasons: reasons, LateToleranceUS: us(g.LateTolerance), CPUKnown: g.CPUKnown,
-		CPUUS: us(g.CPU), CPUWindowUS: us(g.CPUWindow), Cores: g.Cores, CPUPercent: g.CPUPercent(),
-		GCPauseUS: us(g.GCPause), GCCycles: g.GCCycles, Stalls: g.Stalls, StallLimitUS: us(g.StallLimit), WorstStallUS: us(g.WorstStall)}
-	j.Bound = len(j.Reasons) > 0
-	if j.Reasons == nil {
-		j.Reasons = []string{}
+	d, err := metrics.DecodeHistogram(enc)
+	if err != nil {
+		return err
 	}
-	var err error
-	if j.SessionLateness, err = latenessToJSON(g.SessionLateness); err != nil {
-		return nil, fmt.Errorf("session lateness: %w", err)
-	}
-	if j.InboundLateness, err = latenessToJSON(g.InboundLateness); err != nil {
-		return nil, fmt.Errorf("inbound lateness: %w", err)
-	}
-	return j, nil
+	h.Histogram = d
+	return nil
 }
 
-func generatorFromJSON(j *jsonGenerator) (*GeneratorHealth, error) {
-	if j == nil {
-		return nil, nil
-	}
-	g := &GeneratorHealth{LateTolerance: fromUS(j.LateToleranceUS), CPUKnown: j.CPUKnown, CPU: fromUS(j.CPUUS),
-		CPUWindow: fromUS(j.CPUWindowUS), Cores: j.Cores, GCPause: fromUS(j.GCPauseUS), GCCycles: j.GCCycles,
-		Stalls: j.Stalls, StallLimit: fromUS(j.StallLimitUS), WorstStall: fromUS(j.WorstStallUS)}
-	var err error
-	if j.SessionLateness != nil {
-		if g.SessionLateness, err = metrics.DecodeHistogram(j.SessionLateness.Histogram); err != nil {
-			return nil, fmt.Errorf("session lateness: %w", err)
+// Functions are a run's exact counts and histograms by function. JSON
+// holds them as a list in the SPEC table's order, then by name.
+type Functions map[measure.Function]*metrics.FunctionStats
+
+// MarshalJSON writes the functions in table order.
+func (fs Functions) MarshalJSON() ([]byte, error) {
+	names := make([]measure.Function, 0, len(fs))
+	for f, s := range fs {
+		if s != nil {
+			names = append(names, f)
 		}
 	}
-	if j.InboundLateness != nil {
-		if g.InboundLateness, err = metrics.DecodeHistogram(j.InboundLateness.Histogram); err != nil {
-			return nil, fmt.Errorf("inbound lateness: %w", err)
-		}
+	slices.SortFunc(names, functionOrder)
+	list := make([]*metrics.FunctionStats, len(names))
+	for i, f := range names {
+		list[i] = fs[f]
 	}
-	return g, nil
+	return json.Marshal(list)
 }
 
-type jsonSink struct {
-	Messages            int64            `json:"messages"`
-	Recipients          int64            `json:"recipients"`
-	Bytes               int64            `json:"bytes"`
-	RelayDelayP50US     int64            `json:"relay_delay_p50_us"`
-	RelayDelayP95US     int64            `json:"relay_delay_p95_us"`
-	RelayDelayMaxUS     int64            `json:"relay_delay_max_us"`
-	RelayDelayHistogram string           `json:"relay_delay_histogram,omitempty"`
-	Foreign             int64            `json:"foreign,omitempty"`
-	ForeignRuns         map[string]int64 `json:"foreign_runs,omitempty"`
-}
-
-type jsonTable struct {
-	Compliant   bool         `json:"compliant"`
-	Failing     []string     `json:"failing"`
-	NotMeasured []string     `json:"not_measured,omitempty"`
-	Rows        []jsonRow    `json:"rows"`
-	ErrorRate   jsonErrorRow `json:"error_rate"`
-}
-
-type jsonRow struct {
-	Function         string           `json:"function"`
-	LimitUS          int64            `json:"limit_us"`
-	RequiredPercent  float64          `json:"required_percent"`
-	Operations       int64            `json:"operations"`
-	WithinLimit      int64            `json:"within_limit"`
-	Errors           int64            `json:"errors"`
-	ErrorsByClass    map[string]int64 `json:"errors_by_class,omitempty"`
-	Cancelled        int64            `json:"cancelled,omitempty"`
-	PercentCompliant float64          `json:"percent_compliant"`
-	P50US            int64            `json:"p50_us"`
-	P95US            int64            `json:"p95_us"`
-	P99US            int64            `json:"p99_us"`
-	MaxUS            int64            `json:"max_us"`
-	Pass             bool             `json:"pass"`
-	Reason           string           `json:"reason,omitempty"`
-	NotMeasured      bool             `json:"not_measured,omitempty"`
-}
-
-type jsonErrorRow struct {
-	Operations int64   `json:"operations"`
-	Errors     int64   `json:"errors"`
-	Cancelled  int64   `json:"cancelled,omitempty"`
-	Percent    float64 `json:"percent"`
-	MaxPercent float64 `json:"max_percent"`
-	Pass       bool    `json:"pass"`
-	Reason     string  `json:"reason,omitempty"`
-}
-
-type jsonFunction struct {
-	Function    string           `json:"function"`
-	LimitUS     int64            `json:"limit_us"`
-	Operations  int64            `json:"operations"`
-	WithinLimit int64            `json:"within_limit"`
-	Errors      map[string]int64 `json:"errors"`
-	Cancelled   int64            `json:"cancelled,omitempty"`
-	Histogram   string           `json:"histogram"`
+// UnmarshalJSON reads the list back, refusing a function twice and
+// inconsistent stats (metrics.FunctionStats.Check); an empty list reads as
+// nil.
+func (fs *Functions) UnmarshalJSON(b []byte) error {
+	var list []*metrics.FunctionStats
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*fs = nil
+	for _, s := range list {
+		if s == nil {
+			return errors.New("a function is null")
+		}
+		if _, dup := (*fs)[s.Function]; dup {
+			return fmt.Errorf("function %q appears twice", s.Function)
+		}
+		if err := s.Check(); err != nil {
+			return err
+		}
+		if *fs == nil {
+			*fs = make(Functions, len(list))
+		}
+		(*fs)[s.Function] = s
+	}
+	return nil
 }
 
 func us(d time.Duration) int64     { return int64(d / time.Microsecond) }
@@ -264,120 +152,60 @@ func functionOrder(a, b measure.Function) int {
 	return strings.Compare(string(a), string(b))
 }
 
+// document is the JSON report: a Run under its schema version.
+type document struct {
+	SchemaVersion int `json:"schema_version"`
+	*Run
+}
+
+// derived is a shallow copy of r as WriteJSON writes it: the derived
+// figures filled in, times in UTC, and empty collections written as such
+// rather than null. r itself is not modified.
+func derived(r *Run) *Run {
+	c := *r
+	c.Started, c.Ended = c.Started.UTC(), c.Ended.UTC()
+	c.Expected, c.ExpectedLow, c.ExpectedHigh = r.ExpectedSessions()
+	c.AchievedBandLow, c.AchievedBandHigh = r.AchievedBand()
+	_, c.UsersFigured = r.UsersFigure()
+	c.PerUser = r.SessionsPerUser()
+	c.DroppedBy = r.DropsBy()
+	c.MeanConcurrency = r.ObservedConcurrency()
+	if r.Generator != nil {
+		g := *r.Generator
+		g.Reasons = r.GeneratorBound()
+		c.Generator = &g
+	}
+	c.SessionsByType = orEmptyMap(c.SessionsByType)
+	c.Warnings = orEmpty(c.Warnings)
+	c.Table.Failing = orEmpty(c.Table.Failing)
+	if c.Functions == nil {
+		c.Functions = Functions{}
+	}
+	return &c
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orEmptyMap(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return map[string]int64{}
+	}
+	return m
+}
+
 // WriteJSON writes r as one indented JSON document of schema version
-// SchemaVersion (docs/report-schema.md). Durations are truncated to whole
+// SchemaVersion (docs/report-schema.md): the Run as its field tags say,
+// with its derived figures computed. Durations are truncated to whole
 // microseconds. Histograms are written in the HdrHistogram V2 compressed
-// base64 encoding. The output is deterministic for a given r.
+// base64 encoding. The output is deterministic for a given r, and r is
+// not modified.
 func WriteJSON(w io.Writer, r *Run) error {
-	j := jsonRun{
-		SchemaVersion: SchemaVersion,
-		Tool:          r.Tool, Version: r.Version, Config: r.Config, Name: r.Name, Seed: r.Seed,
-		Started: fmtJSONTime(r.Started), Ended: fmtJSONTime(r.Ended),
-		WarmupUS: us(r.Warmup), MeasurementUS: us(r.Measurement), RampdownUS: us(r.Rampdown),
-		Partial: r.Partial, PartialReason: r.PartialReason,
-		Target: r.Target,
-		Sessions: jsonSessions{
-			TargetPerHour: r.TargetSessionsPerHour, AchievedPerHour: r.AchievedSessionsPerHour,
-			PerUserHour: r.SessionsPerUserHour, EquivalentUsers: r.EquivalentUsers,
-			Scheduled: r.SessionsScheduled, LoggedIn: r.SessionsLoggedIn,
-			Started: r.SessionsStarted, Completed: r.SessionsCompleted, Failed: r.SessionsFailed,
-			Late: r.SessionsLate, Dropped: r.SessionsDropped, MaxDroppedPercent: r.MaxDroppedPercent, ByType: r.SessionsByType,
-			MaxConcurrentObserved: r.MaxConcurrentObserved,
-			Users:                 r.Users, PerUser: r.SessionsPerUser(),
-			DroppedAtCap: r.SessionsDroppedAtCap, DroppedUsersBusy: r.SessionsDroppedUsersBusy, DropsBy: string(r.DropsBy()),
-			MaxConcurrent: r.MaxConcurrentSessions, PlannedSessionUS: us(r.PlannedSessionDuration),
-			PlannedConcurrency: r.PlannedConcurrency, MeanSessionUS: us(r.MeanSessionDuration), MeanConcurrency: r.ObservedConcurrency(),
-		},
-		Sink: jsonSink{
-			Messages: r.Sink.Messages, Recipients: r.Sink.Recipients, Bytes: r.Sink.Bytes,
-			RelayDelayP50US: us(r.Sink.RelayDelayP50), RelayDelayP95US: us(r.Sink.RelayDelayP95),
-			RelayDelayMaxUS: us(r.Sink.RelayDelayMax),
-			Foreign:         r.Sink.Foreign, ForeignRuns: r.Sink.ForeignRuns,
-		},
-		CouldNotRun: r.CouldNotRun,
-		Inbound:     r.Inbound,
-		Warnings:    r.Warnings, Delivery: r.Delivery, DeliveryChecks: r.DeliveryChecks, Clients: r.Clients, Connect: r.Connect,
-		ServerClock: r.ServerClock, DeliveryTiming: r.DeliveryTiming,
-		Timeline: timelineToJSON(r.Timeline), Shard: shardToJSON(r.Shard), RemotePending: r.RemotePending,
-		Compliance: jsonTable{
-			Compliant: r.Table.Compliant, Failing: r.Table.Failing, NotMeasured: r.Table.NotMeasured,
-			ErrorRate: jsonErrorRow{
-				Operations: r.Table.Errors.Operations, Errors: r.Table.Errors.Errors, Cancelled: r.Table.Errors.Cancelled,
-				Percent: r.Table.Errors.Percent, MaxPercent: r.Table.Errors.MaxPercent,
-				Pass: r.Table.Errors.Pass, Reason: r.Table.Errors.Reason,
-			},
-		},
-	}
-	j.Sessions.Expected, j.Sessions.ExpectedLow, j.Sessions.ExpectedHigh = r.ExpectedSessions()
-	j.Sessions.AchievedBandLow, j.Sessions.AchievedBandHigh = r.AchievedBand()
-	_, j.Sessions.UsersFigure = r.UsersFigure()
-	gen, err := generatorToJSON(r.Generator, r.GeneratorBound())
-	if err != nil {
-		return fmt.Errorf("write report: generator: %w", err)
-	}
-	j.Generator = gen
-	if j.Sessions.ByType == nil {
-		j.Sessions.ByType = map[string]int64{}
-	}
-	if j.Warnings == nil {
-		j.Warnings = []string{}
-	}
-	if j.Compliance.Failing == nil {
-		j.Compliance.Failing = []string{}
-	}
-	if r.Sink.RelayDelay != nil {
-		enc, err := metrics.EncodeHistogram(r.Sink.RelayDelay)
-		if err != nil {
-			return fmt.Errorf("write report: sink: %w", err)
-		}
-		j.Sink.RelayDelayHistogram = enc
-	}
-	j.Compliance.Rows = make([]jsonRow, 0, len(r.Table.Rows))
-	for _, row := range r.Table.Rows {
-		jr := jsonRow{
-			Function: string(row.Function), LimitUS: us(row.Limit), RequiredPercent: row.RequiredPercent,
-			Operations: row.Operations, WithinLimit: row.WithinLimit, Errors: row.Errors, Cancelled: row.Cancelled,
-			PercentCompliant: row.PercentCompliant,
-			P50US:            us(row.P50), P95US: us(row.P95), P99US: us(row.P99), MaxUS: us(row.Max),
-			Pass: row.Pass, Reason: row.Reason, NotMeasured: row.NotMeasured,
-		}
-		if row.ErrorsByClass != nil {
-			jr.ErrorsByClass = make(map[string]int64, len(row.ErrorsByClass))
-			for k, v := range row.ErrorsByClass {
-				jr.ErrorsByClass[string(k)] = v
-			}
-		}
-		j.Compliance.Rows = append(j.Compliance.Rows, jr)
-	}
-	funcs := make([]measure.Function, 0, len(r.Functions))
-	for f := range r.Functions {
-		funcs = append(funcs, f)
-	}
-	slices.SortFunc(funcs, functionOrder)
-	j.Functions = make([]jsonFunction, 0, len(funcs))
-	for _, f := range funcs {
-		fs := r.Functions[f]
-		if fs == nil {
-			continue
-		}
-		h := fs.Histogram
-		if h == nil {
-			h = metrics.NewHistogram()
-		}
-		enc, err := metrics.EncodeHistogram(h)
-		if err != nil {
-			return fmt.Errorf("write report: %q: %w", f, err)
-		}
-		jf := jsonFunction{
-			Function: string(f), LimitUS: us(fs.Limit), Operations: fs.Operations,
-			WithinLimit: fs.WithinLimit, Errors: make(map[string]int64, len(fs.Errors)), Cancelled: fs.Cancelled, Histogram: enc,
-		}
-		for k, v := range fs.Errors {
-			jf.Errors[string(k)] = v
-		}
-		j.Functions = append(j.Functions, jf)
-	}
-	b, err := json.MarshalIndent(j, "", "  ")
+	b, err := json.MarshalIndent(document{SchemaVersion: SchemaVersion, Run: derived(r)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
@@ -391,8 +219,9 @@ func WriteJSON(w io.Writer, r *Run) error {
 // other schema versions, trailing data, duplicated functions and
 // inconsistent function stats (metrics.FunctionStats.Check), and decodes
 // every histogram (of mailbench's geometry only), so the result can be
-// merged exactly. The compliance table is read as stored; Merge
-// re-evaluates it. Empty collections are read back as nil.
+// merged exactly. The compliance table and the derived figures are read as
+// stored; Merge re-evaluates the table, and Run's methods compute the
+// figures again. Empty collections are read back as nil.
 func ReadJSON(rd io.Reader) (*Run, error) {
 	data, err := io.ReadAll(io.LimitReader(rd, MaxJSONSize+1))
 	if err != nil {
@@ -401,139 +230,48 @@ func ReadJSON(rd io.Reader) (*Run, error) {
 	if len(data) > MaxJSONSize {
 		return nil, fmt.Errorf("read report: larger than %d bytes", MaxJSONSize)
 	}
-	var version struct {
-		SchemaVersion int `json:"schema_version"`
+	var head struct {
+		SchemaVersion  int `json:"schema_version"`
+		Started, Ended any
 	}
-	if err := json.Unmarshal(data, &version); err != nil {
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("read report: not a JSON document: %w", err)
 	}
-	if version.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("read report: schema_version %d, want %d", version.SchemaVersion, SchemaVersion)
+	if head.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("read report: schema_version %d, want %d", head.SchemaVersion, SchemaVersion)
+	}
+	// The times are named in their errors, which encoding/json does not do.
+	for _, t := range []struct {
+		name  string
+		value any
+	}{{"started", head.Started}, {"ended", head.Ended}} {
+		if s, ok := t.value.(string); ok {
+			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+				return nil, fmt.Errorf("read report: %s: %w", t.name, err)
+			}
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var j jsonRun
-	if err := dec.Decode(&j); err != nil {
+	doc := document{Run: &Run{}}
+	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	if err := dec.Decode(&struct{}{}); err != io.EOF {
 		return nil, errors.New("read report: trailing data after the report")
 	}
-
-	r := &Run{
-		Tool: j.Tool, Version: j.Version, Config: j.Config, Name: j.Name, Seed: j.Seed,
-		Warmup: fromUS(j.WarmupUS), Measurement: fromUS(j.MeasurementUS), Rampdown: fromUS(j.RampdownUS),
-		Partial: j.Partial, PartialReason: j.PartialReason,
-		Target:                   j.Target,
-		TargetSessionsPerHour:    j.Sessions.TargetPerHour,
-		AchievedSessionsPerHour:  j.Sessions.AchievedPerHour,
-		SessionsPerUserHour:      j.Sessions.PerUserHour,
-		EquivalentUsers:          j.Sessions.EquivalentUsers,
-		SessionsScheduled:        j.Sessions.Scheduled,
-		SessionsLoggedIn:         j.Sessions.LoggedIn,
-		CouldNotRun:              j.CouldNotRun,
-		Inbound:                  j.Inbound,
-		SessionsStarted:          j.Sessions.Started,
-		SessionsCompleted:        j.Sessions.Completed,
-		SessionsFailed:           j.Sessions.Failed,
-		SessionsLate:             j.Sessions.Late,
-		SessionsDropped:          j.Sessions.Dropped,
-		MaxDroppedPercent:        j.Sessions.MaxDroppedPercent,
-		MaxConcurrentObserved:    j.Sessions.MaxConcurrentObserved,
-		SessionsDroppedAtCap:     j.Sessions.DroppedAtCap,
-		SessionsDroppedUsersBusy: j.Sessions.DroppedUsersBusy,
-		MaxConcurrentSessions:    j.Sessions.MaxConcurrent,
-		Users:                    j.Sessions.Users,
-		PlannedSessionDuration:   fromUS(j.Sessions.PlannedSessionUS),
-		PlannedConcurrency:       j.Sessions.PlannedConcurrency,
-		MeanSessionDuration:      fromUS(j.Sessions.MeanSessionUS),
-		Sink: SinkSummary{
-			Messages: j.Sink.Messages, Recipients: j.Sink.Recipients, Bytes: j.Sink.Bytes,
-			RelayDelayP50: fromUS(j.Sink.RelayDelayP50US), RelayDelayP95: fromUS(j.Sink.RelayDelayP95US),
-			RelayDelayMax: fromUS(j.Sink.RelayDelayMaxUS), Foreign: j.Sink.Foreign, ForeignRuns: j.Sink.ForeignRuns,
-		},
+	r := doc.Run
+	if len(r.SessionsByType) == 0 {
+		r.SessionsByType = nil
 	}
-	if r.Started, err = parseJSONTime(j.Started); err != nil {
-		return nil, fmt.Errorf("read report: started: %w", err)
+	if len(r.Warnings) == 0 {
+		r.Warnings = nil
 	}
-	if r.Ended, err = parseJSONTime(j.Ended); err != nil {
-		return nil, fmt.Errorf("read report: ended: %w", err)
+	if len(r.Table.Failing) == 0 {
+		r.Table.Failing = nil
 	}
-	if len(j.Sessions.ByType) > 0 {
-		r.SessionsByType = j.Sessions.ByType
-	}
-	if len(j.Warnings) > 0 {
-		r.Warnings = j.Warnings
-	}
-	r.Delivery, r.DeliveryChecks, r.Clients, r.Connect = j.Delivery, j.DeliveryChecks, j.Clients, j.Connect
-	r.ServerClock, r.DeliveryTiming = j.ServerClock, j.DeliveryTiming
-	r.RemotePending = j.RemotePending
-	if r.Shard, err = shardFromJSON(j.Shard); err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	if r.Generator, err = generatorFromJSON(j.Generator); err != nil {
-		return nil, fmt.Errorf("read report: generator: %w", err)
-	}
-	if r.Timeline, err = timelineFromJSON(j.Timeline); err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	if j.Sink.RelayDelayHistogram != "" {
-		if r.Sink.RelayDelay, err = metrics.DecodeHistogram(j.Sink.RelayDelayHistogram); err != nil {
-			return nil, fmt.Errorf("read report: sink: %w", err)
-		}
-	}
-
-	t := &r.Table
-	t.Compliant = j.Compliance.Compliant
-	if len(j.Compliance.Failing) > 0 {
-		t.Failing = j.Compliance.Failing
-	}
-	if len(j.Compliance.NotMeasured) > 0 {
-		t.NotMeasured = j.Compliance.NotMeasured
-	}
-	e := j.Compliance.ErrorRate
-	t.Errors = compliance.ErrorRow{Operations: e.Operations, Errors: e.Errors, Cancelled: e.Cancelled, Percent: e.Percent,
-		MaxPercent: e.MaxPercent, Pass: e.Pass, Reason: e.Reason}
-	for _, jr := range j.Compliance.Rows {
-		row := compliance.Row{
-			Function: measure.Function(jr.Function), Limit: fromUS(jr.LimitUS), RequiredPercent: jr.RequiredPercent,
-			Operations: jr.Operations, WithinLimit: jr.WithinLimit, Errors: jr.Errors, Cancelled: jr.Cancelled,
-			PercentCompliant: jr.PercentCompliant,
-			P50:              fromUS(jr.P50US), P95: fromUS(jr.P95US), P99: fromUS(jr.P99US), Max: fromUS(jr.MaxUS),
-			Pass: jr.Pass, Reason: jr.Reason, NotMeasured: jr.NotMeasured,
-		}
-		if len(jr.ErrorsByClass) > 0 {
-			row.ErrorsByClass = make(map[measure.ErrorClass]int64, len(jr.ErrorsByClass))
-			for k, v := range jr.ErrorsByClass {
-				row.ErrorsByClass[measure.ErrorClass(k)] = v
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-
-	if len(j.Functions) > 0 {
-		r.Functions = make(map[measure.Function]*metrics.FunctionStats, len(j.Functions))
-	}
-	for _, jf := range j.Functions {
-		f := measure.Function(jf.Function)
-		if _, dup := r.Functions[f]; dup {
-			return nil, fmt.Errorf("read report: function %q appears twice", f)
-		}
-		h, err := metrics.DecodeHistogram(jf.Histogram)
-		if err != nil {
-			return nil, fmt.Errorf("read report: %q: %w", f, err)
-		}
-		fs := &metrics.FunctionStats{
-			Function: f, Limit: fromUS(jf.LimitUS), Operations: jf.Operations, WithinLimit: jf.WithinLimit,
-			Errors: make(map[measure.ErrorClass]int64, len(jf.Errors)), Histogram: h, Cancelled: jf.Cancelled,
-		}
-		for k, v := range jf.Errors {
-			fs.Errors[measure.ErrorClass(k)] = v
-		}
-		if err := fs.Check(); err != nil {
-			return nil, fmt.Errorf("read report: %w", err)
-		}
-		r.Functions[f] = fs
+	if len(r.Table.NotMeasured) == 0 {
+		r.Table.NotMeasured = nil
 	}
 	return r, nil
 }

@@ -138,8 +138,8 @@ func (r *Run) DropAttribution() string {
 	}
 	switch r.DropsBy() {
 	case DropsServer:
-		return "the server's: sessions lasted " + fmtSeconds(r.MeanSessionDuration) + " on average against " +
-			fmtSeconds(r.PlannedSessionDuration) + " planned"
+		return "the server's: sessions lasted " + fmtSeconds(time.Duration(r.MeanSessionDuration)) + " on average against " +
+			fmtSeconds(time.Duration(r.PlannedSessionDuration)) + " planned"
 	case DropsGeneratorCap:
 		return "mailbench's cap, not the server (" + lasted + "; raise load.max_concurrent_sessions)"
 	case DropsPopulation:
@@ -162,8 +162,8 @@ func (r *Run) DropLine() string {
 func (r *Run) ConcurrencyLine() string {
 	if r.PlannedConcurrency > 0 || r.MeanSessionDuration > 0 {
 		return fmt.Sprintf("planned %s (%s sessions), observed mean %s (%s sessions), max %s",
-			fmtFloat0(r.PlannedConcurrency), fmtSeconds(r.PlannedSessionDuration), fmtFloat0(r.ObservedConcurrency()),
-			fmtSeconds(r.MeanSessionDuration), fmtInt(int64(r.MaxConcurrentObserved)))
+			fmtFloat0(r.PlannedConcurrency), fmtSeconds(time.Duration(r.PlannedSessionDuration)), fmtFloat0(r.ObservedConcurrency()),
+			fmtSeconds(time.Duration(r.MeanSessionDuration)), fmtInt(int64(r.MaxConcurrentObserved)))
 	}
 	return ""
 }

@@ -18,11 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
 
@@ -36,19 +33,23 @@ type Target struct {
 
 // SinkSummary is what the SMTP sink received during the run.
 type SinkSummary struct {
-	Messages, Recipients, Bytes                 int64
-	RelayDelayP50, RelayDelayP95, RelayDelayMax time.Duration
+	Messages      int64    `json:"messages"`
+	Recipients    int64    `json:"recipients"`
+	Bytes         int64    `json:"bytes"`
+	RelayDelayP50 Duration `json:"relay_delay_p50_us"`
+	RelayDelayP95 Duration `json:"relay_delay_p95_us"`
+	RelayDelayMax Duration `json:"relay_delay_max_us"`
 	// RelayDelay optionally holds every relay delay (µs, compliance's
 	// geometry). When every merged run has one, Merge combines them exactly
 	// and recomputes the three figures above; otherwise it keeps the
 	// largest of each figure and warns.
-	RelayDelay *hdrhistogram.Histogram
+	RelayDelay Histogram `json:"relay_delay_histogram,omitzero"`
 	// Foreign counts messages the sink accepted that were not this run's
 	// (an earlier run's mail that the server retried, stray mail), by run
 	// id in ForeignRuns ("" : no mailbench id). They are in none of the
 	// figures above.
-	Foreign     int64
-	ForeignRuns map[string]int64
+	Foreign     int64            `json:"foreign,omitempty"`
+	ForeignRuns map[string]int64 `json:"foreign_runs,omitempty"`
 }
 
 // ForeignRunsText renders foreign messages by run id, largest first: "r1a2b3c4d
@@ -76,96 +77,129 @@ func ForeignRunsText(runs map[string]int64) string {
 
 // Run is the result of one run (or of several merged shards).
 // The session counts cover the measurement window only.
+//
+// A Run is the JSON report: WriteJSON encodes it as its field tags say
+// (docs/report-schema.md), and ReadJSON decodes it back. Durations are
+// whole microseconds (Duration, fields ending in _us), times RFC 3339.
 type Run struct {
-	Tool, Version string
-	Config        string // the workload file; "" for built-in defaults
-	Name          string
-	Seed          int64
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	Config  string `json:"config"` // the workload file; "" for built-in defaults
+	Name    string `json:"name"`
+	Seed    int64  `json:"seed"`
 
-	Started, Ended                time.Time
-	Warmup, Measurement, Rampdown time.Duration
-	Partial                       bool   // stopped early (Ctrl-C, fatal error)
-	PartialReason                 string // why, e.g. "interrupted"
-	Target                        Target
-	TargetSessionsPerHour         float64
-	AchievedSessionsPerHour       float64
-	SessionsPerUserHour           float64 // the conversion factor to users (default 4.8)
-	EquivalentUsers               float64 // AchievedSessionsPerHour / SessionsPerUserHour
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Warmup      Duration  `json:"warmup_us"`
+	Measurement Duration  `json:"measurement_us"`
+	Rampdown    Duration  `json:"rampdown_us"`
+	// Partial: stopped early (Ctrl-C, fatal error); PartialReason says
+	// why, e.g. "interrupted".
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason"`
+	Target        Target `json:"target"`
+	// CouldNotRun, when set, is why the run was abandoned early (the
+	// target refused or timed out every connection): no result at all.
+	CouldNotRun string `json:"could_not_run,omitempty"`
+	// The session counts, with their fields promoted (r.SessionsStarted).
+	SessionCounts `json:"sessions"`
+	// Inbound is the background stream of remote→local mail, counted like
+	// the sessions.
+	Inbound InboundSummary `json:"inbound"`
+	// Generator is how the load generator itself fared (nil: not
+	// measured). When it was the bottleneck (GeneratorBound) the run is no
+	// result for the server.
+	Generator *GeneratorHealth `json:"generator,omitempty"`
+	Sink      SinkSummary      `json:"sink"`
+	Warnings  []string         `json:"warnings"`
+	// Delivery is the reconciliation of what was sent with what arrived
+	// (nil when not measured); lost, duplicated or corrupted mail fails
+	// the run whatever the table says.
+	Delivery *delivery.Reconciliation `json:"delivery,omitempty"`
+	// DeliveryChecks is what the delivery checker cost the server (its
+	// commands are not in the function timings).
+	DeliveryChecks *CheckerSummary `json:"delivery_checks,omitempty"`
+	// Clients is the connected population of [clients]; nil without one.
+	Clients *ClientsSummary `json:"clients,omitempty"`
+	// ServerClock is the server's clock against mailbench's (nil when not
+	// checked), which INTERNALDATE-based delivery times depend on.
+	ServerClock *delivery.ClockCheck `json:"server_clock,omitempty"`
+	// DeliveryTiming states how local deliveries were timed and to what
+	// resolution ("" when not measured).
+	DeliveryTiming string `json:"delivery_timing,omitempty"`
+	// Connect breaks IMAP and SMTP Connect down into TCP, TLS, greeting
+	// and authentication, and counts resumed TLS handshakes (measurement
+	// window; nil when not measured).
+	Connect *metrics.ConnectSnapshot `json:"connect,omitempty"`
+	// Table is the compliance table, as Evaluate made it (and as read:
+	// Merge re-evaluates it).
+	Table compliance.Table `json:"compliance"`
+	// Functions are the exact counts and histograms by function.
+	Functions Functions `json:"functions"`
+	// Timeline is the measurement window over time, as the recorder made
+	// it (metrics.Recorder.Timeline); nil when not measured.
+	Timeline Timeline `json:"timeline,omitempty"`
+	// Shard identifies one shard of a sharded run (nil: a whole run, or
+	// the merge of all shards); RemotePending holds its remote deliveries
+	// to reconcile against an external sink (see shard.go).
+	Shard         *ShardInfo        `json:"shard,omitempty"`
+	RemotePending *delivery.Pending `json:"remote_pending,omitempty"`
+}
+
+// SessionCounts are a run's sessions in the measurement window: the rate,
+// the population and what became of the sessions due.
+type SessionCounts struct {
+	TargetSessionsPerHour   float64 `json:"target_per_hour"`
+	AchievedSessionsPerHour float64 `json:"achieved_per_hour"`
+	SessionsPerUserHour     float64 `json:"per_user_hour"`    // the conversion factor to users (default 4.8)
+	EquivalentUsers         float64 `json:"equivalent_users"` // the users figure, when the run has one (UsersFigure)
 	// SessionsScheduled were due in the window (started + dropped);
 	// SessionsLoggedIn connected and logged in; SessionsCompleted ran every
 	// step; SessionsFailed ended early by an error (not by mailbench's cut).
-	SessionsScheduled int64
-	SessionsStarted   int64
-	SessionsLoggedIn  int64
-	SessionsCompleted int64
-	SessionsFailed    int64
-	SessionsLate      int64 // started, but later than the tolerance
-	SessionsDropped   int64 // never started: generator at its cap or every user busy
+	SessionsScheduled int64 `json:"scheduled"`
+	// Expected, ExpectedLow and ExpectedHigh are derived
+	// (Run.ExpectedSessions), as are the other fields marked so below:
+	// WriteJSON computes them for the file's readers, and Run's methods
+	// compute them again from the counts.
+	Expected          float64 `json:"expected"`
+	ExpectedLow       int64   `json:"expected_low"`
+	ExpectedHigh      int64   `json:"expected_high"`
+	SessionsStarted   int64   `json:"started"`
+	SessionsLoggedIn  int64   `json:"logged_in"`
+	SessionsCompleted int64   `json:"completed"`
+	SessionsFailed    int64   `json:"failed"`
+	SessionsLate      int64   `json:"late"`    // started, but later than the tolerance
+	SessionsDropped   int64   `json:"dropped"` // never started: generator at its cap or every user busy
+	// MaxDroppedPercent: the run fails when SessionsDropped reaches this
+	// share of the sessions due (started + dropped); 0 disables the check.
+	MaxDroppedPercent     float64          `json:"max_dropped_percent"`
+	SessionsByType        map[string]int64 `json:"by_type"`
+	MaxConcurrentObserved int              `json:"max_concurrent_observed"`
+	// Users is how many users (mailboxes) the run drew its sessions from;
+	// 0: not recorded.
+	Users        int     `json:"users"`
+	UsersFigured bool    `json:"users_figure"`      // derived: Run.UsersFigure
+	PerUser      float64 `json:"sessions_per_user"` // derived: Run.SessionsPerUser
 	// SessionsDroppedAtCap and SessionsDroppedUsersBusy split
 	// SessionsDropped by cause: the generator at load.max_concurrent_sessions
 	// (MaxConcurrentSessions), or every one of the Users already in a
 	// session. Reports before the split have both 0.
-	SessionsDroppedAtCap     int64
-	SessionsDroppedUsersBusy int64
-	MaxConcurrentSessions    int // load.max_concurrent_sessions: mailbench's own cap
-	// Users is how many users (mailboxes) the run drew its sessions from;
-	// 0: not recorded.
-	Users int
+	SessionsDroppedAtCap     int64     `json:"dropped_at_cap"`
+	SessionsDroppedUsersBusy int64     `json:"dropped_users_busy"`
+	DroppedBy                DropCause `json:"drops_by"`                // derived: Run.DropsBy
+	MaxConcurrentSessions    int       `json:"max_concurrent_sessions"` // load.max_concurrent_sessions: mailbench's own cap
 	// PlannedSessionDuration is the plan's mean session length
 	// (workload.Plan.MeanSessionDuration: think times plus a nominal time
 	// per operation) and PlannedConcurrency the concurrency it implies at
 	// the target rate (Little's law). MeanSessionDuration is the measured
 	// mean length of the sessions started in the window. A server that
 	// slows sessions down shows as MeanSessionDuration above the plan.
-	PlannedSessionDuration time.Duration
-	PlannedConcurrency     float64
-	MeanSessionDuration    time.Duration
-	// MaxDroppedPercent: the run fails when SessionsDropped reaches this
-	// share of the sessions due (started + dropped); 0 disables the check.
-	MaxDroppedPercent     float64
-	SessionsByType        map[string]int64
-	MaxConcurrentObserved int
-	// Inbound is the background stream of remote→local mail, counted like
-	// the sessions.
-	Inbound InboundSummary
-	// Generator is how the load generator itself fared (nil: not
-	// measured). When it was the bottleneck (GeneratorBound) the run is no
-	// result for the server.
-	Generator *GeneratorHealth
-	// CouldNotRun, when set, is why the run was abandoned early (the
-	// target refused or timed out every connection): no result at all.
-	CouldNotRun string
-	Sink        SinkSummary
-	Warnings    []string
-	// Delivery is the reconciliation of what was sent with what arrived
-	// (nil when not measured); lost, duplicated or corrupted mail fails
-	// the run whatever the table says.
-	Delivery *delivery.Reconciliation
-	// DeliveryChecks is what the delivery checker cost the server (its
-	// commands are not in the function timings).
-	DeliveryChecks *CheckerSummary
-	// Clients is the connected population of [clients]; nil without one.
-	Clients *ClientsSummary
-	// ServerClock is the server's clock against mailbench's (nil when not
-	// checked), which INTERNALDATE-based delivery times depend on.
-	ServerClock *delivery.ClockCheck
-	// DeliveryTiming states how local deliveries were timed and to what
-	// resolution ("" when not measured).
-	DeliveryTiming string
-	// Connect breaks IMAP and SMTP Connect down into TCP, TLS, greeting
-	// and authentication, and counts resumed TLS handshakes (measurement
-	// window; nil when not measured).
-	Connect   *metrics.ConnectSnapshot
-	Table     compliance.Table
-	Functions map[measure.Function]*metrics.FunctionStats // exact counts + histograms
-	// Timeline is the measurement window over time, as the recorder made
-	// it (metrics.Recorder.Timeline); nil when not measured.
-	Timeline []metrics.Point
-	// Shard identifies one shard of a sharded run (nil: a whole run, or
-	// the merge of all shards); RemotePending holds its remote deliveries
-	// to reconcile against an external sink (see shard.go).
-	Shard         *ShardInfo
-	RemotePending *delivery.Pending
+	PlannedSessionDuration Duration `json:"planned_session_us"`
+	PlannedConcurrency     float64  `json:"planned_concurrency"`
+	MeanSessionDuration    Duration `json:"mean_session_us"`
+	MeanConcurrency        float64  `json:"mean_concurrency"`            // derived: Run.ObservedConcurrency
+	AchievedBandLow        float64  `json:"achieved_band_low_per_hour"`  // derived: Run.AchievedBand
+	AchievedBandHigh       float64  `json:"achieved_band_high_per_hour"` // derived: Run.AchievedBand
 }
 
 // InboundSummary counts the inbound mail stream's arrivals due in the
@@ -510,7 +544,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.Clients = m.Clients.add(r.Clients)
 	}
 	if m.SessionsStarted > 0 {
-		m.MeanSessionDuration = time.Duration(sessionTime / float64(m.SessionsStarted) * float64(time.Second))
+		m.MeanSessionDuration = Duration(time.Duration(sessionTime / float64(m.SessionsStarted) * float64(time.Second)).Truncate(time.Microsecond))
 	}
 	if m.Target.Embedded && len(runs) > 1 {
 		warn = append(warn, "merged runs include an embedded target: each shard loaded its own server")
@@ -518,12 +552,12 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 
 	for _, p := range []struct {
 		name string
-		dst  *time.Duration
-		get  func(*Run) time.Duration
+		dst  *Duration
+		get  func(*Run) Duration
 	}{
-		{"warm-up", &m.Warmup, func(r *Run) time.Duration { return r.Warmup }},
-		{"measurement", &m.Measurement, func(r *Run) time.Duration { return r.Measurement }},
-		{"ramp-down", &m.Rampdown, func(r *Run) time.Duration { return r.Rampdown }},
+		{"warm-up", &m.Warmup, func(r *Run) Duration { return r.Warmup }},
+		{"measurement", &m.Measurement, func(r *Run) Duration { return r.Measurement }},
+		{"ramp-down", &m.Rampdown, func(r *Run) Duration { return r.Rampdown }},
 	} {
 		var differ bool
 		for _, r := range runs {
@@ -626,7 +660,7 @@ func checkShards(opts MergeOptions, runs []*Run) error {
 			return fmt.Errorf("merge: %s (warm-up %v, measurement %v, ramp-down %v) and %s (%v, %v, %v) have different phases: %w",
 				label(0), first.Warmup, first.Measurement, first.Rampdown, label(i), r.Warmup, r.Measurement, r.Rampdown, ErrNotShards)
 		}
-		apart := r.Started.Add(r.Warmup).Sub(first.Started.Add(first.Warmup)).Abs()
+		apart := r.Started.Add(time.Duration(r.Warmup)).Sub(first.Started.Add(time.Duration(first.Warmup))).Abs()
 		if tol := time.Duration(WindowTolerance * float64(first.Measurement)); apart > tol {
 			return fmt.Errorf("merge: the measurement windows of %s and %s start %v apart, more than %.0f%% of the measurement (%v): %w",
 				label(0), label(i), apart, 100*WindowTolerance, first.Measurement, ErrNotShards)
@@ -642,7 +676,7 @@ func mergeRelayDelay(s *SinkSummary, runs []*Run) string {
 	for _, r := range runs {
 		if r.Sink.Messages > 0 || r.Sink.RelayDelayMax > 0 {
 			have++
-			if r.Sink.RelayDelay != nil {
+			if r.Sink.RelayDelay.Histogram != nil {
 				with++
 			}
 		}
@@ -650,14 +684,14 @@ func mergeRelayDelay(s *SinkSummary, runs []*Run) string {
 	if have > 0 && with == have {
 		h := metrics.NewHistogram()
 		for _, r := range runs {
-			if r.Sink.RelayDelay != nil {
-				h.Merge(r.Sink.RelayDelay)
+			if r.Sink.RelayDelay.Histogram != nil {
+				h.Merge(r.Sink.RelayDelay.Histogram)
 			}
 		}
-		s.RelayDelay = h
-		s.RelayDelayP50 = time.Duration(h.ValueAtPercentile(50)) * time.Microsecond
-		s.RelayDelayP95 = time.Duration(h.ValueAtPercentile(95)) * time.Microsecond
-		s.RelayDelayMax = time.Duration(h.Max()) * time.Microsecond
+		s.RelayDelay = Histogram{h}
+		s.RelayDelayP50 = Duration(time.Duration(h.ValueAtPercentile(50)) * time.Microsecond)
+		s.RelayDelayP95 = Duration(time.Duration(h.ValueAtPercentile(95)) * time.Microsecond)
+		s.RelayDelayMax = Duration(time.Duration(h.Max()) * time.Microsecond)
 		return ""
 	}
 	for _, r := range runs {

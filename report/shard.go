@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -29,30 +30,31 @@ type jsonShard struct {
 	ExternalSink bool   `json:"external_sink"`
 }
 
-func shardToJSON(s *ShardInfo) *jsonShard {
-	if s == nil {
-		return nil
-	}
-	return &jsonShard{Index: s.Index, Count: s.Count, RunID: fmt.Sprintf("%08x", s.RunID), ConfigHash: s.ConfigHash,
-		StartAt: fmtJSONTime(s.StartAt), ExternalSink: s.ExternalSink}
+// MarshalJSON writes s with its run id in 8 hex digits.
+func (s *ShardInfo) MarshalJSON() ([]byte, error) {
+	return json.Marshal(jsonShard{Index: s.Index, Count: s.Count, RunID: fmt.Sprintf("%08x", s.RunID), ConfigHash: s.ConfigHash,
+		StartAt: fmtJSONTime(s.StartAt), ExternalSink: s.ExternalSink})
 }
 
-func shardFromJSON(j *jsonShard) (*ShardInfo, error) {
-	if j == nil {
-		return nil, nil
+// UnmarshalJSON reads what MarshalJSON wrote, refusing what is not a
+// shard (an index outside 0..count-1).
+func (s *ShardInfo) UnmarshalJSON(b []byte) error {
+	var j jsonShard
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
 	}
-	s := &ShardInfo{Index: j.Index, Count: j.Count, ConfigHash: j.ConfigHash, ExternalSink: j.ExternalSink}
+	*s = ShardInfo{Index: j.Index, Count: j.Count, ConfigHash: j.ConfigHash, ExternalSink: j.ExternalSink}
 	if _, err := fmt.Sscanf(j.RunID, "%08x", &s.RunID); err != nil || len(j.RunID) != 8 {
-		return nil, fmt.Errorf("shard: run_id %q: want 8 hex digits", j.RunID)
+		return fmt.Errorf("shard: run_id %q: want 8 hex digits", j.RunID)
 	}
 	var err error
 	if s.StartAt, err = parseJSONTime(j.StartAt); err != nil {
-		return nil, fmt.Errorf("shard: start_at: %w", err)
+		return fmt.Errorf("shard: start_at: %w", err)
 	}
 	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return nil, fmt.Errorf("shard: %d/%d is not a shard", s.Index, s.Count)
+		return fmt.Errorf("shard: %d/%d is not a shard", s.Index, s.Count)
 	}
-	return s, nil
+	return nil
 }
 
 // checkShardSet refuses to merge shards that are not all of one run: when any
@@ -140,10 +142,10 @@ func MergeWithSink(sink *delivery.SinkReport, runs ...*Run) (*Run, error) {
 	}
 	m.Sink = SinkSummary{Messages: sink.Counts.Messages, Recipients: sink.Counts.Recipients, Bytes: sink.Counts.Bytes}
 	if h := sink.RelayDelay; h != nil && h.TotalCount() > 0 {
-		m.Sink.RelayDelay = h
-		m.Sink.RelayDelayP50 = fromUS(h.ValueAtQuantile(50))
-		m.Sink.RelayDelayP95 = fromUS(h.ValueAtQuantile(95))
-		m.Sink.RelayDelayMax = fromUS(h.Max())
+		m.Sink.RelayDelay = Histogram{h}
+		m.Sink.RelayDelayP50 = Duration(fromUS(h.ValueAtQuantile(50)))
+		m.Sink.RelayDelayP95 = Duration(fromUS(h.ValueAtQuantile(95)))
+		m.Sink.RelayDelayMax = Duration(fromUS(h.Max()))
 	}
 	return m, nil
 }

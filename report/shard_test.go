@@ -13,7 +13,7 @@ func shardRuns(n int) []*Run {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	var runs []*Run
 	for i := range n {
-		runs = append(runs, &Run{Name: "x", Seed: 7, SessionsStarted: 10, SessionsByType: map[string]int64{"send": int64(i + 1)},
+		runs = append(runs, &Run{Name: "x", Seed: 7, SessionCounts: SessionCounts{SessionsStarted: 10, SessionsByType: map[string]int64{"send": int64(i + 1)}},
 			Delivery: &delivery.Reconciliation{RemoteDeliveries: 3, PendingRemote: 3},
 			Shard:    &ShardInfo{Index: i, Count: n, RunID: 0x1000 | uint32(i), ConfigHash: "abc", StartAt: at, ExternalSink: true}})
 	}

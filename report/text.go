@@ -166,7 +166,7 @@ func WriteText(w io.Writer, r *Run) error {
 		lp("Sink", "%s messages, %s recipients, %s bytes",
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes))
 		lp("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
-			fmtMS(r.Sink.RelayDelayP50), fmtMS(r.Sink.RelayDelayP95), fmtMS(r.Sink.RelayDelayMax))
+			fmtMS(time.Duration(r.Sink.RelayDelayP50)), fmtMS(time.Duration(r.Sink.RelayDelayP95)), fmtMS(time.Duration(r.Sink.RelayDelayMax)))
 		if r.Sink.Foreign > 0 {
 			lp("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), ForeignRunsText(r.Sink.ForeignRuns))
 		}

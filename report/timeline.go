@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +17,24 @@ import (
 // keeps at most metrics.MaxPoints points; operations count in the interval
 // they started in). Below is only their JSON form, the merge of shards and
 // the text section.
+
+// Timeline is a run's measurement window over time (Run.Timeline). JSON
+// holds each point in the form of jsonPoint.
+type Timeline []metrics.Point
+
+// MarshalJSON writes the points (jsonPoint).
+func (tl Timeline) MarshalJSON() ([]byte, error) { return json.Marshal(timelineToJSON(tl)) }
+
+// UnmarshalJSON reads the points back, checking them (timelineFromJSON).
+func (tl *Timeline) UnmarshalJSON(b []byte) error {
+	var js []jsonPoint
+	if err := json.Unmarshal(b, &js); err != nil {
+		return err
+	}
+	var err error
+	*tl, err = timelineFromJSON(js)
+	return err
+}
 
 // jsonTotals is the JSON form of metrics.Totals.
 type jsonTotals struct {

@@ -103,7 +103,7 @@ func TestTimelineJSONReadsOlderReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []metrics.Point{{Start: tlStart, Length: 10 * time.Second, Sessions: 3,
+	want := Timeline{{Start: tlStart, Length: 10 * time.Second, Sessions: 3,
 		Totals: metrics.Totals{Operations: 100, Errors: 1, P95: 20 * time.Millisecond},
 		Functions: []metrics.FunctionPoint{
 			{Function: measure.SMTPData, Totals: metrics.Totals{P95: 3 * time.Millisecond}},

@@ -179,7 +179,7 @@ func TestHostileReports(t *testing.T) {
 	}
 	other, _ := writeReport(t, "other", 200, 10*time.Millisecond, shard(2), func(r *report.Run) { r.Config = "other.toml" })
 	later, _ := writeReport(t, "later", 200, 10*time.Millisecond, shard(3600))
-	longer, _ := writeReport(t, "longer", 200, 10*time.Millisecond, shard(3), func(r *report.Run) { r.Measurement = 2 * time.Minute })
+	longer, _ := writeReport(t, "longer", 200, 10*time.Millisecond, shard(3), func(r *report.Run) { r.Measurement = report.Duration(2 * time.Minute) })
 	partial, _ := writeReport(t, "partial", 200, 10*time.Millisecond, shard(4), func(r *report.Run) { r.Partial, r.PartialReason = true, "interrupted" })
 	cnr, _ := writeReport(t, "cnr", 200, 10*time.Millisecond, shard(5), func(r *report.Run) { r.CouldNotRun = "the target refused every connection" })
 	tests := []struct {

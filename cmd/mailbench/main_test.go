@@ -38,7 +38,7 @@ func writeReport(t *testing.T, name string, n int, d time.Duration, edit ...func
 	r := &report.Run{
 		Tool: "mailbench", Version: "test", Name: name, Seed: 1,
 		Started: start, Ended: start.Add(3 * time.Minute),
-		Warmup: time.Minute, Measurement: time.Minute, Rampdown: time.Minute,
+		Warmup: report.Duration(time.Minute), Measurement: report.Duration(time.Minute), Rampdown: report.Duration(time.Minute),
 		Target:    report.Target{IMAP: "127.0.0.1:1143", SMTP: "127.0.0.1:2525"},
 		Functions: s.Snapshot(),
 	}

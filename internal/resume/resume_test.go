@@ -21,8 +21,8 @@ func stepConfig(rate float64, seed int64) *workload.Config {
 func fakeRun(calls *int) campaign.RunFunc {
 	return func(_, _ context.Context, cfg *workload.Config) (*report.Run, error) {
 		*calls++
-		return &report.Run{Tool: "mailbench", Name: cfg.Name, TargetSessionsPerHour: cfg.Load.SessionsPerHour,
-			Started: time.Unix(1_800_000_000, 0).UTC(), Measurement: time.Minute}, nil
+		return &report.Run{Tool: "mailbench", Name: cfg.Name, SessionCounts: report.SessionCounts{TargetSessionsPerHour: cfg.Load.SessionsPerHour},
+			Started: time.Unix(1_800_000_000, 0).UTC(), Measurement: report.Duration(time.Minute)}, nil
 	}
 }
 

@@ -54,9 +54,9 @@ func (f *fake) run(stop, kill context.Context, cfg *workload.Config) (*report.Ru
 	}
 	achieved := rate * (1 - 0.001*float64(call%3))
 	run := &report.Run{Tool: "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: cfg.Seed,
-		Started: t0, Ended: t0.Add(time.Hour), Measurement: 30 * time.Minute,
-		TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved, SessionsPerUserHour: 4.8,
-		Users: cfg.Users.Count, SessionsStarted: 1000, SessionsLate: f.late,
+		Started: t0, Ended: t0.Add(time.Hour), Measurement: report.Duration(30 * time.Minute),
+		SessionCounts: report.SessionCounts{TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved, SessionsPerUserHour: 4.8, Users: cfg.Users.Count, SessionsStarted: 1000, SessionsLate: f.late},
+
 		Functions: map[measure.Function]*metrics.FunctionStats{measure.IMAPConnect: fs}}
 	run.Evaluate(compliance.Rules{MaxErrorPercent: 1, Functions: []compliance.Rule{{Function: measure.IMAPConnect, Limit: time.Second, RequiredPercent: 95}}})
 	return run, nil

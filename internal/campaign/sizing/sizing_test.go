@@ -110,11 +110,10 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 		stats[fn] = fs
 	}
 	run := &report.Run{
-		Users: cfg.Users.Count,
-		Tool:  "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: cfg.Seed,
-		Started: t0, Ended: t0.Add(time.Minute), Measurement: time.Minute,
-		TargetSessionsPerHour: rate, AchievedSessionsPerHour: rate,
-		SessionsPerUserHour: 4.8, EquivalentUsers: rate / 4.8, SessionsStarted: 1000,
+		SessionCounts: report.SessionCounts{Users: cfg.Users.Count, TargetSessionsPerHour: rate, AchievedSessionsPerHour: rate, SessionsPerUserHour: 4.8, EquivalentUsers: rate / 4.8, SessionsStarted: 1000},
+		Tool:          "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: cfg.Seed,
+		Started: t0, Ended: t0.Add(time.Minute), Measurement: report.Duration(time.Minute),
+
 		Functions: stats,
 	}
 	if s.late != nil {

@@ -79,10 +79,9 @@ func (f *fakeServer) run(stop, kill context.Context, cfg *workload.Config) (*rep
 	achieved := rate * (1 - 0.01*float64(pos))
 	run := &report.Run{
 		Tool: "mailbench", Version: "test", Name: cfg.Name, Config: cfg.File, Seed: 1,
-		Started: t0, Ended: t0.Add(time.Minute), Measurement: time.Minute,
-		TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved,
-		SessionsPerUserHour: 4.8, Users: int(math.Ceil(rate / 4.8)), EquivalentUsers: math.Ceil(rate / 4.8),
-		SessionsStarted: int64(achieved / 60), SessionsLate: 2,
+		Started: t0, Ended: t0.Add(time.Minute), Measurement: report.Duration(time.Minute),
+		SessionCounts: report.SessionCounts{TargetSessionsPerHour: rate, AchievedSessionsPerHour: achieved, SessionsPerUserHour: 4.8, Users: int(math.Ceil(rate / 4.8)), EquivalentUsers: math.Ceil(rate / 4.8), SessionsStarted: int64(achieved / 60), SessionsLate: 2},
+
 		Delivery:  &delivery.Reconciliation{},
 		Functions: stats,
 	}
@@ -456,7 +455,7 @@ func TestSweepConnectedAxis(t *testing.T) {
 		for range 10 {
 			fs.Record(time.Millisecond, measure.OK)
 		}
-		r := &report.Run{Name: c.Name, TargetSessionsPerHour: c.Load.SessionsPerHour, AchievedSessionsPerHour: c.Load.SessionsPerHour,
+		r := &report.Run{Name: c.Name, SessionCounts: report.SessionCounts{TargetSessionsPerHour: c.Load.SessionsPerHour, AchievedSessionsPerHour: c.Load.SessionsPerHour},
 			Functions: map[measure.Function]*metrics.FunctionStats{measure.IMAPIdle: fs},
 			Clients:   &report.ClientsSummary{Target: c.Clients.Connected, Held: int64(min(c.Clients.Connected, 450))}}
 		r.Evaluate(rules)

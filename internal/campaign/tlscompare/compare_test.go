@@ -143,7 +143,7 @@ func fakeRun(applyTLS bool) campaign.RunFunc {
 		for x := 0; time.Now().Before(end); x++ {
 			_ = x * x
 		}
-		run := &report.Run{Name: cfg.Name, SessionsStarted: 50, AchievedSessionsPerHour: 3600, Functions: stats}
+		run := &report.Run{Name: cfg.Name, SessionCounts: report.SessionCounts{SessionsStarted: 50, AchievedSessionsPerHour: 3600}, Functions: stats}
 		run.Evaluate(rules)
 		run.Connect = b.Snapshot()
 		return run, nil

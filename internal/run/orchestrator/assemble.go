@@ -23,29 +23,33 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 	run := &report.Run{
 		Tool: "mailbench", Version: Version, Config: cfg.File, Name: cfg.Name, Seed: cfg.Seed,
 		Started: res.Start, Ended: res.Ended,
-		Warmup: cfg.Phases.Warmup.Duration, Measurement: meas, Rampdown: cfg.Phases.Rampdown.Duration,
+		Warmup: report.Duration(cfg.Phases.Warmup.Duration), Measurement: report.Duration(meas), Rampdown: report.Duration(cfg.Phases.Rampdown.Duration),
 		Target: report.Target{
 			IMAP: cfg.Target.IMAP.Address, SMTP: cfg.Target.SMTP.Address, Embedded: cfg.Target.Embedded,
 		},
 		// A shard offers its share of the arrivals (every Shards-th).
-		TargetSessionsPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)),
-		SessionsPerUserHour:   cfg.Load.SessionsPerUserHour,
-		SessionsScheduled:     res.Sessions.Scheduled,
-		SessionsStarted:       res.Sessions.Started,
-		SessionsLoggedIn:      res.SessionsLoggedIn,
-		SessionsCompleted:     res.SessionsCompleted,
-		SessionsFailed:        res.SessionsFailed,
-		SessionsLate:          res.Sessions.Late,
-		SessionsDropped:       res.Sessions.Dropped,
-		SessionsByType:        map[string]int64{},
-		MaxConcurrentObserved: int(res.Sessions.MaxActive),
-		SessionsDroppedAtCap:  res.Sessions.DroppedAtCap,
-		MaxConcurrentSessions: cfg.Load.MaxConcurrent,
-		Users:                 res.Users,
+		SessionCounts: report.SessionCounts{
+			TargetSessionsPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)),
+			SessionsPerUserHour:   cfg.Load.SessionsPerUserHour,
+			SessionsScheduled:     res.Sessions.Scheduled,
+			SessionsStarted:       res.Sessions.Started,
+			SessionsLoggedIn:      res.SessionsLoggedIn,
+			SessionsCompleted:     res.SessionsCompleted,
+			SessionsFailed:        res.SessionsFailed,
+			SessionsLate:          res.Sessions.Late,
+			SessionsDropped:       res.Sessions.Dropped,
+			SessionsByType:        map[string]int64{},
+			MaxConcurrentObserved: int(res.Sessions.MaxActive),
+			SessionsDroppedAtCap:  res.Sessions.DroppedAtCap,
+			MaxConcurrentSessions: cfg.Load.MaxConcurrent,
+			Users:                 res.Users,
+			MaxDroppedPercent:     cfg.Compliance.MaxDroppedPercent,
+		},
+
 		Inbound: report.InboundSummary{TargetPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)) * cfg.Load.InboundPerSession,
 			Scheduled: res.Inbound.Scheduled, Started: res.Inbound.Started, Late: res.Inbound.Late, Dropped: res.Inbound.Dropped},
-		MaxDroppedPercent: cfg.Compliance.MaxDroppedPercent,
-		Functions:         rec.Stats(workload.Measurement).Snapshot(),
+
+		Functions: rec.Stats(workload.Measurement).Snapshot(),
 	}
 	if cfg.Target.Embedded {
 		run.Target.IMAP, run.Target.SMTP = "embedded", "embedded"
@@ -56,11 +60,11 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 	}
 	run.SessionsDroppedUsersBusy = res.Sessions.Dropped - res.Sessions.DroppedAtCap
 	if plan != nil {
-		run.PlannedSessionDuration = plan.MeanSessionDuration
+		run.PlannedSessionDuration = report.Duration(plan.MeanSessionDuration.Truncate(time.Microsecond))
 		run.PlannedConcurrency = run.TargetSessionsPerHour / 3600 * plan.MeanSessionDuration.Seconds()
 	}
 	if res.Sessions.Started > 0 {
-		run.MeanSessionDuration = res.SessionTime / time.Duration(res.Sessions.Started)
+		run.MeanSessionDuration = report.Duration((res.SessionTime / time.Duration(res.Sessions.Started)).Truncate(time.Microsecond))
 	}
 	if u, ok := run.UsersFigure(); ok {
 		run.EquivalentUsers = float64(u)
@@ -72,16 +76,16 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		run.Target.Sink = sink.Addr().String()
 		c := sink.Counts()
 		h := sink.RelayDelay()
-		run.Sink = report.SinkSummary{Messages: c.Messages, Recipients: c.Recipients, Bytes: c.Bytes, RelayDelay: h,
+		run.Sink = report.SinkSummary{Messages: c.Messages, Recipients: c.Recipients, Bytes: c.Bytes, RelayDelay: report.Histogram{Histogram: h},
 			Foreign: c.Foreign, ForeignRuns: sink.ForeignRuns()}
 		if c.Foreign > 0 {
 			run.Warnings = append(run.Warnings, fmt.Sprintf("the sink received %d foreign messages (not this run's: %s): counted apart, in none of its figures",
 				c.Foreign, report.ForeignRunsText(run.Sink.ForeignRuns)))
 		}
 		if h.TotalCount() > 0 {
-			run.Sink.RelayDelayP50 = us(h.ValueAtQuantile(50))
-			run.Sink.RelayDelayP95 = us(h.ValueAtQuantile(95))
-			run.Sink.RelayDelayMax = us(h.Max())
+			run.Sink.RelayDelayP50 = report.Duration(us(h.ValueAtQuantile(50)))
+			run.Sink.RelayDelayP95 = report.Duration(us(h.ValueAtQuantile(95)))
+			run.Sink.RelayDelayMax = report.Duration(us(h.Max()))
 		}
 	}
 	if res.CutSessions > 0 {
