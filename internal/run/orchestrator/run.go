@@ -445,7 +445,9 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	}()
 	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
 		cfg.Name, cfg.TargetRate(), len(users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
-	res, err := runner.Run(stop, kill)
+	stopRunner := context.AfterFunc(stop, runner.Stop)
+	res, err := runner.Run(kill)
+	stopRunner()
 	if pop != nil && time.Now().Before(win.MeasureEnd) { // stopped before the window's end
 		heldAtEnd.Store(pop.Stats().Connected)
 	}

@@ -58,8 +58,9 @@ type Scheduler struct {
 	// cap lets through; it must not block or perform I/O. It returns the
 	// session to run, or ok=false when the session cannot start (e.g. every
 	// user is busy), which counts the arrival as dropped. The session runs on
-	// its own goroutine and must return promptly once ctx is done.
-	Admit func(a Arrival) (session func(ctx context.Context), ok bool)
+	// its own goroutine and must return promptly once the run cuts it (the
+	// caller gives its sessions their context).
+	Admit func(a Arrival) (session func(), ok bool)
 
 	active                                                              atomic.Int64
 	scheduled, started, late, dropped, droppedCap, completed, maxActive atomic.Int64
@@ -97,10 +98,9 @@ func (s *Scheduler) Lateness() *hdrhistogram.Histogram {
 }
 
 // Run hands out arrivals due before end (an offset from start) until end is
-// reached or stop is done. Sessions get sessionCtx, which the caller cancels
-// to cut running sessions. Run returns when no more arrivals will start; use
+// reached or ctx is done. Run returns when no more arrivals will start; use
 // Wait to wait for the running sessions.
-func (s *Scheduler) Run(stop, sessionCtx context.Context, start time.Time, end time.Duration) {
+func (s *Scheduler) Run(ctx context.Context, start time.Time, end time.Duration) {
 	tol := s.LateTolerance
 	if tol <= 0 {
 		tol = time.Second
@@ -117,11 +117,11 @@ func (s *Scheduler) Run(stop, sessionCtx context.Context, start time.Time, end t
 		if d := time.Until(intended); d > 0 {
 			timer.Reset(d)
 			select {
-			case <-stop.Done():
+			case <-ctx.Done():
 				return
 			case <-timer.C:
 			}
-		} else if stop.Err() != nil {
+		} else if ctx.Err() != nil {
 			return
 		}
 		counted := s.Counted == nil || s.Counted(off)
@@ -163,7 +163,7 @@ func (s *Scheduler) Run(stop, sessionCtx context.Context, start time.Time, end t
 		go func() {
 			defer s.wg.Done()
 			defer s.active.Add(-1)
-			session(sessionCtx)
+			session()
 			if counted {
 				s.completed.Add(1)
 			}

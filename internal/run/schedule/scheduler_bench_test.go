@@ -31,12 +31,12 @@ func BenchmarkSchedulerAdmit(b *testing.B) {
 	defer cancel()
 	var admitted atomic.Int64
 	n := int64(b.N)
-	noop := func(context.Context) {}
+	noop := func() {}
 	s := &Scheduler{
 		Schedule:      NewArrivalSchedule(1e12, 1, 0),
 		MaxConcurrent: 1 << 20,
 		LateTolerance: time.Hour, // every arrival is "late" by the benchmark's design
-		Admit: func(Arrival) (func(context.Context), bool) {
+		Admit: func(Arrival) (func(), bool) {
 			if admitted.Add(1) >= n {
 				cancel()
 			}
@@ -45,7 +45,7 @@ func BenchmarkSchedulerAdmit(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	s.Run(stop, context.Background(), time.Now(), time.Duration(math.MaxInt64))
+	s.Run(stop, time.Now(), time.Duration(math.MaxInt64))
 	s.Wait()
 	b.StopTimer()
 	c := s.Counts()

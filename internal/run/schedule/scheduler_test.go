@@ -54,18 +54,18 @@ func runSimulatedHour(t *testing.T, perHour float64, sessionLen time.Duration, m
 		s := &Scheduler{
 			Schedule:      NewArrivalSchedule(perHour, 7, 0),
 			MaxConcurrent: maxConc,
-			Admit: func(a Arrival) (func(context.Context), bool) {
-				return func(ctx context.Context) {
-					select {
-					case <-time.After(sessionLen):
-					case <-ctx.Done():
-					}
-				}, true
-			},
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		s.Run(ctx, ctx, time.Now(), time.Hour)
+		s.Admit = func(a Arrival) (func(), bool) {
+			return func() {
+				select {
+				case <-time.After(sessionLen):
+				case <-ctx.Done():
+				}
+			}, true
+		}
+		s.Run(ctx, time.Now(), time.Hour)
 		s.Wait()
 		counts = s.Counts()
 	})
@@ -125,17 +125,17 @@ func TestSchedulerCountsLateStarts(t *testing.T) {
 		s := &Scheduler{
 			Schedule:      NewArrivalSchedule(3600, 3, 0),
 			LateTolerance: 100 * time.Millisecond,
-			Admit: func(a Arrival) (func(context.Context), bool) {
+			Admit: func(a Arrival) (func(), bool) {
 				// The generator stalls for 2 s on the 10th arrival: the
 				// arrivals due during the stall start late, and are counted.
 				if admitted.Add(1) == 10 {
 					time.Sleep(2 * time.Second)
 				}
-				return func(context.Context) {}, true
+				return func() {}, true
 			},
 		}
 		ctx := context.Background()
-		s.Run(ctx, ctx, time.Now(), 10*time.Minute)
+		s.Run(ctx, time.Now(), 10*time.Minute)
 		s.Wait()
 		c := s.Counts()
 		if c.Late == 0 {
@@ -152,14 +152,14 @@ func TestSchedulerCountsLateStarts(t *testing.T) {
 
 func TestSchedulerStopsOnStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Scheduler{
-			Schedule: NewArrivalSchedule(3600, 1, 0),
-			Admit: func(a Arrival) (func(context.Context), bool) {
-				return func(ctx context.Context) { <-ctx.Done() }, true
-			},
-		}
 		stop, cancelStop := context.WithCancel(context.Background())
 		cut, cancelCut := context.WithCancel(context.Background())
+		s := &Scheduler{
+			Schedule: NewArrivalSchedule(3600, 1, 0),
+			Admit: func(a Arrival) (func(), bool) {
+				return func() { <-cut.Done() }, true
+			},
+		}
 		go func() {
 			time.Sleep(time.Minute)
 			cancelStop()
@@ -167,7 +167,7 @@ func TestSchedulerStopsOnStop(t *testing.T) {
 			cancelCut()
 		}()
 		t0 := time.Now()
-		s.Run(stop, cut, t0, time.Hour)
+		s.Run(stop, t0, time.Hour)
 		if d := time.Since(t0); d != time.Minute {
 			t.Errorf("Run returned after %v, want 1m (when stopped)", d)
 		}
@@ -187,15 +187,15 @@ func TestSchedulerLatenessHistogram(t *testing.T) {
 		run := func(stallAt int64) *Scheduler {
 			s := &Scheduler{
 				Schedule: NewArrivalSchedule(36000, 3, 0), // 10/s
-				Admit: func(a Arrival) (func(context.Context), bool) {
+				Admit: func(a Arrival) (func(), bool) {
 					if a.Index == stallAt {
 						time.Sleep(2 * time.Second) // the generator stalls
 					}
-					return func(context.Context) {}, true
+					return func() {}, true
 				},
 			}
 			ctx := context.Background()
-			s.Run(ctx, ctx, time.Now(), 10*time.Second)
+			s.Run(ctx, time.Now(), 10*time.Second)
 			s.Wait()
 			return s
 		}

@@ -57,6 +57,33 @@ type Runner struct {
 	Shard schedule.Shard
 	// Progress, when set, is called about once a second with the counts so far.
 	Progress func(RunProgress)
+
+	stopMu  sync.Mutex
+	stopped chan struct{} // closed by Stop
+}
+
+// stopSignal is the channel Stop closes, made on first use.
+func (r *Runner) stopSignal() chan struct{} {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.stopped == nil {
+		r.stopped = make(chan struct{})
+	}
+	return r.stopped
+}
+
+// Stop ends new arrivals at once: the run then drains for the ramp-down
+// grace and is marked Stopped. It is safe for concurrent use, before or
+// during Run, and more than once.
+func (r *Runner) Stop() {
+	ch := r.stopSignal()
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 // RunProgress is a snapshot for progress displays.
@@ -98,10 +125,10 @@ type RunResult struct {
 	Shards int
 }
 
-// Run runs the workload. Cancelling stop ends new arrivals at once (the run
-// then drains for the ramp-down grace and is marked Stopped); cancelling
-// kill cuts running sessions immediately.
-func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
+// Run runs the workload. Stop is the graceful end (no new arrivals, then
+// the ramp-down grace); cancelling ctx cuts running sessions at once, and
+// the run is marked Stopped either way. Call it once.
+func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	cfg := r.Config
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
@@ -137,12 +164,29 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	res := &RunResult{Users: r.Shard.Users(len(r.Users)), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
-	// sessionCtx is cut at the end of ramp-down, or at once by kill.
-	sessionCtx, cut := context.WithCancel(kill)
+	// sessionCtx is cut at the end of ramp-down, or at once with ctx.
+	sessionCtx, cut := context.WithCancel(ctx)
 	defer cut()
-	// arrivals stop at the end of measurement or on stop.
-	arrivals, stopArrivals := context.WithCancel(stop)
+	// arrivals end at the end of measurement, on Stop, or with ctx: both
+	// contexts derive from the one run context.
+	arrivals, stopArrivals := context.WithCancel(ctx)
 	defer stopArrivals()
+	stopSignal := r.stopSignal()
+	go func() {
+		select {
+		case <-stopSignal:
+			stopArrivals()
+		case <-arrivals.Done():
+		}
+	}()
+	stopRequested := func() bool {
+		select {
+		case <-stopSignal:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
 
 	mix, err := workload.SessionMix(cfg)
 	if err != nil {
@@ -159,7 +203,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		MaxConcurrent: cfg.Load.MaxConcurrent,
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
-		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
+		Admit: func(a schedule.Arrival) (func(), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
 			kind := mix.Pick(rng)
 			drawn := rng.IntN(len(r.Users))
@@ -173,7 +217,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 				res.SessionsByKind[kind]++
 				mu.Unlock()
 			}
-			return func(ctx context.Context) {
+			return func() {
+				ctx := sessionCtx
 				defer pool.release(ui)
 				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], r.Users[drawn], rng)
 				if err != nil && ctx.Err() != nil {
@@ -200,10 +245,10 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
-		Admit: func(a schedule.Arrival) (func(context.Context), bool) {
+		Admit: func(a schedule.Arrival) (func(), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
-			return func(ctx context.Context) {
-				if _, err := env.run(ctx, workload.Inbound, workload.User{}, workload.User{}, rng); err != nil && ctx.Err() != nil {
+			return func() {
+				if _, err := env.run(sessionCtx, workload.Inbound, workload.User{}, workload.User{}, rng); err != nil && sessionCtx.Err() != nil {
 					cutByUs.Add(1)
 				}
 			}, true
@@ -219,8 +264,8 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); sessions.Run(arrivals, sessionCtx, start, end) }()
-	go func() { defer wg.Done(); inbound.Run(arrivals, sessionCtx, start, end) }()
+	go func() { defer wg.Done(); sessions.Run(arrivals, start, end) }()
+	go func() { defer wg.Done(); inbound.Run(arrivals, start, end) }()
 
 	// Progress ticker: stops when both schedulers have returned.
 	done := make(chan struct{})
@@ -245,9 +290,9 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	// The schedulers return as soon as the next arrival falls after the
 	// window; at a low rate that can be long before its end. The window
 	// is the window: wait for its end (or the stop) before ramp-down.
-	waitUntil(stop, kill, win.MeasureEnd)
+	waitUntil(arrivals, win.MeasureEnd)
 	res.StopAt = time.Now()
-	res.Stopped = stop.Err() != nil
+	res.Stopped = stopRequested()
 
 	// Ramp-down: no new sessions; running ones get the grace period.
 	drained := make(chan struct{})
@@ -258,7 +303,7 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	case <-grace.C:
 		cut()
 		<-drained
-	case <-kill.Done():
+	case <-ctx.Done():
 		cut()
 		<-drained
 	}
@@ -278,18 +323,17 @@ func (r *Runner) Run(stop, kill context.Context) (*RunResult, error) {
 	return res, nil
 }
 
-// waitUntil returns at t, or earlier when stop or kill is done.
-func waitUntil(stop, kill context.Context, t time.Time) {
+// waitUntil returns at t, or earlier when ctx is done.
+func waitUntil(ctx context.Context, t time.Time) {
 	d := time.Until(t)
-	if d <= 0 || stop.Err() != nil || kill.Err() != nil {
+	if d <= 0 || ctx.Err() != nil {
 		return
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-	case <-stop.Done():
-	case <-kill.Done():
+	case <-ctx.Done():
 	}
 }
 

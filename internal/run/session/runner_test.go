@@ -101,8 +101,7 @@ func TestRunnerAccounting(t *testing.T) {
 			}
 		})
 		start := time.Now()
-		ctx := context.Background()
-		res, err := r.Run(ctx, ctx)
+		res, err := r.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,25 +124,25 @@ func TestRunnerAccounting(t *testing.T) {
 	})
 }
 
-// TestRunnerStop: cancelling stop ends the arrivals at once and drains;
-// the run says it was stopped and when, and counts only the arrivals due
-// before the stop. Cancelling kill instead cuts the running sessions at
-// once, before the ramp-down's grace.
+// TestRunnerStop: Stop ends the arrivals at once and drains; the run says
+// it was stopped and when, and counts only the arrivals due before the
+// stop. Cancelling the run's context instead cuts the running sessions at
+// once, before the ramp-down's grace, and the run says it was stopped too.
 func TestRunnerStop(t *testing.T) {
 	for _, viaKill := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
 			r := hungRunner(t, nil)
-			stop, stopNow := context.WithCancel(context.Background())
 			kill, killNow := context.WithCancel(context.Background())
 			defer killNow()
 			start := time.Now()
 			time.AfterFunc(4*time.Second, func() {
-				stopNow()
 				if viaKill {
 					killNow()
+				} else {
+					r.Stop()
 				}
 			})
-			res, err := r.Run(stop, kill)
+			res, err := r.Run(kill)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,4 +161,26 @@ func TestRunnerStop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunnerStopBeforeRun: a Runner stopped before Run (a Ctrl-C during
+// set-up) starts no session and says it was stopped; Stop again is a
+// no-op.
+func TestRunnerStopBeforeRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hungRunner(t, nil)
+		r.Stop()
+		r.Stop()
+		start := time.Now()
+		res, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Stopped || res.Sessions.Started != 0 || res.Inbound.Started != 0 {
+			t.Errorf("stopped %v, %d sessions and %d inbound started: want stopped, none started", res.Stopped, res.Sessions.Started, res.Inbound.Started)
+		}
+		if d := res.Ended.Sub(start); d != 0 {
+			t.Errorf("the run took %v, want none", d)
+		}
+	})
 }
