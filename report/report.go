@@ -282,6 +282,32 @@ type ClientsSummary struct {
 	Announced  int64            `json:"announced"`       // EXISTS announcements received
 }
 
+// add is the session counts of two shards together: counts, users, caps
+// and planned concurrency summed, sessions by type per type, the largest
+// dropped-share limit and planned session length. The rates, the sessions
+// per user-hour and the mean session length are the merge's (they need
+// every shard at once), and the derived figures are left out.
+func (c SessionCounts) add(o SessionCounts) SessionCounts {
+	return SessionCounts{
+		SessionsScheduled:        c.SessionsScheduled + o.SessionsScheduled,
+		SessionsStarted:          c.SessionsStarted + o.SessionsStarted,
+		SessionsLoggedIn:         c.SessionsLoggedIn + o.SessionsLoggedIn,
+		SessionsCompleted:        c.SessionsCompleted + o.SessionsCompleted,
+		SessionsFailed:           c.SessionsFailed + o.SessionsFailed,
+		SessionsLate:             c.SessionsLate + o.SessionsLate,
+		SessionsDropped:          c.SessionsDropped + o.SessionsDropped,
+		MaxDroppedPercent:        max(c.MaxDroppedPercent, o.MaxDroppedPercent),
+		SessionsByType:           addCounts(maps.Clone(c.SessionsByType), o.SessionsByType),
+		MaxConcurrentObserved:    c.MaxConcurrentObserved + o.MaxConcurrentObserved,
+		Users:                    c.Users + o.Users,
+		SessionsDroppedAtCap:     c.SessionsDroppedAtCap + o.SessionsDroppedAtCap,
+		SessionsDroppedUsersBusy: c.SessionsDroppedUsersBusy + o.SessionsDroppedUsersBusy,
+		MaxConcurrentSessions:    c.MaxConcurrentSessions + o.MaxConcurrentSessions,
+		PlannedSessionDuration:   max(c.PlannedSessionDuration, o.PlannedSessionDuration),
+		PlannedConcurrency:       c.PlannedConcurrency + o.PlannedConcurrency,
+	}
+}
+
 // add is the population of two shards together (nil: none).
 func (c *ClientsSummary) add(o *ClientsSummary) *ClientsSummary {
 	if o == nil {
@@ -511,28 +537,13 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		}
 		m.Partial = m.Partial || r.Partial
 		m.Target.Embedded = m.Target.Embedded || r.Target.Embedded
-		m.SessionsScheduled += r.SessionsScheduled
-		m.SessionsStarted += r.SessionsStarted
-		m.SessionsLoggedIn += r.SessionsLoggedIn
+		m.SessionCounts = m.SessionCounts.add(r.SessionCounts)
+		sessionTime += r.MeanSessionDuration.Seconds() * float64(r.SessionsStarted)
 		m.Inbound = m.Inbound.add(r.Inbound)
 		if r.CouldNotRun != "" && !strings.Contains(m.CouldNotRun, r.CouldNotRun) {
 			m.CouldNotRun = strings.TrimPrefix(m.CouldNotRun+"; "+r.CouldNotRun, "; ")
 		}
-		m.SessionsCompleted += r.SessionsCompleted
-		m.SessionsFailed += r.SessionsFailed
-		m.SessionsLate += r.SessionsLate
-		m.SessionsDropped += r.SessionsDropped
-		m.MaxDroppedPercent = max(m.MaxDroppedPercent, r.MaxDroppedPercent)
-		m.MaxConcurrentObserved += r.MaxConcurrentObserved
-		m.SessionsDroppedAtCap += r.SessionsDroppedAtCap
-		m.SessionsDroppedUsersBusy += r.SessionsDroppedUsersBusy
-		m.MaxConcurrentSessions += r.MaxConcurrentSessions
-		m.Users += r.Users
-		m.PlannedConcurrency += r.PlannedConcurrency
-		m.PlannedSessionDuration = max(m.PlannedSessionDuration, r.PlannedSessionDuration)
-		sessionTime += r.MeanSessionDuration.Seconds() * float64(r.SessionsStarted)
 		m.Sink.addCounts(r.Sink)
-		m.SessionsByType = addCounts(m.SessionsByType, r.SessionsByType)
 		m.Warnings = append(m.Warnings, r.Warnings...)
 		if r.Delivery != nil {
 			if m.Delivery == nil {
