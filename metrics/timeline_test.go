@@ -333,8 +333,8 @@ func TestPointHistogramSize(t *testing.T) {
 // every histogram it needs in steady state before the measurement window's
 // first point closes (a grace period into the window), so that the
 // generator's heap does not step up in the middle of the window
-// (bench/soak's BenchmarkSoakGenerator). Closing the first point used to
-// allocate summarize's two scratch histograms, 2 × 184 KiB.
+// (bench/soak's BenchmarkSoakGenerator): closing the first point must not
+// allocate summarize's two scratch histograms (2 × 184 KiB) then.
 func TestTimelineFirstPointNoHeapStep(t *testing.T) {
 	r := NewRecorder(defaultLimits(), window(tl0, tl0.Add(60*time.Second)), nil)
 	r.SetTimeline(TimelineOptions{Interval: 10 * time.Second, Grace: 5 * time.Second})

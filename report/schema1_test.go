@@ -11,13 +11,13 @@ import (
 	"testing"
 )
 
-// TestSchema1Reports reads reports of schema version 1 as real runs wrote
-// them before the report's JSON came from its types (testdata/schema1: a
-// run with [clients] and a delivery check, a shard of a run with an
-// external sink, a run that could not run). Written back, they hold the
-// same document: the same keys in the same order and the same values,
-// except derived figures, which may differ in the last digits (they are
-// now computed from the microseconds the file holds). Written back again,
+// TestSchema1Reports reads reports of schema version 1 that real runs
+// wrote (testdata/schema1, kept as they were written: a run with [clients]
+// and a delivery check, a shard of a run with an external sink, a run that
+// could not run). Written back, they hold the same document: the same keys
+// in the same order and the same values, except derived figures, which may
+// differ in the last digits (they are computed from the microseconds the
+// file holds, and these files' writer computed them from nanoseconds). Written back again,
 // they are the same bytes, and their text is as it was (the .txt golden
 // files beside them). Together they hold every top-level section of the
 // schema.
