@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
@@ -44,6 +47,11 @@ type dialect struct {
 	// hasChildren, when set, is the NO of a DELETE of a mailbox that has
 	// children: the server refuses it, as Cyrus does.
 	hasChildren string
+	// refuseAppends, when set, holds how many APPENDs (of any session) are
+	// still to be refused with appendRefusal, as Cyrus refused one with
+	// "NO System I/O error" just after it started.
+	refuseAppends *atomic.Int64
+	appendRefusal error
 }
 
 var (
@@ -175,6 +183,14 @@ func no(text string) error { return &imap.Error{Type: imap.StatusResponseTypeNo,
 // "[ALERT] STATUS failed" and Cyrus's "[HASCHILDREN] ..." do.
 func noCode(code imap.ResponseCode, text string) error {
 	return &imap.Error{Type: imap.StatusResponseTypeNo, Code: code, Text: text}
+}
+
+func (s *dialectSession) Append(mailbox string, r imap.LiteralReader, o *imap.AppendOptions) (*imap.AppendData, error) {
+	if s.d.refuseAppends != nil && s.d.refuseAppends.Add(-1) >= 0 {
+		_, _ = io.Copy(io.Discard, r)
+		return nil, s.d.appendRefusal
+	}
+	return s.Session.Append(mailbox, r, o)
 }
 
 func (s *dialectSession) Login(user, password string) error {
@@ -519,5 +535,60 @@ func (l *wireLog) check(t *testing.T, golden string) {
 				t.Fatalf("transcript differs from %s at line %d:\n got %q\nwant %q\n(go test ./populate -run TestDialects -update rewrites it)", golden, i+1, g, w)
 			}
 		}
+	}
+}
+
+// TestInitRetriesTemporaryRefusal: an APPEND the server refuses for a
+// reason that may pass (a bare NO, as Cyrus's "System I/O error") is
+// retried, at most twice, without doubling a message; a refusal for a
+// lasting reason (over quota) stops init at once.
+func TestInitRetriesTemporaryRefusal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		refusal     error
+		refusals    int64
+		wantRetried int64
+		wantErr     string
+	}{
+		{"two bare NOs", no("System I/O error"), 2, 2, ""},
+		{"UNAVAILABLE", noCode("UNAVAILABLE", "try again"), 1, 1, ""},
+		{"three bare NOs", no("System I/O error"), 3, 2, "System I/O error"},
+		{"over quota", noCode("OVERQUOTA", "Over quota"), 1, 0, "Over quota"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t, 1)
+			d := cyrusLike
+			d.refuseAppends, d.appendRefusal = new(atomic.Int64), tc.refusal
+			d.refuseAppends.Store(tc.refusals)
+			cfg.Mailboxes.Delimiter = workload.AutoDelimiter
+			startDialect(t, cfg, d)
+			s, err := Init(context.Background(), cfg, Options{Workers: 1, RetryPause: time.Millisecond})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Init() = %v, want the server's %q", err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatalf("Init() = %v", err)
+			}
+			if s.Retried != tc.wantRetried {
+				t.Errorf("%d APPENDs retried, want %d", s.Retried, tc.wantRetried)
+			}
+			if tc.wantErr != "" {
+				return
+			}
+			resolved, _, err := ResolveNamespace(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total := planned(t, resolved); s.Appended != total {
+				t.Errorf("appended %d, want %d", s.Appended, total)
+			}
+			wantPlan(t, resolved)
+			if !strings.Contains(s.String(), "APPENDs retried") {
+				t.Errorf("summary %q does not say that APPENDs were retried", s)
+			}
+		})
 	}
 }

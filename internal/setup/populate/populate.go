@@ -47,6 +47,61 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Users, when not nil, replaces cfg.LoadUsers(): work on these only.
 	Users []workload.User
+	// RetryPause is the wait before the first retry of an APPEND the
+	// server refused for a temporary reason (temporaryRefusal); it doubles
+	// for the next. Zero means DefaultRetryPause.
+	RetryPause time.Duration
+}
+
+// DefaultRetryPause is Options.RetryPause's default.
+const DefaultRetryPause = time.Second
+
+// appendRetries is how many times Init retries one APPEND that the server
+// refused for a temporary reason before it gives up.
+const appendRetries = 2
+
+// temporaryRefusal reports whether err is the server's NO to a command for
+// a reason that may pass: no response code, or RFC 5530's UNAVAILABLE,
+// SERVERBUG or INUSE (Cyrus answers a busy mailbox with a bare "NO System
+// I/O error"). Quota, size and missing-mailbox refusals are not.
+func temporaryRefusal(err error) bool {
+	var pe *measure.ProtocolError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	rest, ok := strings.CutPrefix(pe.Reply, "NO")
+	if !ok {
+		return false
+	}
+	code, _, hasCode := strings.Cut(strings.TrimPrefix(strings.TrimSpace(rest), "["), "]")
+	if !hasCode || !strings.HasPrefix(strings.TrimSpace(rest), "[") {
+		return true
+	}
+	switch strings.ToUpper(strings.Fields(code + " ")[0]) {
+	case "UNAVAILABLE", "SERVERBUG", "INUSE":
+		return true
+	}
+	return false
+}
+
+// putMessage appends msg, retrying a temporary refusal appendRetries times
+// after pause, 2 × pause, ...: an APPEND that fails leaves the mailbox as
+// it was (RFC 9051 6.3.12), so a retry never doubles a message. It returns
+// how many retries it made.
+func putMessage(ctx context.Context, c *imapclient.Client, mailbox string, msg []byte, t time.Time, pause time.Duration) (int, error) {
+	for retry := 0; ; retry++ {
+		err := c.PutMessage(ctx, mailbox, msg, nil, t)
+		if err == nil || retry == appendRetries || !temporaryRefusal(err) {
+			return retry, err
+		}
+		timer := time.NewTimer(pause << retry)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return retry, err
+		case <-timer.C:
+		}
+	}
 }
 
 // Summary is what Init did.
@@ -56,6 +111,7 @@ type Summary struct {
 	Present   int64         // messages already there, not appended again
 	Appended  int64         // messages appended
 	Bytes     int64         // bytes appended
+	Retried   int64         // APPENDs retried after a temporary refusal (temporaryRefusal)
 	Duration  time.Duration // wall time of Init
 }
 
@@ -69,8 +125,12 @@ func (s Summary) MessagesPerSecond() float64 {
 
 // String renders the summary on one line. It doesn't perform I/O.
 func (s Summary) String() string {
-	return fmt.Sprintf("init: %d users, %d mailboxes, %d messages appended (%.1f MiB), %d already present, in %v: %.0f messages/s",
+	line := fmt.Sprintf("init: %d users, %d mailboxes, %d messages appended (%.1f MiB), %d already present, in %v: %.0f messages/s",
 		s.Users, s.Mailboxes, s.Appended, float64(s.Bytes)/(1<<20), s.Present, s.Duration.Round(time.Millisecond), s.MessagesPerSecond())
+	if s.Retried > 0 {
+		line += fmt.Sprintf("; %d APPENDs retried after the server's temporary refusal", s.Retried)
+	}
+	return line
 }
 
 // CleanSummary is what Clean did.
@@ -115,6 +175,11 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	var sum struct {
 		users, mailboxes            atomic.Int64
 		present, appended, bytesOut atomic.Int64
+		retried                     atomic.Int64
+	}
+	pause := opts.RetryPause
+	if pause <= 0 {
+		pause = DefaultRetryPause
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
@@ -144,7 +209,9 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 				if i <= have {
 					return nil
 				}
-				if err := c.PutMessage(ctx, p.Mailbox, msg, nil, t); err != nil {
+				retries, err := putMessage(ctx, c, p.Mailbox, msg, t, pause)
+				sum.retried.Add(int64(retries))
+				if err != nil {
 					return fmt.Errorf("%s: append message %d: %w", p.Mailbox, i, err)
 				}
 				sum.appended.Add(1)
@@ -163,7 +230,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	return Summary{
 		Users: int(sum.users.Load()), Mailboxes: int(sum.mailboxes.Load()),
 		Present: sum.present.Load(), Appended: sum.appended.Load(), Bytes: sum.bytesOut.Load(),
-		Duration: time.Since(start),
+		Retried: sum.retried.Load(), Duration: time.Since(start),
 	}, err
 }
 
