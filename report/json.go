@@ -51,8 +51,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // zero Histogram has none.
 type Histogram struct{ *hdrhistogram.Histogram }
 
-// MarshalJSON writes the encoded histogram as a string.
+// MarshalJSON writes the encoded histogram as a string; the zero
+// Histogram as null.
 func (h Histogram) MarshalJSON() ([]byte, error) {
+	if h.Histogram == nil {
+		return []byte("null"), nil
+	}
 	enc, err := metrics.EncodeHistogram(h.Histogram)
 	if err != nil {
 		return nil, err
@@ -60,8 +64,13 @@ func (h Histogram) MarshalJSON() ([]byte, error) {
 	return json.Marshal(enc)
 }
 
-// UnmarshalJSON decodes a histogram of mailbench's geometry only.
+// UnmarshalJSON decodes a histogram of mailbench's geometry only; null is
+// the zero Histogram.
 func (h *Histogram) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		h.Histogram = nil
+		return nil
+	}
 	var enc string
 	if err := json.Unmarshal(b, &enc); err != nil {
 		return err

@@ -147,7 +147,8 @@ type Run struct {
 }
 
 // SessionCounts are a run's sessions in the measurement window: the rate,
-// the population and what became of the sessions due.
+// the population and what became of the sessions due. Run embeds it, so
+// it has no JSON methods of its own (they would become Run's).
 type SessionCounts struct {
 	TargetSessionsPerHour   float64 `json:"target_per_hour"`
 	AchievedSessionsPerHour float64 `json:"achieved_per_hour"`
