@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"

@@ -144,6 +144,32 @@ type Execution struct {
 	mu      sync.Mutex
 	closers []func() // what Run started, in start order
 	closed  bool
+
+	// The parts Run starts (stages.go), in the order it starts them.
+	abandon     func(why string)                     // ends the run as could not run
+	couldNotRun atomic.Pointer[string]               // why it was abandoned
+	sink        *smtpsink.Sink                       // nil: no sink, or an external one
+	sinkTLS     *tls.Config                          // the sink's STARTTLS, for the embedded target's relay
+	ledgerPtr   atomic.Pointer[ledger.Ledger]        // how the sink, started first, reaches the ledger
+	imapCfg     imapclient.Config                    // the sessions' IMAP client settings
+	smtpCfg     smtpclient.Config                    // and SMTP submission's
+	inboundCfg  smtpclient.Config                    // the inbound stream's
+	win         workload.Window                      // the run's timeline
+	rec         *metrics.Recorder                    // every operation's timing
+	connect     *metrics.Breakdown                   // the connect breakdown of the window
+	stalls      *metrics.StallGuard                  // impossible durations, clamped
+	use         *metrics.UseWatch                    // the generator's CPU and GC in the window
+	observer    measure.Observer                     // what the sessions' operations reach
+	deliveries  measure.Observer                     // what delivery times reach
+	runID       uint32                               // this run's message-id tag
+	led         *ledger.Ledger                       // what was sent and what arrived
+	checker     *inboxcheck.Checker                  // the INBOXes no session visits
+	clock       *delivery.ClockCheck                 // the server's clock; nil: not checked
+	watcher     *idlewatch.Watcher                   // the watched INBOXes; nil: none
+	pop         *connected.Population                // [clients]; nil: none
+	popNow      atomic.Pointer[connected.Population] // pop, for the progress line
+	heldAtEnd   *atomic.Int64                        // clients held at the window's end
+	runner      *session.Runner                      // the sessions and the inbound stream
 }
 
 // New assembles the run of cfg without starting it. With mailboxes.delimiter
@@ -240,278 +266,71 @@ func (e *Execution) started(closer func()) {
 
 // Run carries the run out. Cancelling kill cuts running sessions (Stop is
 // the graceful end). Call it once.
+//
+// It starts the run's parts in the order its data flows (stages.go): the
+// sink, the target and the clients' settings, the recorder with what
+// observes beside it, the delivery accounting with the runner that feeds
+// it; it runs the runner, settles the deliveries and assembles the
+// report.
 func (e *Execution) Run(kill context.Context) (*report.Run, error) {
-	cfg, opts, plan, users, gen, rules, logf := e.cfg, e.opts, e.plan, e.users, e.gen, e.rules, e.logf
-	warnings := e.warnings
-	stop, stopNow := context.WithCancel(kill)
-	defer stopNow()
-	go func() {
-		select {
-		case <-e.stopped:
-			stopNow()
-		case <-stop.Done():
-		}
-	}()
-	// The sink: where the SUT relays remote-domain mail. The ledger is
-	// built once the recorder exists; the sink, started before, reaches it
-	// through this pointer.
-	var ledgerPtr atomic.Pointer[ledger.Ledger]
-	var nw Network
-	if cfg.Target.Embedded {
-		nw = opts.Network
-	}
-	// Mail that is not this run's (an earlier run's, retried by the server;
-	// stray mail) is foreign: the sink accepts it and keeps it out of its
-	// figures. Before the ledger exists this run has sent nothing.
-	belongs := func(id string) bool {
-		l := ledgerPtr.Load()
-		if l == nil {
-			return false
-		}
-		run, _, ok := delivery.ParseID(id)
-		return ok && run == l.RunID()
-	}
-	sink, sinkTLS, err := startSink(opts.sinkConfig(cfg), nw, belongs, func(a smtpsink.Arrival) {
-		if l := ledgerPtr.Load(); l != nil {
-			l.ArrivedRemote(a)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if sink != nil {
-		e.started(func() { sink.Close() })
-		logf("sink listening on %s", sink.Addr())
-	}
-
-	imapCfg, smtpCfg, inboundCfg := session.ClientSettings(cfg)
-	if nw != nil {
-		imapCfg.DialContext, smtpCfg.DialContext, inboundCfg.DialContext = nw.DialContext, nw.DialContext, nw.DialContext
-	}
-	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
-		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
-			warnings = append(warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
-		}
-	}
-	if opts.Target != nil {
-		imapCfg.Address, smtpCfg.Address = opts.Target.IMAPAddr(), opts.Target.SMTPAddr()
-	} else if cfg.Target.Embedded {
-		tg, err := startEmbedded(cfg, nw, users, gen, sink, sinkTLS, &imapCfg, &smtpCfg, opts.EmbeddedOptions)
-		if err != nil {
-			return nil, err
-		}
-		e.started(func() { tg.Close() })
-		logf("embedded target: IMAP %s, SMTP %s, %d users populated", tg.IMAPAddr(), tg.SMTPAddr(), len(users))
-		if opts.EmbeddedStarted != nil {
-			opts.EmbeddedStarted(tg)
-		}
-	} else if imapCfg, smtpCfg, inboundCfg, err = session.ClientConfigs(cfg); err != nil {
-		return nil, usageErr(err)
-	}
-
-	// The caller's CSV streams: the recorder writes and flushes them.
-	var stream io.Writer
-	if opts.Results != nil {
-		stream = notCloser{opts.Results}
-	}
-	// The recorder's window is fixed from the intended run start; the runner
-	// starts its clock right after, so the skew is microseconds.
-	// The run's timeline, computed once: the runner's arrivals, the
-	// recorder's phases and the checker's end all come from it.
-	win := cfg.Phases.Window(opts.start())
-	rec := metrics.NewRecorder(rules.Limits(), win, stream)
-	// --- timeline (results over time): intervals, the CSV, sessions per interval.
-	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
-	if opts.Timeseries != nil {
-		tlOpts.CSV = notCloser{opts.Timeseries}
-	}
-	rec.SetTimeline(tlOpts)
-	var popNow atomic.Pointer[connected.Population] // set once the clients start
-	progress := func(p session.RunProgress) {
-		now := time.Now()
-		if pp := popNow.Load(); pp != nil {
-			st := pp.Stats()
-			p.Connected, p.ConnectedTarget = st.Connected, int64(len(pp.Users()))
-			var drops int64
-			for _, n := range st.Drops {
-				drops += n
-			}
-			rec.ClientsProgress(p.ConnectedTarget, p.Connected, drops, now)
-		}
-		rec.SessionsStarted(p.Sessions.Started, now)
-		rec.Advance(now)
-		if opts.Progress != nil {
-			opts.Progress(p)
-		}
-	}
-	// --- end timeline
-	// The connect-time breakdown of the measurement window, beside the metrics.
-	connect := metrics.NewBreakdown()
-	connWindow := metrics.InWindow(connect, win.MeasureStart, win.MeasureEnd)
-	// Generator health: impossible durations clamped and counted, the
-	// process's CPU and GC over the window; a target that refuses every
-	// connection from the start abandons the run (could not run).
-	opTimeout := cfg.Load.OpTimeout.Duration
-	stalls := &metrics.StallGuard{Limit: opTimeout + metrics.StallMargin(opTimeout)}
-	use := metrics.WatchUse(win.MeasureStart, win.MeasureEnd)
-	stop, stopRun := context.WithCancel(stop)
+	// stop ends the arrivals (Stop, or the run abandoned); kill cuts the
+	// run (the caller, or the run abandoned). Both derive from the
+	// caller's context.
+	stop, stopRun := context.WithCancel(kill)
 	defer stopRun()
 	kill, killRun := context.WithCancel(kill)
 	defer killRun()
-	var couldNotRun atomic.Pointer[string]
-	reach := &reachWatch{abandon: func(why string) {
-		couldNotRun.Store(&why)
-		logf("abandoning the run: %s", why)
+	go func() {
+		select {
+		case <-e.stopped:
+			stopRun()
+		case <-stop.Done():
+		}
+	}()
+	e.abandon = func(why string) {
+		e.couldNotRun.Store(&why)
+		e.logf("abandoning the run: %s", why)
 		stopRun()
 		killRun()
-	}}
-	observer := measure.ObserverFunc(func(o measure.Observation) {
-		o = stalls.Check(o)
-		reach.observe(o)
-		rec.Observe(o)
-		if opts.Observer != nil {
-			opts.Observer.Observe(o)
-		}
-		if o.Connect != nil {
-			connWindow.Observe(o)
-		}
-	})
+	}
+	if err := e.startSink(); err != nil {
+		return nil, err
+	}
+	if err := e.startTarget(); err != nil {
+		return nil, err
+	}
+	e.startRecorder()
+	endWatch := e.startDelivery(kill)
+	defer endWatch()
 
-	runID := opts.runID(cfg, win)
-	addrs := make([]string, len(users))
-	for i, u := range users {
-		addrs[i] = u.Address
-	}
-	// Delivery times go to the recorder (and the extra observer); they
-	// are not connects, so the breakdown never sees them.
-	var deliveries measure.Observer = rec
-	if opts.Observer != nil {
-		deliveries = measure.ObserverFunc(func(o measure.Observation) { rec.Observe(o); opts.Observer.Observe(o) })
-	}
-	led := ledger.New(runID, addrs, deliveries)
-	limits := rules.Limits()
-	led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
-	if opts.externalSink() {
-		led.SetExternalSink() // its remote deliveries are reconciled later, not missing
-	}
-	ledgerPtr.Store(led)
-	checker := inboxcheck.New(led, inboxcheck.Config{IMAP: imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
-	runner := &session.Runner{
-		Config: cfg, Window: win, Shard: opts.Shard, Users: users, IMAP: imapCfg, SMTP: smtpCfg, Gen: gen, RunID: runID,
-		Inbound:  inboundFor(cfg, smtpCfg, inboundCfg),
-		Observer: observer, Progress: progress,
-		OnSent: func(m measure.Submission) {
-			if sink == nil && !opts.externalSink() {
-				m.Remote = nil // nobody can see it arrive: not counted as lost
-			}
-			led.Accepted(m)
-		},
-		OnSeen:     led.SeenLocal,
-		OnBodyRead: led.BodyRead,
-		OnDeleted:  led.Deleted,
-		OnRejected: func() { led.Rejected(1) },
-	}
-	// The server's clock, and a few INBOXes watched for the whole run so
-	// that their deliveries are timed to the moment the server announced
-	// them (see docs/config.md, [delivery]).
-	var clock *delivery.ClockCheck
-	if len(users) > 0 {
-		if c, err := idlewatch.ProbeClock(kill, imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
-			warnings = append(warnings, fmt.Sprintf("server clock check failed: %v", err))
-		} else {
-			clock = &c
-		}
-	}
-	watchCtx, stopWatch := context.WithCancel(kill)
-	defer stopWatch()
-	var watcher *idlewatch.Watcher
-	waitWatch := func() {}
-	if n := cfg.Delivery.WatchUsers; n > 0 {
-		watcher = idlewatch.New(led, idlewatch.Config{IMAP: imapCfg, Users: idlewatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
-		waitWatch = watcher.Start(watchCtx)
-	}
-	// The connected population ([clients]): from the run's start, in its
-	// ramp, until the watchers stop (after settle); its held count is taken
-	// at the end of the measurement window.
-	pop, heldAtEnd := e.startClients(watchCtx, win, imapCfg, led, observer)
-	if pop != nil {
-		popNow.Store(pop)
-	}
 	checkCtx, stopChecker := context.WithCancel(kill)
 	checkerDone := make(chan struct{})
 	go func() {
 		defer close(checkerDone)
-		_ = checker.Run(checkCtx, win.RampdownEnd)
+		_ = e.checker.Run(checkCtx, e.win.RampdownEnd)
 	}()
-	logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
-		cfg.Name, cfg.TargetRate(), len(users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
-	stopRunner := context.AfterFunc(stop, runner.Stop)
-	res, err := runner.Run(kill)
+	cfg := e.cfg
+	e.logf("run %q: %.0f sessions/hour, %d users, warm-up %v, measurement %v, ramp-down %v",
+		cfg.Name, cfg.TargetRate(), len(e.users), cfg.Phases.Warmup.Duration, cfg.Phases.Measurement.Duration, cfg.Phases.Rampdown.Duration)
+	stopRunner := context.AfterFunc(stop, e.runner.Stop)
+	res, err := e.runner.Run(kill)
 	stopRunner()
-	if pop != nil && time.Now().Before(win.MeasureEnd) { // stopped before the window's end
-		heldAtEnd.Store(pop.Stats().Connected)
+	if e.pop != nil && time.Now().Before(e.win.MeasureEnd) { // stopped before the window's end
+		e.heldAtEnd.Store(e.pop.Stats().Connected)
 	}
 	stopChecker()
 	<-checkerDone
-	genUse, useOK := use.Stop()
+	genUse, useOK := e.use.Stop()
 	if err != nil {
 		// Nothing of this run outlives it: the watchers end, and what the
 		// recorder buffered reaches the PATH.partial files kept below.
-		stopWatch()
-		waitWatch()
-		_ = rec.Flush()
+		endWatch()
+		_ = e.rec.Flush()
 		return nil, &ErrRun{err}
 	}
-
-	// Settle: let accepted mail reach mailboxes and the sink, checking the
-	// recipients that no session visited, until every delivery is found or
-	// its delivery limit has passed, plus the settle margin: mail found
-	// after its limit is late, mail still missing then is lost. A stopped
-	// run settles too: its report is partial, but what it sent is still
-	// accounted for.
-	if settle := cfg.Phases.Settle.Duration; settle > 0 && kill.Err() == nil {
-		limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
-		logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
-		checker.Settle(kill, time.Now().Add(limit+settle))
-	}
-	stopWatch()
-	waitWatch()
-	led.Finish()
-	rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
-	var outErr error
-	if err := rec.Close(); err != nil {
-		warnings = append(warnings, fmt.Sprintf("results stream: %v", err))
-		outErr = &ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
-	}
-	rec2, pending := opts.reconcile(led)
-
-	run := buildReport(cfg, plan, res, rec, sink)
-	run.Generator = generatorHealth(cfg, res, genUse, useOK, stalls)
-	run.Delivery = &rec2
-	if hint := relayDiagnosis(cfg, rec2, pending, run.Target.Sink); hint != "" {
-		run.Warnings = append(run.Warnings, hint)
-	}
-	opts.shardReport(cfg, run, runID, win, pending)
-	run.Connect = connect.Snapshot()
-	run.ServerClock = clock
-	run.DeliveryTiming = deliveryTiming(watcher)
-	if pop != nil {
-		st := pop.Stats()
-		run.Clients = &report.ClientsSummary{Target: len(pop.Users()), Held: heldAtEnd.Load(), Connects: st.Connects, Reconnects: st.Reconnects,
-			Attempts: st.Attempts, Drops: st.Drops, Idles: st.Idles, Announced: st.Notified}
-	}
-	if cs := checker.Stats(); cs.Checks > 0 {
-		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors, ErrorSamples: cs.ErrorSamples}
-	}
-	run.Evaluate(rules)
-	run.Warnings = append(run.Warnings, warnings...)
-	if why := couldNotRun.Load(); why != nil {
-		run.CouldNotRun = *why
-	} else if res.Stopped {
-		run.Partial = true
-		run.PartialReason = "stopped by the user before the end of the measurement window"
-	}
-	return run, outErr
+	e.settle(kill)
+	endWatch()
+	return e.assemble(res, genUse, useOK)
 }
 
 // startClients starts the connected population of cfg's [clients], none

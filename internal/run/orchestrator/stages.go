@@ -1,0 +1,287 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mailbench/mailbench/delivery"
+	"github.com/mailbench/mailbench/internal/delivery/idlewatch"
+	"github.com/mailbench/mailbench/internal/delivery/inboxcheck"
+	"github.com/mailbench/mailbench/internal/delivery/ledger"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/smtpsink"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// The stages of Execution.Run, each starting its parts as fields of the
+// Execution and registering with e.started what Close must release.
+
+// network is what the run's connections go over instead of TCP: the
+// Options' Network, for the embedded target only.
+func (e *Execution) network() Network {
+	if e.cfg.Target.Embedded {
+		return e.opts.Network
+	}
+	return nil
+}
+
+// startSink starts the sink where the server relays remote-domain mail
+// (none when the config has none, or the sink is external). Mail that is
+// not this run's (an earlier run's, retried by the server; stray mail) is
+// foreign: the sink accepts it and keeps it out of its figures. The
+// ledger, built later, receives the sink's arrivals through e.ledgerPtr;
+// before it exists this run has sent nothing.
+func (e *Execution) startSink() error {
+	belongs := func(id string) bool {
+		l := e.ledgerPtr.Load()
+		if l == nil {
+			return false
+		}
+		run, _, ok := delivery.ParseID(id)
+		return ok && run == l.RunID()
+	}
+	sink, sinkTLS, err := startSink(e.opts.sinkConfig(e.cfg), e.network(), belongs, func(a smtpsink.Arrival) {
+		if l := e.ledgerPtr.Load(); l != nil {
+			l.ArrivedRemote(a)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	e.sink, e.sinkTLS = sink, sinkTLS
+	if sink != nil {
+		e.started(func() { sink.Close() })
+		e.logf("sink listening on %s", sink.Addr())
+	}
+	return nil
+}
+
+// startTarget sets the clients' settings for the target and, for the
+// embedded target, starts it with the run's users.
+func (e *Execution) startTarget() error {
+	cfg, opts, nw := e.cfg, e.opts, e.network()
+	e.imapCfg, e.smtpCfg, e.inboundCfg = session.ClientSettings(cfg)
+	if nw != nil {
+		e.imapCfg.DialContext, e.smtpCfg.DialContext, e.inboundCfg.DialContext = nw.DialContext, nw.DialContext, nw.DialContext
+	}
+	for _, ep := range []workload.Endpoint{cfg.Target.IMAP, cfg.Target.SMTP} {
+		if ep.InsecureSkipVerify && ep.TLS != "none" && !cfg.Target.Embedded {
+			e.warnings = append(e.warnings, fmt.Sprintf("TLS certificate verification is disabled for %s", ep.Address))
+		}
+	}
+	switch {
+	case opts.Target != nil:
+		e.imapCfg.Address, e.smtpCfg.Address = opts.Target.IMAPAddr(), opts.Target.SMTPAddr()
+	case cfg.Target.Embedded:
+		tg, err := startEmbedded(cfg, nw, e.users, e.gen, e.sink, e.sinkTLS, &e.imapCfg, &e.smtpCfg, opts.EmbeddedOptions)
+		if err != nil {
+			return err
+		}
+		e.started(func() { tg.Close() })
+		e.logf("embedded target: IMAP %s, SMTP %s, %d users populated", tg.IMAPAddr(), tg.SMTPAddr(), len(e.users))
+		if opts.EmbeddedStarted != nil {
+			opts.EmbeddedStarted(tg)
+		}
+	default:
+		var err error
+		if e.imapCfg, e.smtpCfg, e.inboundCfg, err = session.ClientConfigs(cfg); err != nil {
+			return usageErr(err)
+		}
+	}
+	return nil
+}
+
+// startRecorder starts the recorder over the run's timeline, with its
+// timeline intervals and the caller's CSV streams, and what observes every
+// operation beside it: the connect breakdown of the measurement window,
+// the stall guard, the generator's CPU and GC, and the reach watch that
+// abandons a run whose target refuses every connection from the start.
+func (e *Execution) startRecorder() {
+	cfg, opts := e.cfg, e.opts
+	var stream io.Writer
+	if opts.Results != nil {
+		stream = notCloser{opts.Results}
+	}
+	// The run's timeline, computed once: the runner's arrivals, the
+	// recorder's phases and the checker's end all come from it.
+	e.win = cfg.Phases.Window(opts.start())
+	e.rec = metrics.NewRecorder(e.rules.Limits(), e.win, stream)
+	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
+	if opts.Timeseries != nil {
+		tlOpts.CSV = notCloser{opts.Timeseries}
+	}
+	e.rec.SetTimeline(tlOpts)
+	e.connect = metrics.NewBreakdown()
+	connWindow := metrics.InWindow(e.connect, e.win.MeasureStart, e.win.MeasureEnd)
+	opTimeout := cfg.Load.OpTimeout.Duration
+	e.stalls = &metrics.StallGuard{Limit: opTimeout + metrics.StallMargin(opTimeout)}
+	e.use = metrics.WatchUse(e.win.MeasureStart, e.win.MeasureEnd)
+	reach := &reachWatch{abandon: e.abandon}
+	rec := e.rec
+	e.observer = measure.ObserverFunc(func(o measure.Observation) {
+		o = e.stalls.Check(o)
+		reach.observe(o)
+		rec.Observe(o)
+		if opts.Observer != nil {
+			opts.Observer.Observe(o)
+		}
+		if o.Connect != nil {
+			connWindow.Observe(o)
+		}
+	})
+	// Delivery times go to the recorder (and the extra observer); they
+	// are not connects, so the breakdown never sees them.
+	e.deliveries = rec
+	if opts.Observer != nil {
+		e.deliveries = measure.ObserverFunc(func(o measure.Observation) { rec.Observe(o); opts.Observer.Observe(o) })
+	}
+}
+
+// progress is the runner's progress callback: the clients held and the
+// sessions started go into the recorder's timeline, which advances, and
+// the caller's progress display is told.
+func (e *Execution) progress(p session.RunProgress) {
+	now := time.Now()
+	if pp := e.popNow.Load(); pp != nil {
+		st := pp.Stats()
+		p.Connected, p.ConnectedTarget = st.Connected, int64(len(pp.Users()))
+		var drops int64
+		for _, n := range st.Drops {
+			drops += n
+		}
+		e.rec.ClientsProgress(p.ConnectedTarget, p.Connected, drops, now)
+	}
+	e.rec.SessionsStarted(p.Sessions.Started, now)
+	e.rec.Advance(now)
+	if e.opts.Progress != nil {
+		e.opts.Progress(p)
+	}
+}
+
+// startDelivery starts the delivery accounting and what feeds it: the
+// ledger of what was sent and what arrived, the checker of the INBOXes no
+// session visits, the runner whose sessions report to the ledger, the
+// server's clock check, a few INBOXes watched for the whole run so that
+// their deliveries are timed to the moment the server announced them
+// (docs/config.md, [delivery]), and the connected clients of [clients].
+// The watchers and the clients end with kill or with the returned func,
+// which waits for them; it may be called more than once.
+func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
+	cfg, opts, users := e.cfg, e.opts, e.users
+	e.runID = opts.runID(cfg, e.win)
+	addrs := make([]string, len(users))
+	for i, u := range users {
+		addrs[i] = u.Address
+	}
+	e.led = ledger.New(e.runID, addrs, e.deliveries)
+	limits := e.rules.Limits()
+	e.led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+	if opts.externalSink() {
+		e.led.SetExternalSink() // its remote deliveries are reconciled later, not missing
+	}
+	e.ledgerPtr.Store(e.led)
+	e.checker = inboxcheck.New(e.led, inboxcheck.Config{IMAP: e.imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
+	led, sink := e.led, e.sink
+	e.runner = &session.Runner{
+		Config: cfg, Window: e.win, Shard: opts.Shard, Users: users, IMAP: e.imapCfg, SMTP: e.smtpCfg, Gen: e.gen, RunID: e.runID,
+		Inbound:  inboundFor(cfg, e.smtpCfg, e.inboundCfg),
+		Observer: e.observer, Progress: e.progress,
+		OnSent: func(m measure.Submission) {
+			if sink == nil && !opts.externalSink() {
+				m.Remote = nil // nobody can see it arrive: not counted as lost
+			}
+			led.Accepted(m)
+		},
+		OnSeen:     led.SeenLocal,
+		OnBodyRead: led.BodyRead,
+		OnDeleted:  led.Deleted,
+		OnRejected: func() { led.Rejected(1) },
+	}
+	if len(users) > 0 {
+		if c, err := idlewatch.ProbeClock(kill, e.imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
+			e.warnings = append(e.warnings, fmt.Sprintf("server clock check failed: %v", err))
+		} else {
+			e.clock = &c
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(kill)
+	waitWatch := func() {}
+	if n := cfg.Delivery.WatchUsers; n > 0 {
+		e.watcher = idlewatch.New(led, idlewatch.Config{IMAP: e.imapCfg, Users: idlewatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
+		waitWatch = e.watcher.Start(watchCtx)
+	}
+	// The connected population: from the run's start, in its ramp, until
+	// the watchers stop (after settle); its held count is taken at the end
+	// of the measurement window.
+	e.pop, e.heldAtEnd = e.startClients(watchCtx, e.win, e.imapCfg, led, e.observer)
+	if e.pop != nil {
+		e.popNow.Store(e.pop)
+	}
+	return sync.OnceFunc(func() { stopWatch(); waitWatch() })
+}
+
+// settle lets accepted mail reach mailboxes and the sink, checking the
+// recipients that no session visited, until every delivery is found or
+// its delivery limit has passed, plus the settle margin: mail found after
+// its limit is late, mail still missing then is lost. A stopped run
+// settles too: its report is partial, but what it sent is still accounted
+// for. A killed one does not.
+func (e *Execution) settle(kill context.Context) {
+	settle := e.cfg.Phases.Settle.Duration
+	if settle <= 0 || kill.Err() != nil {
+		return
+	}
+	limits := e.rules.Limits()
+	limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
+	e.logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
+	e.checker.Settle(kill, time.Now().Add(limit+settle))
+}
+
+// assemble closes the accounting and the recorder and builds the run's
+// report from its parts, evaluated against the run's rules. The error is
+// an *ErrOutput when the caller's streams failed (the report stands).
+func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse, useOK bool) (*report.Run, error) {
+	cfg, opts := e.cfg, e.opts
+	e.led.Finish()
+	e.rec.SessionsStarted(res.Sessions.Started, res.MeasureEnd) // the last second's sessions
+	var outErr error
+	if err := e.rec.Close(); err != nil {
+		e.warnings = append(e.warnings, fmt.Sprintf("results stream: %v", err))
+		outErr = &ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
+	}
+	rec2, pending := opts.reconcile(e.led)
+
+	run := buildReport(cfg, e.plan, res, e.rec, e.sink)
+	run.Generator = generatorHealth(cfg, res, genUse, useOK, e.stalls)
+	run.Delivery = &rec2
+	if hint := relayDiagnosis(cfg, rec2, pending, run.Target.Sink); hint != "" {
+		run.Warnings = append(run.Warnings, hint)
+	}
+	opts.shardReport(cfg, run, e.runID, e.win, pending)
+	run.Connect = e.connect.Snapshot()
+	run.ServerClock = e.clock
+	run.DeliveryTiming = deliveryTiming(e.watcher)
+	if e.pop != nil {
+		st := e.pop.Stats()
+		run.Clients = &report.ClientsSummary{Target: len(e.pop.Users()), Held: e.heldAtEnd.Load(), Connects: st.Connects, Reconnects: st.Reconnects,
+			Attempts: st.Attempts, Drops: st.Drops, Idles: st.Idles, Announced: st.Notified}
+	}
+	if cs := e.checker.Stats(); cs.Checks > 0 {
+		run.DeliveryChecks = &report.CheckerSummary{Checks: cs.Checks, Commands: cs.Commands, Errors: cs.Errors, ErrorSamples: cs.ErrorSamples}
+	}
+	run.Evaluate(e.rules)
+	run.Warnings = append(run.Warnings, e.warnings...)
+	if why := e.couldNotRun.Load(); why != nil {
+		run.CouldNotRun = *why
+	} else if res.Stopped {
+		run.Partial = true
+		run.PartialReason = "stopped by the user before the end of the measurement window"
+	}
+	return run, outErr
+}
