@@ -1132,9 +1132,16 @@ func (ce *commandEncoder) end() {
 // commandEncoder.end to release the lock.
 func (ce *commandEncoder) flush() {
 	if err := ce.Encoder.CRLF(); err != nil {
-		// TODO: consider stashing the error in Client to return it in future
-		// calls
-		ce.client.closeWithError(err)
+		// mailbench patch (refused-literal.patch): a NO or BAD in place of
+		// a synchronizing literal's continuation request is the server's
+		// answer to the command, which has ended there; the connection is
+		// as it was (RFC 9051 section 7.5), and only other errors close it.
+		var refused *imap.Error
+		if !errors.As(err, &refused) {
+			// TODO: consider stashing the error in Client to return it in future
+			// calls
+			ce.client.closeWithError(err)
+		}
 	}
 	ce.Encoder = nil
 }
