@@ -18,9 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
+	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -52,6 +53,9 @@ type dialect struct {
 	// "NO System I/O error" just after it started.
 	refuseAppends *atomic.Int64
 	appendRefusal error
+	// dropAppends, when set, holds how many APPENDs are still to be
+	// answered by closing the connection, as a server whose process died.
+	dropAppends *atomic.Int64
 }
 
 var (
@@ -93,6 +97,7 @@ type dialectSession struct {
 	d    dialect
 	tree *mailboxTree
 	user string
+	conn *imapserver.Conn
 }
 
 // mailboxTree is every user's mailboxes: name to subscribed. The
@@ -189,6 +194,11 @@ func (s *dialectSession) Append(mailbox string, r imap.LiteralReader, o *imap.Ap
 	if s.d.refuseAppends != nil && s.d.refuseAppends.Add(-1) >= 0 {
 		_, _ = io.Copy(io.Discard, r)
 		return nil, s.d.appendRefusal
+	}
+	if s.d.dropAppends != nil && s.d.dropAppends.Add(-1) >= 0 {
+		_, _ = io.Copy(io.Discard, r)
+		s.conn.NetConn().Close()
+		return nil, no("gone")
 	}
 	return s.Session.Append(mailbox, r, o)
 }
@@ -305,8 +315,8 @@ func startDialect(t *testing.T, cfg *workload.Config, d dialect) *wireLog {
 		log.secrets = append(log.secrets, u.Password)
 	}
 	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return &dialectSession{Session: mem.NewSession(), d: d, tree: tree}, nil, nil
+		NewSession: func(conn *imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return &dialectSession{Session: mem.NewSession(), d: d, tree: tree, conn: conn}, nil, nil
 		},
 		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapNamespace: {}},
 		InsecureAuth: true,
@@ -540,40 +550,46 @@ func (l *wireLog) check(t *testing.T, golden string) {
 
 // TestInitRetriesTemporaryRefusal: an APPEND the server refuses for a
 // reason that may pass (a bare NO, as Cyrus's "System I/O error") is
-// retried, at most twice, without doubling a message; a refusal for a
-// lasting reason (over quota) stops init at once.
+// retried, at most twice on its connection; then the user starts again on
+// a new connection, at most twice, as after a lost connection. Nothing is
+// appended or counted twice. A refusal for a lasting reason (over quota)
+// stops init at once.
 func TestInitRetriesTemporaryRefusal(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name        string
-		refusal     error
-		refusals    int64
-		wantRetried int64
-		wantErr     string
+		name                     string
+		refusal                  error
+		refusals, drops          int64
+		wantRetried, wantResumed int64
+		wantErr                  string
 	}{
-		{"two bare NOs", no("System I/O error"), 2, 2, ""},
-		{"UNAVAILABLE", noCode("UNAVAILABLE", "try again"), 1, 1, ""},
-		{"three bare NOs", no("System I/O error"), 3, 2, "System I/O error"},
-		{"over quota", noCode("OVERQUOTA", "Over quota"), 1, 0, "Over quota"},
+		{"two bare NOs", no("System I/O error"), 2, 0, 2, 0, ""},
+		{"UNAVAILABLE", noCode("UNAVAILABLE", "try again"), 1, 0, 1, 0, ""},
+		{"three bare NOs", no("System I/O error"), 3, 0, 2, 1, ""},
+		{"nine bare NOs", no("System I/O error"), 9, 0, 6, 2, "System I/O error"},
+		{"a lost connection", nil, 0, 1, 0, 1, ""},
+		{"three lost connections", nil, 0, 3, 0, 2, "connection lost"},
+		{"over quota", noCode("OVERQUOTA", "Over quota"), 1, 0, 0, 0, "Over quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t, 1)
 			d := cyrusLike
-			d.refuseAppends, d.appendRefusal = new(atomic.Int64), tc.refusal
+			d.refuseAppends, d.appendRefusal, d.dropAppends = new(atomic.Int64), tc.refusal, new(atomic.Int64)
 			d.refuseAppends.Store(tc.refusals)
+			d.dropAppends.Store(tc.drops)
 			cfg.Mailboxes.Delimiter = workload.AutoDelimiter
 			startDialect(t, cfg, d)
 			s, err := Init(context.Background(), cfg, Options{Workers: 1, RetryPause: time.Millisecond})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Init() = %v, want the server's %q", err, tc.wantErr)
+					t.Fatalf("Init() = %v, want %q", err, tc.wantErr)
 				}
 			} else if err != nil {
 				t.Fatalf("Init() = %v", err)
 			}
-			if s.Retried != tc.wantRetried {
-				t.Errorf("%d APPENDs retried, want %d", s.Retried, tc.wantRetried)
+			if s.Retried != tc.wantRetried || s.Resumed != tc.wantResumed {
+				t.Errorf("%d APPENDs retried, %d users resumed; want %d, %d", s.Retried, s.Resumed, tc.wantRetried, tc.wantResumed)
 			}
 			if tc.wantErr != "" {
 				return
@@ -582,12 +598,14 @@ func TestInitRetriesTemporaryRefusal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if total := planned(t, resolved); s.Appended != total {
-				t.Errorf("appended %d, want %d", s.Appended, total)
+			total := planned(t, resolved)
+			users, _ := resolved.LoadUsers()
+			if n := len(population.Mailboxes(resolved, users[0].Login)); s.Appended != total || s.Present != 0 || s.Mailboxes != n {
+				t.Errorf("appended %d, present %d, %d mailboxes; want %d, 0, %d (each mailbox once)", s.Appended, s.Present, s.Mailboxes, total, n)
 			}
 			wantPlan(t, resolved)
-			if !strings.Contains(s.String(), "APPENDs retried") {
-				t.Errorf("summary %q does not say that APPENDs were retried", s)
+			if !strings.Contains(s.String(), "retried") && !strings.Contains(s.String(), "resumed") {
+				t.Errorf("summary %q does not say what was retried", s)
 			}
 		})
 	}

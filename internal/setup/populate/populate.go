@@ -15,6 +15,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,8 +49,9 @@ type Options struct {
 	// Users, when not nil, replaces cfg.LoadUsers(): work on these only.
 	Users []workload.User
 	// RetryPause is the wait before the first retry of an APPEND the
-	// server refused for a temporary reason (temporaryRefusal); it doubles
-	// for the next. Zero means DefaultRetryPause.
+	// server refused for a temporary reason (temporaryRefusal), or of a
+	// user whose connection was lost (resumable); it doubles for the next.
+	// Zero means DefaultRetryPause.
 	RetryPause time.Duration
 }
 
@@ -112,6 +114,7 @@ type Summary struct {
 	Appended  int64         // messages appended
 	Bytes     int64         // bytes appended
 	Retried   int64         // APPENDs retried after a temporary refusal (temporaryRefusal)
+	Resumed   int64         // users started again on a new connection (resumable)
 	Duration  time.Duration // wall time of Init
 }
 
@@ -128,9 +131,25 @@ func (s Summary) String() string {
 	line := fmt.Sprintf("init: %d users, %d mailboxes, %d messages appended (%.1f MiB), %d already present, in %v: %.0f messages/s",
 		s.Users, s.Mailboxes, s.Appended, float64(s.Bytes)/(1<<20), s.Present, s.Duration.Round(time.Millisecond), s.MessagesPerSecond())
 	if s.Retried > 0 {
-		line += fmt.Sprintf("; %d APPENDs retried after the server's temporary refusal", s.Retried)
+		line += "; " + count(s.Retried, "APPEND", "APPENDs") + " retried after the server's temporary refusal"
 	}
-	return line
+	return line + resumedText(s.Resumed)
+}
+
+// count renders n with the singular or the plural noun: "1 APPEND".
+func count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// resumedText is the summary's note of users started again, "" for none.
+func resumedText(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return "; " + count(n, "user", "users") + " resumed on a new connection"
 }
 
 // CleanSummary is what Clean did.
@@ -138,13 +157,15 @@ type CleanSummary struct {
 	Users          int           // users cleaned
 	Expunged       int64         // messages removed
 	FoldersDeleted int           // extra folders deleted (per user, summed)
+	Resumed        int64         // users started again on a new connection (resumable)
 	Duration       time.Duration // wall time of Clean
 }
 
 // String renders the summary on one line. It doesn't perform I/O.
 func (s CleanSummary) String() string {
-	return fmt.Sprintf("clean: %d users, %d messages removed, %d folders deleted, in %v",
+	line := fmt.Sprintf("clean: %d users, %d messages removed, %d folders deleted, in %v",
 		s.Users, s.Expunged, s.FoldersDeleted, s.Duration.Round(time.Millisecond))
+	return line + resumedText(s.Resumed)
 }
 
 // Init populates every user's mailboxes per the config's profile through
@@ -177,9 +198,19 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 		present, appended, bytesOut atomic.Int64
 		retried                     atomic.Int64
 	}
-	pause := opts.RetryPause
-	if pause <= 0 {
-		pause = DefaultRetryPause
+	// checked holds the mailboxes whose count was taken, per user: a user
+	// started again (forEachUser) counts them, and what they held, once.
+	var checkedMu sync.Mutex
+	checked := map[string]bool{}
+	firstCheck := func(login, mailbox string) bool {
+		checkedMu.Lock()
+		defer checkedMu.Unlock()
+		key := login + "\x00" + mailbox
+		if checked[key] {
+			return false
+		}
+		checked[key] = true
+		return true
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
@@ -196,10 +227,12 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 			if err != nil {
 				return fmt.Errorf("%s: status: %w", p.Mailbox, err)
 			}
-			sum.mailboxes.Add(1)
 			have := min(int(k), p.Messages)
-			sum.present.Add(int64(have))
-			pr.Add(int64(have))
+			if firstCheck(u.Login, p.Mailbox) {
+				sum.mailboxes.Add(1)
+				sum.present.Add(int64(have))
+				pr.Add(int64(have))
+			}
 			if have >= p.Messages {
 				continue
 			}
@@ -209,7 +242,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 				if i <= have {
 					return nil
 				}
-				retries, err := putMessage(ctx, c, p.Mailbox, msg, t, pause)
+				retries, err := putMessage(ctx, c, p.Mailbox, msg, t, j.pause)
 				sum.retried.Add(int64(retries))
 				if err != nil {
 					return fmt.Errorf("%s: append message %d: %w", p.Mailbox, i, err)
@@ -230,7 +263,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	return Summary{
 		Users: int(sum.users.Load()), Mailboxes: int(sum.mailboxes.Load()),
 		Present: sum.present.Load(), Appended: sum.appended.Load(), Bytes: sum.bytesOut.Load(),
-		Retried: sum.retried.Load(), Duration: time.Since(start),
+		Retried: sum.retried.Load(), Resumed: j.resumed.Load(), Duration: time.Since(start),
 	}, err
 }
 
@@ -282,7 +315,7 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 	pr.Finish(err == nil)
 	return CleanSummary{
 		Users: int(users.Load()), Expunged: expunged.Load(), FoldersDeleted: int(deleted.Load()),
-		Duration: time.Since(start),
+		Resumed: j.resumed.Load(), Duration: time.Since(start),
 	}, err
 }
 
@@ -295,6 +328,8 @@ type job struct {
 	gen     *message.Generator
 	workers int
 	every   time.Duration
+	pause   time.Duration // before the first retry; doubles for the next
+	resumed atomic.Int64  // users started again on a new connection
 }
 
 func newJob(cfg *workload.Config, opts Options) (*job, error) {
@@ -327,6 +362,9 @@ func newJob(cfg *workload.Config, opts Options) (*job, error) {
 	if j.every <= 0 {
 		j.every = DefaultProgressEvery
 	}
+	if j.pause = opts.RetryPause; j.pause <= 0 {
+		j.pause = DefaultRetryPause
+	}
 	return j, nil
 }
 
@@ -341,18 +379,20 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 			break
 		}
 		g.Go(func() error {
-			c, err := imapclient.Connect(ctx, j.imap, u.Login, u.Password)
-			if err != nil {
-				return fmt.Errorf("user %s: connect to %s: %w", u.Login, j.imap.Address, err)
+			for attempt := 0; ; attempt++ {
+				err := j.onConnection(ctx, u, fn)
+				if err == nil || attempt == userRetries || ctx.Err() != nil || !resumable(err) {
+					return err
+				}
+				j.resumed.Add(1)
+				timer := time.NewTimer(j.pause << attempt)
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return err
+				case <-timer.C:
+				}
 			}
-			defer c.Close()
-			if err := fn(ctx, c, u); err != nil {
-				return fmt.Errorf("user %s: %w", u.Login, err)
-			}
-			if err := c.Logout(ctx); err != nil {
-				return fmt.Errorf("user %s: logout: %w", u.Login, err)
-			}
-			return nil
 		})
 	}
 	err := g.Wait()
@@ -360,6 +400,35 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 		err = parent.Err()
 	}
 	return err
+}
+
+// onConnection runs fn for u over a connection of its own.
+func (j *job) onConnection(ctx context.Context, u workload.User, fn func(context.Context, *imapclient.Client, workload.User) error) error {
+	c, err := imapclient.Connect(ctx, j.imap, u.Login, u.Password)
+	if err != nil {
+		return fmt.Errorf("user %s: connect to %s: %w", u.Login, j.imap.Address, err)
+	}
+	defer c.Close()
+	if err := fn(ctx, c, u); err != nil {
+		return fmt.Errorf("user %s: %w", u.Login, err)
+	}
+	if err := c.Logout(ctx); err != nil {
+		return fmt.Errorf("user %s: logout: %w", u.Login, err)
+	}
+	return nil
+}
+
+// userRetries is how many times a user's init or clean starts again, on
+// a new connection, after a failure that may pass (resumable).
+const userRetries = 2
+
+// resumable reports whether a user's init or clean that failed with err
+// may succeed on a new connection: the connection was lost (a server that
+// closed it after refusing a command, or restarted), or the server refused
+// a command for a reason that may pass (temporaryRefusal). Both are
+// idempotent, so starting a user again does no work twice.
+func resumable(err error) bool {
+	return measure.Classify(err) == measure.Connection || temporaryRefusal(err)
 }
 
 // creationOrder returns plan with parents before children ("Projects"
