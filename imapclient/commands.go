@@ -608,3 +608,31 @@ func isCode(err error, code string) bool {
 	var pe *measure.ProtocolError
 	return errors.As(err, &pe) && strings.Contains(pe.Reply, "["+code+"]")
 }
+
+// TemporaryRefusal reports whether err is the server's NO to a command for
+// a reason that may pass: a NO without a response code (Cyrus answers a
+// busy mailbox with a bare "NO System I/O error"), or with RFC 5530's
+// UNAVAILABLE, SERVERBUG or INUSE. Quota, size and missing-mailbox
+// refusals, BAD, and failures of the connection are not. It doesn't
+// perform I/O.
+func TemporaryRefusal(err error) bool {
+	var pe *measure.ProtocolError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	rest, ok := strings.CutPrefix(pe.Reply, "NO")
+	if !ok {
+		return false
+	}
+	rest, hasCode := strings.CutPrefix(strings.TrimSpace(rest), "[")
+	if !hasCode {
+		return true
+	}
+	code, _, _ := strings.Cut(rest, "]")
+	name, _, _ := strings.Cut(code, " ")
+	switch strings.ToUpper(name) {
+	case "UNAVAILABLE", "SERVERBUG", "INUSE":
+		return true
+	}
+	return false
+}

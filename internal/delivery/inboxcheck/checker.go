@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/ctxsleep"
+
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/workload"
@@ -214,7 +216,7 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		}
 		start := time.Now()
 		if len(due) == 0 { // only relayed mail is still on its way
-			if !sleep(ctx, c.cfg.SettlePause) {
+			if !ctxsleep.Sleep(ctx, c.cfg.SettlePause) {
 				break
 			}
 			passStart = start
@@ -242,7 +244,7 @@ func (c *Checker) Settle(ctx context.Context, until time.Time) int64 {
 		close(work)
 		wg.Wait()
 		passStart = start
-		if n, _ := c.l.Outstanding(); !c.anyDue() && n == 0 || !sleep(ctx, c.cfg.SettlePause) {
+		if n, _ := c.l.Outstanding(); !c.anyDue() && n == 0 || !ctxsleep.Sleep(ctx, c.cfg.SettlePause) {
 			break
 		}
 	}
@@ -332,16 +334,4 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 	c.commands.Add(1)
 	_ = cl.Logout(ctx) // what was found is reported; a failed LOGOUT changes nothing
 	return nil
-}
-
-// sleep waits d; false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/ctxsleep"
+
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
@@ -140,22 +142,10 @@ func (p *Population) drop(err error) {
 	p.mu.Unlock()
 }
 
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // client is one user's life: connect at at, then stay connected,
 // reconnecting with backoff, until ctx is done.
 func (p *Population) client(ctx context.Context, i int, u workload.User, at time.Time) {
-	if !sleep(ctx, time.Until(at)) {
+	if !ctxsleep.Sleep(ctx, time.Until(at)) {
 		return
 	}
 	rng := rand.New(rand.NewPCG(p.cfg.Seed, uint64(i)))
@@ -172,7 +162,7 @@ func (p *Population) client(ctx context.Context, i int, u workload.User, at time
 		}
 		// Wait before the next attempt: [d/2, d), d doubling up to the cap.
 		wait := backoff/2 + time.Duration(rng.Int64N(int64(backoff/2)+1))
-		if !sleep(ctx, wait) {
+		if !ctxsleep.Sleep(ctx, wait) {
 			return
 		}
 		backoff = min(2*backoff, p.cfg.BackoffMax)

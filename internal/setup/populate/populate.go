@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/ctxsleep"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mailbench/mailbench/imapclient"
@@ -49,7 +51,7 @@ type Options struct {
 	// Users, when not nil, replaces cfg.LoadUsers(): work on these only.
 	Users []workload.User
 	// RetryPause is the wait before the first retry of an APPEND the
-	// server refused for a temporary reason (temporaryRefusal), or of a
+	// server refused for a temporary reason (imapclient.TemporaryRefusal), or of a
 	// user whose connection was lost (resumable); it doubles for the next.
 	// Zero means DefaultRetryPause.
 	RetryPause time.Duration
@@ -62,30 +64,6 @@ const DefaultRetryPause = time.Second
 // refused for a temporary reason before it gives up.
 const appendRetries = 2
 
-// temporaryRefusal reports whether err is the server's NO to a command for
-// a reason that may pass: no response code, or RFC 5530's UNAVAILABLE,
-// SERVERBUG or INUSE (Cyrus answers a busy mailbox with a bare "NO System
-// I/O error"). Quota, size and missing-mailbox refusals are not.
-func temporaryRefusal(err error) bool {
-	var pe *measure.ProtocolError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	rest, ok := strings.CutPrefix(pe.Reply, "NO")
-	if !ok {
-		return false
-	}
-	code, _, hasCode := strings.Cut(strings.TrimPrefix(strings.TrimSpace(rest), "["), "]")
-	if !hasCode || !strings.HasPrefix(strings.TrimSpace(rest), "[") {
-		return true
-	}
-	switch strings.ToUpper(strings.Fields(code + " ")[0]) {
-	case "UNAVAILABLE", "SERVERBUG", "INUSE":
-		return true
-	}
-	return false
-}
-
 // putMessage appends msg, retrying a temporary refusal appendRetries times
 // after pause, 2 × pause, ...: an APPEND that fails leaves the mailbox as
 // it was (RFC 9051 6.3.12), so a retry never doubles a message. It returns
@@ -93,15 +71,11 @@ func temporaryRefusal(err error) bool {
 func putMessage(ctx context.Context, c *imapclient.Client, mailbox string, msg []byte, t time.Time, pause time.Duration) (int, error) {
 	for retry := 0; ; retry++ {
 		err := c.PutMessage(ctx, mailbox, msg, nil, t)
-		if err == nil || retry == appendRetries || !temporaryRefusal(err) {
+		if err == nil || retry == appendRetries || !imapclient.TemporaryRefusal(err) {
 			return retry, err
 		}
-		timer := time.NewTimer(pause << retry)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !ctxsleep.Sleep(ctx, pause<<retry) {
 			return retry, err
-		case <-timer.C:
 		}
 	}
 }
@@ -113,7 +87,7 @@ type Summary struct {
 	Present   int64         // messages already there, not appended again
 	Appended  int64         // messages appended
 	Bytes     int64         // bytes appended
-	Retried   int64         // APPENDs retried after a temporary refusal (temporaryRefusal)
+	Retried   int64         // APPENDs retried after a temporary refusal (imapclient.TemporaryRefusal)
 	Resumed   int64         // users started again on a new connection (resumable)
 	Duration  time.Duration // wall time of Init
 }
@@ -385,12 +359,8 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 					return err
 				}
 				j.resumed.Add(1)
-				timer := time.NewTimer(j.pause << attempt)
-				select {
-				case <-ctx.Done():
-					timer.Stop()
+				if !ctxsleep.Sleep(ctx, j.pause<<attempt) {
 					return err
-				case <-timer.C:
 				}
 			}
 		})
@@ -425,10 +395,10 @@ const userRetries = 2
 // resumable reports whether a user's init or clean that failed with err
 // may succeed on a new connection: the connection was lost (a server that
 // closed it after refusing a command, or restarted), or the server refused
-// a command for a reason that may pass (temporaryRefusal). Both are
+// a command for a reason that may pass (imapclient.TemporaryRefusal). Both are
 // idempotent, so starting a user again does no work twice.
 func resumable(err error) bool {
-	return measure.Classify(err) == measure.Connection || temporaryRefusal(err)
+	return measure.Classify(err) == measure.Connection || imapclient.TemporaryRefusal(err)
 }
 
 // creationOrder returns plan with parents before children ("Projects"
