@@ -15,7 +15,7 @@ import (
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
-	"github.com/mailbench/mailbench/internal/nagle"
+	"github.com/mailbench/mailbench/internal/quickack"
 
 	"github.com/mailbench/mailbench/measure"
 )
@@ -39,6 +39,17 @@ const (
 
 // DefaultTimeout is the per-operation deadline when Config.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
+
+// The default bounds of what one server response may make the client hold
+// (Config.MaxResponseBytes, Config.MaxLiteralBytes). No real server comes
+// near them: the longest responses mailbench meets are SEARCH results of
+// large folders (about 7 bytes a message: 1 MiB is 150,000 messages) and
+// FETCH lists of 20 envelopes (tens of KiB). FETCH body sections are
+// streamed, whatever their size, and not bounded by these.
+const (
+	DefaultMaxResponseBytes = 1 << 20
+	DefaultMaxLiteralBytes  = 1 << 20
+)
 
 // Config says where and how to connect. The zero TLS mode is "none", the
 // zero Auth is "login".
@@ -64,6 +75,27 @@ type Config struct {
 	// run on the connection's reader goroutine: they must be quick and
 	// must not call the Client.
 	Unilateral *Unilateral
+
+	// MaxResponseBytes bounds one response's bytes outside its literals,
+	// the greeting included; MaxLiteralBytes bounds a literal the client
+	// holds as a string (a LIST name, an ENVELOPE field). A response past
+	// either is a protocol error of the operation waiting for it and
+	// closes the connection: a broken or hostile server costs an error,
+	// never the generator's memory. Zero means the defaults above;
+	// negative, no bound.
+	MaxResponseBytes int64
+	MaxLiteralBytes  int64
+}
+
+// bound returns v, or def when v is zero, or 0 (no bound) when v < 0.
+func bound(v, def int64) int64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // Unilateral receives a selected mailbox's unsolicited updates.
@@ -187,6 +219,11 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 	bd.TCP = time.Since(start)
 	*dialed = true
+	// Every ACK of the connect goes out at once, so that no server's
+	// writes wait on a delayed ACK of ours (package quickack).
+	qa := quickack.Wrap(raw)
+	defer qa.Done()
+	raw = qa
 
 	tlsConfig := func() *tls.Config {
 		var tc *tls.Config
@@ -207,11 +244,6 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 
 	var conn net.Conn = raw
-	// Nagle is on for the first exchange after a full handshake (the
-	// greeting and CAPABILITY), not during it nor after a resumed one, so
-	// that no delayed ACK stalls the connect 40 ms (package nagle).
-	release := func() {}
-	defer func() { release() }()
 	var prefix []byte
 	var serverGreeting string // the server's greeting when read before STARTTLS
 	switch cfg.TLS {
@@ -223,7 +255,6 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
-		release = nagle.AfterHandshake(raw, tc)
 		bd.TLS = time.Since(t0)
 		bd.Handshake = bd.TLS
 		bd.TLSUsed = true
@@ -245,7 +276,6 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			raw.Close()
 			return nil, timeoutErr("TLS handshake", fmt.Errorf("imapclient: %w", &measure.TLSError{Op: "TLS handshake", Err: err}))
 		}
-		release = nagle.AfterHandshake(raw, tc)
 		bd.Handshake = time.Since(th)
 		bd.TLS = time.Since(t1)
 		bd.TLSUsed = true
@@ -265,7 +295,10 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		gt.line, gt.done = []byte(serverGreeting+"\r\n"), true
 	}
 	tr := newTransport(gt, prefix)
-	var libOpts *goimap.Options
+	libOpts := &goimap.Options{
+		MaxResponseBytes: bound(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		MaxLiteralBytes:  bound(cfg.MaxLiteralBytes, DefaultMaxLiteralBytes),
+	}
 	if u := cfg.Unilateral; u != nil {
 		h := &goimap.UnilateralDataHandler{}
 		if u.Exists != nil {
@@ -276,7 +309,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 			}
 		}
 		h.Expunge = u.Expunge
-		libOpts = &goimap.Options{UnilateralDataHandler: h}
+		libOpts.UnilateralDataHandler = h
 	}
 	c := &Client{
 		lib:      goimap.New(tr, libOpts),
@@ -321,7 +354,6 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	if bd.TLSUsed {
 		bd.FirstExchange = first
 	}
-	release()
 
 	t0 = time.Now()
 	switch strings.ToLower(cfg.Auth) {

@@ -67,6 +67,12 @@ type memTarget struct {
 // (Archive subscribed).
 func startMem(t *testing.T, inboxMessages int) *memTarget {
 	t.Helper()
+	return startMemAs(t, inboxMessages, testutil.TLSBehaviour{Name: "Go"})
+}
+
+// startMemAs is startMem with the server's sockets and TLS as b has them.
+func startMemAs(t *testing.T, inboxMessages int, b testutil.TLSBehaviour) *memTarget {
+	t.Helper()
 	mem := imapmemserver.New()
 	u := imapmemserver.NewUser(testUser, testPassword)
 	for _, name := range []string{"INBOX", "Sent", "Archive"} {
@@ -87,6 +93,10 @@ func startMem(t *testing.T, inboxMessages int) *memTarget {
 	mem.AddUser(u)
 
 	serverTLS, clientTLS := testCerts(t)
+	if b.Server != nil {
+		serverTLS = serverTLS.Clone()
+		b.Server(serverTLS)
+	}
 	newServer := func(starttls bool) *imapserver.Server {
 		opts := &imapserver.Options{
 			NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
@@ -110,8 +120,8 @@ func startMem(t *testing.T, inboxMessages int) *memTarget {
 		t.Fatal(err)
 	}
 	s1, s2 := newServer(true), newServer(false)
-	go s1.Serve(ln)
-	go s2.Serve(tls.NewListener(tln, serverTLS))
+	go s1.Serve(b.Listener(ln))
+	go s2.Serve(tls.NewListener(b.Listener(tln), serverTLS))
 	t.Cleanup(func() { s1.Close(); s2.Close() })
 	return &memTarget{addr: ln.Addr().String(), tlsAddr: tln.Addr().String(), client: clientTLS}
 }

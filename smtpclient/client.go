@@ -18,7 +18,7 @@ import (
 
 	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/nagle"
+	"github.com/mailbench/mailbench/internal/quickack"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -70,6 +70,12 @@ type Config struct {
 	Password string // never logged, never in an error
 
 	Observer measure.Observer // receives SMTP Connect and SMTP Data; nil discards
+
+	// MaxReplyBytes bounds one server reply: its longest line, and a
+	// multi-line reply's lines together. A reply past it is a protocol
+	// error of the operation and ends the connection. Zero means
+	// DefaultMaxReplyBytes; negative, no bound.
+	MaxReplyBytes int
 }
 
 // SendResult is what Send achieved.
@@ -208,7 +214,16 @@ func (c *Client) wrap(o *op, step string, err error) error {
 	var se *smtp.SMTPError
 	var tpe *textproto.Error
 	var tpp textproto.ProtocolError
+	var tooLong *errReplyTooLong
 	switch {
+	case errors.As(err, &tooLong):
+		// The rest of the reply is unread: the connection is of no use.
+		c.conn.Close()
+		return &measure.ProtocolError{Op: step, Reply: tooLong.Error()}
+	case errors.Is(err, smtp.ErrTooLongLine):
+		// go-smtp's own bound on a reply line (2,000 bytes).
+		c.conn.Close()
+		return &measure.ProtocolError{Op: step, Reply: "a reply line longer than 2000 bytes"}
 	case errors.As(err, &se):
 		return &measure.ProtocolError{Op: step, Reply: c.redact(replyText(se.Code, se.EnhancedCode, se.Message))}
 	case errors.As(err, &tpe):
@@ -314,24 +329,28 @@ func (c *Client) connect(ctx context.Context) error {
 		return c.wrap(o, "connect", err)
 	}
 	c.raw = raw
-	c.conn = &limitConn{Conn: raw}
+	// Every ACK of the connect goes out at once, so that no server's
+	// writes wait on a delayed ACK of ours (package quickack).
+	qa := quickack.Wrap(raw)
+	defer qa.Done()
+	c.conn = &limitConn{Conn: qa}
 	o.guard(c.conn)
 	c.breakdown.TCP = time.Since(t)
 
 	var netConn net.Conn = c.conn
-	// Nagle is on for the first EHLO after a full handshake, not during it
-	// nor after a resumed one, so that no delayed ACK stalls the connect 40
-	// ms (package nagle).
-	release := func() {}
-	defer func() { release() }()
 	if cfg.TLS == TLSImplicit {
 		tc, err := c.handshake(o)
 		if err != nil {
 			return err
 		}
-		release = nagle.AfterHandshake(raw, tc)
 		netConn = tc
 	}
+
+	maxReply := c.cfg.MaxReplyBytes
+	if maxReply == 0 {
+		maxReply = DefaultMaxReplyBytes
+	}
+	netConn = newReplyLimitConn(netConn, maxReply)
 
 	t = time.Now()
 	br := bufio.NewReader(netConn)
@@ -362,8 +381,7 @@ func (c *Client) connect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		release = nagle.AfterHandshake(raw, tc)
-		netConn = tc
+		netConn = newReplyLimitConn(tc, maxReply)
 	} else if n := br.Buffered(); n > 0 {
 		extra, _ := br.Peek(n)
 		replay = append(replay, extra...)
@@ -378,7 +396,6 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	c.breakdown.EHLO = time.Since(t)
 	c.breakdown.Greeting += c.breakdown.EHLO
-	release()
 	if c.breakdown.TLSUsed {
 		c.breakdown.FirstExchange = c.breakdown.EHLO
 		if cfg.TLS == TLSImplicit {

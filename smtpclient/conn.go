@@ -1,6 +1,8 @@
 package smtpclient
 
 import (
+	"bytes"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -53,4 +55,76 @@ func (c *replayConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(p)
+}
+
+// DefaultMaxReplyBytes bounds one server reply (Config.MaxReplyBytes): its
+// longest line and all the lines of a multi-line reply together. RFC 5321
+// (4.5.3.1.5) limits a reply line to 512 bytes; the longest replies real
+// servers send, EHLO's extension lists, are under 1 KiB.
+const DefaultMaxReplyBytes = 64 << 10
+
+// errReplyTooLong is replyLimitConn's error once a reply passes its bound.
+type errReplyTooLong struct{ limit int }
+
+func (e *errReplyTooLong) Error() string {
+	return fmt.Sprintf("a reply longer than %d bytes", e.limit)
+}
+
+// replyLimitConn bounds what a server's replies can make the reader above
+// it (textproto, go-smtp) hold: a line, or a run of continuation lines
+// ("250-..."), longer than limit bytes ends the reads with errReplyTooLong
+// from then on. It looks at the bytes as they pass and copies none.
+// Without it, a server that sends an endless banner or EHLO line grows the
+// reader's buffer by gigabytes within one operation's deadline.
+type replyLimitConn struct {
+	net.Conn
+	limit   int
+	line    int     // bytes of the current line so far
+	reply   int     // bytes of the continuation lines before it
+	head    [4]byte // the current line's first bytes ("250-")
+	headLen int
+	err     error
+}
+
+func newReplyLimitConn(c net.Conn, limit int) net.Conn {
+	if limit <= 0 {
+		return c
+	}
+	return &replyLimitConn{Conn: c, limit: limit}
+}
+
+func (c *replyLimitConn) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.Conn.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		for c.headLen < len(c.head) && len(b) > 0 && b[0] != '\n' {
+			c.head[c.headLen] = b[0]
+			c.headLen++
+			c.line++
+			b = b[1:]
+		}
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			c.line += len(b)
+			b = nil
+		} else {
+			c.line += i + 1
+			b = b[i+1:]
+		}
+		if c.reply+c.line > c.limit {
+			c.err = &errReplyTooLong{limit: c.limit}
+			return 0, c.err
+		}
+		if i >= 0 {
+			if c.headLen == len(c.head) && c.head[3] == '-' {
+				c.reply += c.line
+			} else {
+				c.reply = 0
+			}
+			c.line, c.headLen = 0, 0
+		}
+	}
+	return n, err
 }

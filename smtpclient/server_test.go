@@ -147,9 +147,19 @@ func (s *session) Logout() error { return nil }
 // (mode implicit).
 func startServer(t *testing.T, be *backend, mode TLSMode, tlsCfg *tls.Config) string {
 	t.Helper()
+	return startServerOn(t, be, mode, tlsCfg, nil)
+}
+
+// startServerOn is startServer with the TCP listener wrapped by wrap (nil:
+// as it is), under TLS.
+func startServerOn(t *testing.T, be *backend, mode TLSMode, tlsCfg *tls.Config, wrap func(net.Listener) net.Listener) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	s := smtp.NewServer(be)
 	s.Domain = "localhost"

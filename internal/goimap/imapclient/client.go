@@ -78,6 +78,16 @@ type Options struct {
 	// Dialer to use when establishing connections with the Dial* functions.
 	// If nil, a default dialer with a 30 second timeout is used.
 	Dialer *net.Dialer
+	// MaxResponseBytes caps the bytes of one server response outside its
+	// literals; zero means no limit. A response that exceeds it ends the
+	// connection with an *imapwire.LimitError (as text: "a line longer
+	// than N bytes"). mailbench patch (bounds.patch).
+	MaxResponseBytes int64
+	// MaxLiteralBytes caps a literal that the client holds in memory as a
+	// string (in LIST, STATUS, ENVELOPE, ...); FETCH body sections are
+	// streamed to the caller and not capped by it. Zero means no limit.
+	// mailbench patch (bounds.patch).
+	MaxLiteralBytes int64
 }
 
 func (options *Options) wrapReadWriter(rw io.ReadWriter) io.ReadWriter {
@@ -180,12 +190,22 @@ func New(conn net.Conn, options *Options) *Client {
 	br := bufio.NewReader(rw)
 	bw := bufio.NewWriter(rw)
 
+	dec := imapwire.NewDecoder(br, imapwire.ConnSideClient)
+	dec.MaxSize = options.MaxResponseBytes
+	if max := options.MaxLiteralBytes; max > 0 {
+		dec.CheckBufferedLiteralFunc = func(size int64, _ bool) error {
+			if size > max {
+				return &imapwire.LimitError{What: "literal", Size: size, Limit: max}
+			}
+			return nil
+		}
+	}
 	client := &Client{
 		conn:       conn,
 		options:    *options,
 		br:         br,
 		bw:         bw,
-		dec:        imapwire.NewDecoder(br, imapwire.ConnSideClient),
+		dec:        dec,
 		greetingCh: make(chan struct{}),
 		decCh:      make(chan struct{}),
 		state:      imap.ConnStateNone,
@@ -616,6 +636,11 @@ func (c *Client) read() {
 			break
 		}
 		if err := c.readResponse(); err != nil {
+			// mailbench patch (bounds.patch): a limit keeps its type.
+			var le *imapwire.LimitError
+			if errors.As(c.dec.Err(), &le) {
+				err = fmt.Errorf("imapclient: %w", le)
+			}
 			c.decErr = err
 			break
 		}
@@ -628,6 +653,7 @@ func (c *Client) read() {
 func (c *Client) readResponse() error {
 	c.setReadTimeout(respReadTimeout)
 	defer c.setReadTimeout(idleReadTimeout)
+	c.dec.ResetSize() // MaxResponseBytes bounds each response (bounds.patch)
 
 	if c.dec.Special('+') {
 		if err := c.readContinueReq(); err != nil {

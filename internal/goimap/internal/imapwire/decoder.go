@@ -65,6 +65,31 @@ type Decoder struct {
 	readBytes int64
 }
 
+// LimitError is the decoder's error when the input exceeds MaxSize (What is
+// "line": the bytes of a command or response outside its literals) or
+// when CheckBufferedLiteralFunc refuses a literal. mailbench patch
+// (bounds.patch): a peer that sends an endless line or announces a huge
+// literal costs one error, not the process's memory.
+type LimitError struct {
+	What  string // "line" or "literal"
+	Size  int64  // the literal's announced size; 0 for a line
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	if e.What == "literal" {
+		return fmt.Sprintf("imapwire: a literal of %d bytes exceeds the limit of %d bytes", e.Size, e.Limit)
+	}
+	return fmt.Sprintf("imapwire: a %s longer than %d bytes (outside literals)", e.What, e.Limit)
+}
+
+// ResetSize starts counting MaxSize again from zero: a client calls it at
+// the start of each response, so that MaxSize bounds one response rather
+// than the whole connection. mailbench patch (bounds.patch).
+func (dec *Decoder) ResetSize() {
+	dec.readBytes = 0
+}
+
 // NewDecoder creates a new decoder.
 func NewDecoder(r *bufio.Reader, side ConnSide) *Decoder {
 	return &Decoder{r: r, side: side}
@@ -94,7 +119,7 @@ func (dec *Decoder) returnErr(err error) bool {
 
 func (dec *Decoder) readByte() (byte, bool) {
 	if dec.MaxSize > 0 && dec.readBytes > dec.MaxSize {
-		return 0, dec.returnErr(fmt.Errorf("imapwire: max size exceeded"))
+		return 0, dec.returnErr(&LimitError{What: "line", Limit: dec.MaxSize})
 	}
 	dec.crlf = false
 	if dec.literal {
@@ -719,8 +744,11 @@ func (dec *Decoder) Literal(ptr *string) bool {
 	}
 	if dec.CheckBufferedLiteralFunc != nil {
 		if err := dec.CheckBufferedLiteralFunc(lit.Size(), nonSync); err != nil {
+			// mailbench patch (bounds.patch): the refusal is the decoder's
+			// error; beta.8 returned false with no error, and the caller
+			// went on to parse the literal's bytes as protocol.
 			lit.cancel()
-			return false
+			return dec.returnErr(err)
 		}
 	}
 	var sb strings.Builder
