@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/campaign"
@@ -44,6 +46,9 @@ func createOutput(flag, path string) (*outputFile, error) {
 // the JSON on stdout and moves the text report to stderr, for pipelines
 // (jq, CI).
 func createReportOutputs(e *env, jsonPath, htmlPath string) (jsonOut, htmlOut *outputFile, err error) {
+	if err := distinctOutputs("json", jsonPath, "html", htmlPath); err != nil {
+		return nil, nil, err
+	}
 	if jsonPath == "-" {
 		if htmlPath == "-" {
 			return nil, nil, usage(errors.New("--json - and --html -: only one output can take stdout"))
@@ -118,6 +123,41 @@ func writeOutputs(e *env, writeText func(io.Writer) error, files ...func() error
 		errs = append(errs, outputError("the text report", err))
 	}
 	return errors.Join(errs...)
+}
+
+// distinctOutputs refuses two output flags that name one file (exit 2 at
+// start): the second would overwrite the first at the end of the run.
+// pairs are flag, path; an empty path or "-" is no file. Paths are
+// compared after their symbolic links, and by inode when both exist.
+func distinctOutputs(pairs ...string) error {
+	type out struct{ flag, path, abs string }
+	var seen []out
+	for i := 0; i+1 < len(pairs); i += 2 {
+		flag, path := pairs[i], pairs[i+1]
+		if path == "" || path == "-" {
+			continue
+		}
+		abs := path
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			abs = r
+		}
+		if a, err := filepath.Abs(abs); err == nil {
+			abs = a
+		}
+		for _, o := range seen {
+			same := o.abs == abs
+			if fa, err := os.Stat(o.path); err == nil {
+				if fb, err := os.Stat(path); err == nil && os.SameFile(fa, fb) {
+					same = true
+				}
+			}
+			if same {
+				return usage(fmt.Errorf("--%s and --%s name the same file (%s): give each output its own", o.flag, flag, path))
+			}
+		}
+		seen = append(seen, out{flag, path, abs})
+	}
+	return nil
 }
 
 // probeOutput checks up front that path can be created for flag, for files

@@ -70,6 +70,9 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := distinctOutputs("json", c.JSON, "html", c.HTML, "results", c.Results, "timeseries", c.Timeseries); err != nil {
+		return err
+	}
 	jsonOut, htmlOut, err := createReportOutputs(e, c.JSON, c.HTML)
 	if err != nil {
 		return err
