@@ -44,6 +44,13 @@ type Reconciliation struct {
 	// watched INBOX announced them (IMAP IDLE or a fast poll: EXISTS),
 	// to the millisecond (poll: to the poll interval).
 	TimedByAnnouncement int64 `json:"timed_by_announcement,omitempty"`
+	// TimedByVisibility counts local deliveries whose announcement (EXISTS)
+	// ran ahead of the message: the fetch right after it did not return
+	// the message yet. They are timed by the fetch that first returned it
+	// (to the watcher's backoff step, a few ms), not by the announcement;
+	// AheadMaxMs is the longest such lead (visible − announced).
+	TimedByVisibility int64 `json:"timed_by_visibility,omitempty"`
+	AheadMaxMs        int64 `json:"ahead_max_ms,omitempty"`
 	// TimedByInternalDate counts local deliveries timed by their
 	// INTERNALDATE (whole seconds, taken at mid-second: ±0.5 s).
 	TimedByInternalDate int64 `json:"timed_by_internaldate,omitempty"`
@@ -87,9 +94,13 @@ func (r Reconciliation) Lines() []string {
 	if r.Late > 0 {
 		lines = append(lines, fmt.Sprintf("Late                   %d (%d local, %d remote: found, after the delivery limit)", r.Late, r.LateLocal, r.LateRemote))
 	}
-	if r.TimedByAnnouncement > 0 || r.TimedByInternalDate > 0 {
+	if r.TimedByAnnouncement > 0 || r.TimedByInternalDate > 0 || r.TimedByVisibility > 0 {
 		lines = append(lines, fmt.Sprintf("Local delivery timing  %d announced (IDLE/poll EXISTS, ms), %d by INTERNALDATE (±0.5 s), %d first seen (upper bound)",
 			r.TimedByAnnouncement, r.TimedByInternalDate, r.TimedByObservation))
+		if r.TimedByVisibility > 0 {
+			lines = append(lines, fmt.Sprintf("Announced ahead        %d (the server announced them before a fetch could return them, by up to %d ms; timed when fetchable)",
+				r.TimedByVisibility, r.AheadMaxMs))
+		}
 	} else if r.TimedByObservation > 0 {
 		lines = append(lines, fmt.Sprintf("Timed by observation   %d (no INTERNALDATE seen: upper bound)", r.TimedByObservation))
 	}
@@ -153,6 +164,8 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		Duplicated: r.Duplicated + o.Duplicated, Corrupted: r.Corrupted + o.Corrupted,
 		TimedByObservation:  r.TimedByObservation + o.TimedByObservation,
 		TimedByAnnouncement: r.TimedByAnnouncement + o.TimedByAnnouncement,
+		TimedByVisibility:   r.TimedByVisibility + o.TimedByVisibility,
+		AheadMaxMs:          max(r.AheadMaxMs, o.AheadMaxMs),
 		TimedByInternalDate: r.TimedByInternalDate + o.TimedByInternalDate,
 		Late:                r.Late + o.Late, LateLocal: r.LateLocal + o.LateLocal, LateRemote: r.LateRemote + o.LateRemote,
 		DeletedByWorkload: r.DeletedByWorkload + o.DeletedByWorkload,

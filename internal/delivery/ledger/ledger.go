@@ -513,6 +513,44 @@ func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []ti
 	l.emit(out)
 }
 
+// Visible records that a watched INBOX of user returned the messages infos
+// at the moments ats, after announcements that ran ahead of them (an
+// EXISTS whose message the next fetch did not return yet) at the moments
+// announced. Each (message, user) delivery not yet timed is timed at its
+// visibility, as Announced would at the announcement, and counted in
+// Reconciliation.TimedByVisibility, with the lead in AheadMaxMs. A
+// delivery whose acceptance is not recorded yet is taken as announced at
+// its visibility.
+func (l *Ledger) Visible(user string, infos []imapclient.MessageInfo, ats, announced []time.Time) {
+	u, ok := l.UserIndex(user)
+	if !ok || len(ats) != len(infos) || len(announced) != len(infos) {
+		return
+	}
+	var out []measure.Observation
+	l.mu.Lock()
+	for i := range infos {
+		seq, ok := l.ours(infos[i].ID)
+		if !ok {
+			continue
+		}
+		atNs := ats[i].UnixNano()
+		m := l.msg(seq)
+		if m == nil {
+			l.addEarly(early{seq: seq, at: time.Now().UnixNano(), kind: earlyAnnounced, key: u, uid: infos[i].UID, t: atNs})
+			continue
+		}
+		before := l.c.TimedByAnnouncement
+		out = l.announced(m, u, infos[i].UID, atNs, out)
+		if l.c.TimedByAnnouncement > before {
+			l.c.TimedByAnnouncement--
+			l.c.TimedByVisibility++
+			l.c.AheadMaxMs = max(l.c.AheadMaxMs, ats[i].Sub(announced[i]).Milliseconds())
+		}
+	}
+	l.mu.Unlock()
+	l.emit(out)
+}
+
 // announced applies one announcement. Callers hold mu.
 func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, out []measure.Observation) []measure.Observation {
 	r := l.findRcpt(m, false, u)
