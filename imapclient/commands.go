@@ -613,14 +613,25 @@ func isCode(err error, code string) bool {
 // a reason that may pass: a NO without a response code (Cyrus answers a
 // busy mailbox with a bare "NO System I/O error"), or with RFC 5530's
 // UNAVAILABLE, SERVERBUG or INUSE. Quota, size and missing-mailbox
-// refusals, BAD, and failures of the connection are not. It doesn't
-// perform I/O.
+// refusals, BAD, and failures of the connection are not. A refused LOGIN
+// (a *measure.AuthError) counts alike: under contention servers answer it
+// with a bare NO too ("NO ... database is locked"); a wrong password with
+// [AUTHENTICATIONFAILED] (RFC 5530) is not temporary, one without a code
+// looks the same as contention and is retried as well. It doesn't perform
+// I/O.
 func TemporaryRefusal(err error) bool {
+	var reply string
 	var pe *measure.ProtocolError
-	if !errors.As(err, &pe) {
+	var ae *measure.AuthError
+	switch {
+	case errors.As(err, &pe):
+		reply = pe.Reply
+	case errors.As(err, &ae):
+		reply = ae.Reply
+	default:
 		return false
 	}
-	rest, ok := strings.CutPrefix(pe.Reply, "NO")
+	rest, ok := strings.CutPrefix(reply, "NO")
 	if !ok {
 		return false
 	}

@@ -21,6 +21,10 @@ func TestTemporaryRefusal(t *testing.T) {
 		{&measure.ProtocolError{Op: "APPEND", Reply: "NO [TRYCREATE] no mailbox"}, false},
 		{&measure.ProtocolError{Op: "APPEND", Reply: "NO [BADCHARSET (UTF-8)] charset"}, false},
 		{&measure.ProtocolError{Op: "APPEND", Reply: "BAD syntax"}, false},
+		{&measure.AuthError{Op: "LOGIN", Reply: "NO database is locked"}, true},
+		{fmt.Errorf("user u: %w", &measure.AuthError{Op: "LOGIN", Reply: "NO [UNAVAILABLE] busy"}), true},
+		{&measure.AuthError{Op: "LOGIN", Reply: "NO [AUTHENTICATIONFAILED] Authentication failed."}, false},
+		{&measure.AuthError{Op: "LOGIN", Reply: "BAD no"}, false},
 		{errors.New("connection lost"), false},
 		{nil, false},
 	} {

@@ -56,6 +56,10 @@ type dialect struct {
 	// dropAppends, when set, holds how many APPENDs are still to be
 	// answered by closing the connection, as a server whose process died.
 	dropAppends *atomic.Int64
+	// refuseLogins, when set, holds how many LOGINs are still to be
+	// refused with a bare "NO database is locked", as an all-in-one server
+	// under contention refused them.
+	refuseLogins *atomic.Int64
 }
 
 var (
@@ -204,6 +208,9 @@ func (s *dialectSession) Append(mailbox string, r imap.LiteralReader, o *imap.Ap
 }
 
 func (s *dialectSession) Login(user, password string) error {
+	if s.d.refuseLogins != nil && s.d.refuseLogins.Add(-1) >= 0 {
+		return no("database is locked")
+	}
 	if err := s.Session.Login(user, password); err != nil {
 		return err
 	}
@@ -545,6 +552,44 @@ func (l *wireLog) check(t *testing.T, golden string) {
 				t.Fatalf("transcript differs from %s at line %d:\n got %q\nwant %q\n(go test ./populate -run TestDialects -update rewrites it)", golden, i+1, g, w)
 			}
 		}
+	}
+}
+
+// TestInitRetriesContendedLogin: a LOGIN refused with a bare NO (a
+// contended server's "database is locked") is retried as a new connection
+// with backoff, at most twice, in init and in clean alike; when the
+// refusals outlast the retries the error names the refusal and says the
+// server is contended (init's users add: try fewer --workers).
+func TestInitRetriesContendedLogin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		refusals int64
+		wantErr  bool
+	}{{"two refusals", 2, false}, {"three refusals", 3, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t, 1)
+			d := cyrusLike
+			d.refuseLogins = new(atomic.Int64)
+			cfg.Mailboxes.Delimiter = workload.AutoDelimiter
+			startDialect(t, cfg, d)
+			d.refuseLogins.Store(tc.refusals)
+			_, err := Init(context.Background(), cfg, Options{Workers: 1, RetryPause: time.Millisecond})
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "database is locked") || !strings.Contains(err.Error(), "contended") {
+					t.Fatalf("Init() = %v, want the refusal and that the server is contended", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Init() = %v", err)
+			}
+			d.refuseLogins.Store(tc.refusals)
+			if _, err := Clean(context.Background(), cfg, Options{Workers: 1, RetryPause: time.Millisecond}); err != nil {
+				t.Fatalf("Clean() = %v", err)
+			}
+		})
 	}
 }
 

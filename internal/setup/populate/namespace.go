@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mailbench/mailbench/internal/ctxsleep"
+	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/run/session"
@@ -35,7 +37,18 @@ func ResolveNamespace(ctx context.Context, cfg *workload.Config) (*workload.Conf
 			return nil, "", err
 		}
 		u := users[0]
+		// A LOGIN refused for a reason that may pass (a contended server's
+		// bare NO) is tried again, as init and clean try a user again.
 		c, err := imapclient.Connect(ctx, ic, u.Login, u.Password)
+		for attempt := 0; err != nil && attempt < userRetries && imapclient.TemporaryRefusal(err); attempt++ {
+			if !ctxsleep.Sleep(ctx, namespaceRetryPause<<attempt) {
+				break
+			}
+			c, err = imapclient.Connect(ctx, ic, u.Login, u.Password)
+		}
+		if err != nil && imapclient.TemporaryRefusal(err) {
+			err = fmt.Errorf("%w (refused %d times for a reason that may pass: the server is contended or still starting)", err, userRetries+1)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("mailboxes.delimiter = \"auto\": connect to %s as %s to ask its namespace: %w", ic.Address, u.Login, err)
 		}
@@ -71,3 +84,8 @@ func resolved(ctx context.Context, cfg *workload.Config) (*workload.Config, erro
 	out, _, err := ResolveNamespace(ctx, cfg)
 	return out, err
 }
+
+// namespaceRetryPause is the first pause before the namespace probe's
+// LOGIN is tried again (then doubled): the probe is one connection, not a
+// crowd of them, so it waits less than init's users (DefaultRetryPause).
+const namespaceRetryPause = 250 * time.Millisecond

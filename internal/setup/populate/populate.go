@@ -355,6 +355,10 @@ func (j *job) forEachUser(parent context.Context, fn func(context.Context, *imap
 		g.Go(func() error {
 			for attempt := 0; ; attempt++ {
 				err := j.onConnection(ctx, u, fn)
+				if err != nil && attempt == userRetries && imapclient.TemporaryRefusal(err) {
+					return fmt.Errorf("%w (refused %d times for a reason that may pass; if many users are refused at once, "+
+						"the server is contended: try fewer --workers than %d)", err, attempt+1, j.workers)
+				}
 				if err == nil || attempt == userRetries || ctx.Err() != nil || !resumable(err) {
 					return err
 				}
