@@ -19,10 +19,15 @@
 // Fault injection (Options.Faults) makes the sink slow or make it refuse a
 // share of the messages, to exercise the server's queueing and retry paths.
 //
-// Every network operation has a deadline: each command line and each read of
-// message data must arrive within ReadTimeout, each reply be written within
-// WriteTimeout. Connections beyond MaxConnections get a 421 reply and are
-// closed. Bad input gets an SMTP error reply; the sink keeps serving.
+// Every network operation has a deadline: each command line, and each
+// message's DATA as a whole, must arrive within ReadTimeout, however it
+// trickles in; a read that times out ends the connection (421). Each reply
+// must be written within WriteTimeout. When MaxConnections are open, a new
+// connection takes the place of the one that has sent nothing for longest,
+// if that is a second or more (it gets a 421: a crowd of slow or idle
+// clients cannot keep out one with mail); otherwise the new one gets a 421
+// and is closed. Bad input gets an SMTP error reply; the sink keeps
+// serving.
 //
 // The sink is built on github.com/mailbench/mailbench/internal/gosmtp's server.
 package smtpsink

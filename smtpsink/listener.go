@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,8 @@ type limitListener struct {
 	max      int
 	implicit *tls.Config
 	refusal  []byte
+	// evictReply goes to a connection closed to make room (idlestLocked).
+	evictReply []byte
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -30,12 +33,13 @@ type limitListener struct {
 
 func newLimitListener(ln net.Listener, s *Sink, implicit *tls.Config) *limitListener {
 	return &limitListener{
-		Listener: ln,
-		s:        s,
-		max:      s.opts.MaxConnections,
-		implicit: implicit,
-		refusal:  []byte("421 4.3.2 " + s.opts.Domain + " Too many connections, try again later\r\n"),
-		conns:    make(map[*trackedConn]struct{}),
+		Listener:   ln,
+		s:          s,
+		max:        s.opts.MaxConnections,
+		implicit:   implicit,
+		refusal:    []byte("421 4.3.2 " + s.opts.Domain + " Too many connections, try again later\r\n"),
+		evictReply: []byte("421 4.4.2 " + s.opts.Domain + " Idle too long while the sink is full, closing\r\n"),
+		conns:      make(map[*trackedConn]struct{}),
 	}
 }
 
@@ -53,12 +57,23 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, net.ErrClosed
 		}
 		if l.max > 0 && len(l.conns) >= l.max {
-			l.mu.Unlock()
-			l.s.refused.Add(1)
-			go l.refuse(c)
-			continue
+			victim := l.idlestLocked(time.Now())
+			if victim == nil {
+				l.mu.Unlock()
+				l.s.refused.Add(1)
+				go l.refuse(c)
+				continue
+			}
+			// The connection that has sent nothing for longest makes
+			// room: a crowd of clients that trickle a byte now and then
+			// (slowloris) cannot keep out one that is sending mail.
+			delete(l.conns, victim)
+			l.s.active.Add(-1)
+			l.s.evicted.Add(1)
+			go victim.evict(l.evictReply)
 		}
 		tc := &trackedConn{Conn: c, l: l}
+		tc.lastRead.Store(time.Now().UnixNano())
 		l.conns[tc] = struct{}{}
 		l.mu.Unlock()
 		if d := l.s.opts.ReadTimeout; d > 0 && d == l.s.opts.WriteTimeout {
@@ -128,6 +143,38 @@ func (l *limitListener) release(c *trackedConn) {
 	}
 }
 
+// minIdleToEvict is how long a connection must have sent nothing before a
+// new one may take its place when the sink is full: a client between two
+// commands is idle for milliseconds, a slowloris for seconds.
+const minIdleToEvict = time.Second
+
+// idlestLocked returns the tracked connection that has read nothing for
+// longest, if that is at least minIdleToEvict; nil otherwise. Callers hold
+// l.mu. O(connections), on the path of a sink that is full only.
+func (l *limitListener) idlestLocked(now time.Time) *trackedConn {
+	var idlest *trackedConn
+	oldest := now.Add(-minIdleToEvict).UnixNano()
+	for c := range l.conns {
+		if t := c.lastRead.Load(); t <= oldest {
+			idlest, oldest = c, t
+		}
+	}
+	return idlest
+}
+
+// evict tells the client why and closes the connection; its serving
+// goroutine then ends on the closed socket. The connection is no longer
+// counted (Accept removed it).
+func (c *trackedConn) evict(reply []byte) {
+	c.mu.Lock()
+	if c.werr == nil {
+		c.Conn.SetWriteDeadline(time.Now().Add(refusalTimeout))
+		c.Conn.Write(reply)
+	}
+	c.mu.Unlock()
+	c.Conn.Close()
+}
+
 // maxPendingWrite is how many reply bytes a connection holds before it
 // writes them even though it has not read since.
 const maxPendingWrite = 16 << 10
@@ -156,10 +203,15 @@ type trackedConn struct {
 	ahead    *[]byte
 	aheadOff int
 	aheadEnd int
+	rerr     error // a read timeout, final (noteReadErr)
 
 	// readDL and writeDL are the deadlines last set on the socket (see
 	// coarse); only the serving goroutine sets deadlines.
 	readDL, writeDL time.Time
+
+	// lastRead is when the client last sent something (unix ns); read by
+	// Accept's idlestLocked from another goroutine.
+	lastRead atomic.Int64
 
 	// pendingBuf holds the replies of a usual exchange (the EHLO reply is
 	// about 150 bytes) without an allocation per connection.
@@ -238,6 +290,9 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	if c.ahead != nil {
 		return c.readAhead(p), nil
 	}
+	if c.rerr != nil {
+		return 0, c.rerr
+	}
 	c.mu.Lock()
 	err := c.flushLocked()
 	c.mu.Unlock()
@@ -245,18 +300,37 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	if len(p) >= readAheadSize {
-		return c.Conn.Read(p)
+		n, err := c.Conn.Read(p)
+		if n > 0 {
+			c.lastRead.Store(time.Now().UnixNano())
+		}
+		c.noteReadErr(err)
+		return n, err
 	}
 	bp := aheadPool.Get().(*[]byte)
 	n, err := c.Conn.Read(*bp)
+	c.noteReadErr(err)
 	if n == 0 {
 		aheadPool.Put(bp)
 		return 0, err
 	}
+	c.lastRead.Store(time.Now().UnixNano())
 	c.ahead, c.aheadOff, c.aheadEnd = bp, 0, n
 	// A read error comes back on the next Read, after the data: the socket
 	// reports it again.
 	return c.readAhead(p), nil
+}
+
+// noteReadErr makes a read timeout final: every later Read returns it at
+// once. Without it the timeout is lost behind a partial line (bufio's
+// ReadLine returns the bytes read so far as a line, without the error),
+// go-smtp takes that line for a command, answers "Bad command" and sets a
+// new deadline for the next line: a client that trickles a byte now and
+// then got a fresh timeout per error, four timeouts in all.
+func (c *trackedConn) noteReadErr(err error) {
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		c.rerr = err
+	}
 }
 
 // readAhead returns buffered data and releases the buffer once it is empty.

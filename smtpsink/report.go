@@ -64,6 +64,9 @@ func formatReport(r reportLine) string {
 	line := fmt.Sprintf("%s t=%s conns=%d active=%d refused=%d msgs=%d (%.1f/s) rcpts=%d bytes=%s rejected=%d errors=%d",
 		tag, r.Elapsed.Round(time.Second), r.Now.Connections, r.Now.Active, r.Now.Refused,
 		r.Now.Messages, rate, r.Now.Recipients, formatBytes(r.Now.Bytes), r.Now.Rejected, r.Now.Errors)
+	if r.Now.Evicted > 0 {
+		line += fmt.Sprintf(" evicted=%d", r.Now.Evicted)
+	}
 	if r.RelayN == 0 {
 		return line + " relay n=0"
 	}

@@ -231,19 +231,23 @@ func dataFailure(err, readErr error, save *saveWriter) error {
 	return errBadHeader
 }
 
-// deadlineReader extends the connection's read deadline before each read of
-// message data (go-smtp sets it only per command line), counts the bytes
-// and remembers the first error other than io.EOF.
+// deadlineReader gives the message data one read deadline, set at its
+// first read (go-smtp sets one per command line, then none for DATA): the
+// whole DATA must arrive within timeout, however it trickles in, so that a
+// client sending a byte now and then cannot hold a connection forever. It
+// counts the bytes and remembers the first error other than io.EOF.
 type deadlineReader struct {
 	r       io.Reader
 	conn    net.Conn
 	timeout time.Duration
+	armed   bool
 	n       int64
 	err     error
 }
 
 func (d *deadlineReader) Read(p []byte) (int, error) {
-	if d.conn != nil && d.timeout > 0 {
+	if d.conn != nil && d.timeout > 0 && !d.armed {
+		d.armed = true
 		d.conn.SetReadDeadline(time.Now().Add(d.timeout))
 	}
 	n, err := d.r.Read(p)

@@ -52,7 +52,7 @@ type Options struct {
 	MaxMessageBytes int64         // default 32 MiB; negative: no limit
 	MaxRecipients   int           // per message; default 1000; negative: no limit
 	MaxLineLength   int           // per line, commands and data; default 2000; negative: no limit
-	ReadTimeout     time.Duration // per command line and per read of message data; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
+	ReadTimeout     time.Duration // per command line, and per message's DATA as a whole, whatever trickles in; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
 	WriteTimeout    time.Duration // per reply; default 60s (likewise)
 	MaxConnections  int           // open at once; default 1000; negative: no limit. Beyond it: 421 and close
 	SaveDir         string        // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
@@ -96,6 +96,7 @@ type Counts struct {
 	Errors      int64 // message transfers that failed: too big, long line, bad header, timeout, I/O
 	Active      int64 // connections open now
 	Refused     int64 // connections refused with 421 beyond MaxConnections
+	Evicted     int64 // connections closed (421) to make room for a new one when full: the idlest, idle ≥ 1 s
 	// Foreign counts accepted messages that are not this run's (see
 	// Options.Belongs): mail of an earlier run that the server retried,
 	// or stray mail. They are in none of the counts above.
@@ -117,6 +118,7 @@ type Sink struct {
 	serveErr  error
 
 	connections, active, refused atomic.Int64
+	evicted                      atomic.Int64
 	messages, recipients, bytes  atomic.Int64
 	rejected, errors             atomic.Int64
 	transfers                    atomic.Int64 // fully received messages, for RejectEvery
@@ -430,6 +432,7 @@ func (s *Sink) Counts() Counts {
 		Errors:      s.errors.Load(),
 		Active:      s.active.Load(),
 		Refused:     s.refused.Load(),
+		Evicted:     s.evicted.Load(),
 		Foreign:     s.foreignCount(),
 	}
 }

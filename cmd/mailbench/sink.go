@@ -23,7 +23,7 @@ type sinkCmd struct {
 	MaxMessageBytes int64         `name:"max-message-bytes" default:"33554432" help:"Largest message accepted (552 beyond). (default: ${default})"`
 	MaxRecipients   int           `name:"max-recipients" default:"1000" help:"Most recipients per message (452 beyond). (default: ${default})"`
 	MaxConnections  int           `name:"max-connections" default:"1000" help:"Most connections at once (421 beyond). (default: ${default})"`
-	Timeout         time.Duration `default:"60s" help:"Read and write deadline per line and reply. (default: ${default})"`
+	Timeout         time.Duration `default:"60s" help:"Read deadline per command line and per message's DATA as a whole (however it trickles in), write deadline per reply. (default: ${default})"`
 	Every           time.Duration `name:"every" default:"10s" help:"How often to print the count line. (default: ${default})"`
 	Cores           int           `default:"1" help:"Cores the sink may use (GOMAXPROCS); 0: all. One core takes more mail, with less CPU per message, than two (docs/performance.md, SMTP sink). (default: ${default})"`
 	Delay           time.Duration `help:"Fault: wait this long before answering the end of DATA."`
