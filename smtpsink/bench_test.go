@@ -122,6 +122,7 @@ func BenchmarkSinkMessage(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
+			waitMessages(b, s, int64(b.N))
 			if got := s.Counts(); got.Messages != int64(b.N) || got.Errors != 0 {
 				b.Fatalf("counts %+v, want %d messages", got, b.N)
 			}

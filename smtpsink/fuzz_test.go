@@ -155,6 +155,7 @@ func TestFeed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startSink(t, Options{})
 			feed(t, s.Addr().String(), []byte(tt.input))
+			waitMessages(t, s, tt.want.Messages)
 			if got := s.Counts(); got.Messages != tt.want.Messages || got.Errors != tt.want.Errors {
 				t.Errorf("Counts = %+v, want %d messages, %d errors", got, tt.want.Messages, tt.want.Errors)
 			}

@@ -179,3 +179,14 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// waitMessages waits (up to ioTimeout) until the sink has counted at least
+// n messages: it counts one just after its 250 is written, so a client may
+// read the reply a moment before. A count that stays short is left for the
+// caller's exact check to report.
+func waitMessages(t testing.TB, s *Sink, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(ioTimeout); s.Counts().Messages < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}

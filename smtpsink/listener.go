@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +206,10 @@ type trackedConn struct {
 	aheadEnd int
 	rerr     error // a read timeout, final (noteReadErr)
 
+	// onReply: the functions waiting for their reply to be out
+	// (afterReply), oldest first. Under mu.
+	onReply []replyWait
+
 	// readDL and writeDL are the deadlines last set on the socket (see
 	// coarse); only the serving goroutine sets deadlines.
 	readDL, writeDL time.Time
@@ -246,12 +251,16 @@ func coarse(t, set time.Time) bool {
 
 func (c *trackedConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.werr != nil {
+		c.mu.Unlock()
 		return 0, c.werr
+	}
+	for i := range c.onReply {
+		c.onReply[i].replied = true
 	}
 	if len(c.pending)+len(p) > maxPendingWrite {
 		if err := c.flushLocked(); err != nil {
+			c.mu.Unlock()
 			return 0, err
 		}
 		if len(p) > maxPendingWrite {
@@ -259,6 +268,9 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 			if err != nil {
 				c.werr = err
 			}
+			fire := c.repliedLocked()
+			c.mu.Unlock()
+			fire()
 			return n, err
 		}
 	}
@@ -266,7 +278,53 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 		c.pending = c.pendingBuf[:0]
 	}
 	c.pending = append(c.pending, p...)
+	c.mu.Unlock()
 	return len(p), nil
+}
+
+// afterReply has f called once the reply that the server writes next is
+// out on the socket: written without error, not only held in pending. The
+// sink counts a message there, not when its data is read: a client that
+// never got the 250 sends the message again, and that is not a duplicate.
+// f is dropped if the connection fails or is closed before.
+//
+// Pipelined messages queue one function each, in order; the queue holds
+// at most the messages of one read-ahead buffer.
+func (c *trackedConn) afterReply(f func()) {
+	c.mu.Lock()
+	c.onReply = append(c.onReply, replyWait{f: f})
+	c.mu.Unlock()
+}
+
+// replyWait is a function waiting for a reply to be out (afterReply);
+// replied: the server has written since it was queued.
+type replyWait struct {
+	f       func()
+	replied bool
+}
+
+// repliedLocked returns what is due now: the afterReply functions whose
+// reply was written, when nothing is held in pending and no write failed
+// (a no-op when none). Callers hold c.mu and call the result after
+// unlocking.
+func (c *trackedConn) repliedLocked() func() {
+	if len(c.onReply) == 0 || c.werr != nil || len(c.pending) > 0 {
+		return func() {}
+	}
+	n := 0
+	for n < len(c.onReply) && c.onReply[n].replied {
+		n++
+	}
+	if n == 0 {
+		return func() {}
+	}
+	due := slices.Clone(c.onReply[:n])
+	c.onReply = append(c.onReply[:0], c.onReply[n:]...)
+	return func() {
+		for _, w := range due {
+			w.f()
+		}
+	}
 }
 
 // flushLocked writes the held bytes, under the write deadline that go-smtp
@@ -295,7 +353,9 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	}
 	c.mu.Lock()
 	err := c.flushLocked()
+	fire := c.repliedLocked()
 	c.mu.Unlock()
+	fire()
 	if err != nil {
 		return 0, err
 	}
@@ -385,7 +445,9 @@ func (c *trackedConn) Close() error {
 	if !c.l.s.closingNow() {
 		c.mu.Lock()
 		c.flushLocked()
+		fire := c.repliedLocked()
 		c.mu.Unlock()
+		fire()
 	}
 	err := c.Conn.Close()
 	c.mu.Lock()

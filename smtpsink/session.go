@@ -177,14 +177,40 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 		s.recordForeign(a.ID)
 		return nil
 	}
-	if !a.Sent.IsZero() {
-		s.recordRelayDelay(received.Sub(a.Sent))
+	n := in.n // in goes back to its pool when receive returns
+	commit := func() {
+		if !a.Sent.IsZero() {
+			s.recordRelayDelay(received.Sub(a.Sent))
+		}
+		s.messages.Add(1)
+		s.recipients.Add(int64(len(rcpts)))
+		s.bytes.Add(n)
+		if s.opts.OnMessage != nil {
+			s.opts.OnMessage(a)
+		}
 	}
-	s.messages.Add(1)
-	s.recipients.Add(int64(len(rcpts)))
-	s.bytes.Add(in.n)
-	if s.opts.OnMessage != nil {
-		s.opts.OnMessage(a)
+	// The message counts once its 250 is out (trackedConn.afterReply): a
+	// client that did not get it will send the message again.
+	if tc := tracked(conn); tc != nil {
+		tc.afterReply(commit)
+	} else {
+		commit()
+	}
+	return nil
+}
+
+// tracked returns the sink's own connection under conn (through TLS), or
+// nil.
+func tracked(conn net.Conn) *trackedConn {
+	for range 4 {
+		switch c := conn.(type) {
+		case *trackedConn:
+			return c
+		case interface{ NetConn() net.Conn }:
+			conn = c.NetConn()
+		default:
+			return nil
+		}
 	}
 	return nil
 }

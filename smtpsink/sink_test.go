@@ -84,6 +84,7 @@ func TestAcceptsAndCounts(t *testing.T) {
 		}
 		wantRcpts += int64(len(tt.to))
 		wantBytes += int64(len(msg))
+		waitMessages(t, s, int64(i+1))
 		all := got.all()
 		if len(all) != i+1 {
 			t.Fatalf("%s: %d arrivals after the 250, want %d", tt.name, len(all), i+1)
@@ -100,6 +101,7 @@ func TestAcceptsAndCounts(t *testing.T) {
 			t.Errorf("%s: Sent = %v without header", tt.name, a.Sent)
 		}
 	}
+	waitMessages(t, s, int64(len(tests)))
 	got2 := s.Counts()
 	want := Counts{Connections: 1, Messages: int64(len(tests)), Recipients: wantRcpts, Bytes: wantBytes, Active: 1}
 	if got2 != want {
@@ -119,6 +121,7 @@ func TestBodySumDetectsCorruption(t *testing.T) {
 	if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, msg); err != nil {
 		t.Fatalf("%s: %d %v", step, code, err)
 	}
+	waitMessages(t, s, 1)
 	a := got.all()[0]
 	if a.Sum == a.BodySum || a.BodySum != msgsum.BodySum([]byte("tampered\r\n")) {
 		t.Errorf("Sum %q BodySum %q: corruption not visible", a.Sum, a.BodySum)
@@ -153,6 +156,7 @@ func TestRelayDelay(t *testing.T) {
 			if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, msg); err != nil {
 				t.Fatalf("%s: %d %v", step, code, err)
 			}
+			waitMessages(t, s, 1)
 			a := got.all()[0]
 			if !a.Sent.Equal(tt.wantSent) || !a.Received.Equal(tt.received) {
 				t.Errorf("Sent %v Received %v, want %v %v", a.Sent, a.Received, tt.wantSent, tt.received)
@@ -222,6 +226,7 @@ func TestLimits(t *testing.T) {
 			if tt.wantCode == 0 {
 				wantMsgs = 1
 			}
+			waitMessages(t, s, wantMsgs)
 			if got := s.Counts(); got.Messages != wantMsgs || got.Errors != tt.errors {
 				t.Errorf("Counts = %+v, want %d messages, %d errors", got, wantMsgs, tt.errors)
 			}
@@ -288,7 +293,8 @@ func TestRawDialogues(t *testing.T) {
 					t.Fatalf("step %d %q: reply %d %q, want %d", i, step, code, msg, tt.wantCodes[i])
 				}
 			}
-			if n := s.Counts().Messages; n != tt.wantMsgs {
+			waitMessages(t, s, int64(tt.wantMsgs))
+			if n := s.Counts().Messages; n != int64(tt.wantMsgs) {
 				t.Fatalf("Messages = %d, want %d", n, tt.wantMsgs)
 			}
 			if tt.wantMsgs > 0 {
@@ -328,6 +334,7 @@ func TestRejectEvery(t *testing.T) {
 					rejected++
 				}
 			}
+			waitMessages(t, s, accepted)
 			cnt := s.Counts()
 			if cnt.Messages != accepted || cnt.Rejected != rejected || cnt.Errors != 0 || int64(len(got.all())) != accepted {
 				t.Errorf("Counts = %+v, arrivals %d; want %d accepted, %d rejected", cnt, len(got.all()), accepted, rejected)
@@ -468,6 +475,7 @@ func TestTLS(t *testing.T) {
 			if code, step, err := send(c, "a@example.test", []string{"b@remote.test"}, testMessage("t", time.Time{}, "x\r\n")); err != nil {
 				t.Fatalf("%s: %d %v", step, code, err)
 			}
+			waitMessages(t, s, 1)
 			if n := s.Counts().Messages; n != 1 {
 				t.Errorf("Messages = %d", n)
 			}
@@ -640,6 +648,7 @@ func TestForeignMail(t *testing.T) {
 			t.Fatalf("%s: %s: %d %v", id, step, code, err)
 		}
 	}
+	waitMessages(t, s, 1)
 	n := s.Counts()
 	if n.Messages != 1 || n.Recipients != 1 || n.Foreign != 3 {
 		t.Errorf("counts %+v, want 1 message of this run and 3 foreign", n)

@@ -99,3 +99,42 @@ func TestFullSinkEvictsTheIdlest(t *testing.T) {
 		t.Errorf("the first idle connection read %q, want a 421", b)
 	}
 }
+
+// TestCountedOnceTheReplyIsOut: a message whose 250 never reaches the
+// client (the connection was reset while the sink held the reply) is not
+// counted and not reported: the client will send it again, and that second
+// arrival is the message's only one. The same message with the client
+// waiting for its reply is counted once.
+func TestCountedOnceTheReplyIsOut(t *testing.T) {
+	t.Parallel()
+	var got arrivals
+	s := startSink(t, Options{OnMessage: got.hook, Faults: Faults{Delay: 300 * time.Millisecond}})
+	msg := string(testMessage("r00000001-000000000001", time.Time{}, "x\r\n"))
+	c, err := net.DialTimeout("tcp", s.Addr().String(), ioTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	br.ReadString('\n')
+	io.WriteString(c, "HELO c\r\nMAIL FROM:<a@b.test>\r\nRCPT TO:<c@d.test>\r\nDATA\r\n")
+	for range 4 {
+		br.ReadString('\n')
+	}
+	io.WriteString(c, msg+".\r\n")
+	time.Sleep(50 * time.Millisecond) // the sink is in the message's delay
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close() // a reset: the 250 cannot be written
+	eventually(t, "the connection to end", func() bool { return s.Counts().Active == 0 })
+	if n := s.Counts().Messages; n != 0 || len(got.all()) != 0 {
+		t.Fatalf("counted %d, reported %d: a message whose 250 was never written", n, len(got.all()))
+	}
+	// The client's retry, waiting for the reply this time.
+	cl := dialClient(t, s)
+	if code, step, err := send(cl, "a@b.test", []string{"c@d.test"}, []byte(msg)); err != nil {
+		t.Fatalf("%s: %d %v", step, code, err)
+	}
+	waitMessages(t, s, 1)
+	if n := s.Counts().Messages; n != 1 || len(got.all()) != 1 {
+		t.Errorf("counted %d, reported %d after the retry: want 1, 1", n, len(got.all()))
+	}
+}
