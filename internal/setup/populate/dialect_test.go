@@ -60,6 +60,9 @@ type dialect struct {
 	// refused with a bare "NO database is locked", as an all-in-one server
 	// under contention refused them.
 	refuseLogins *atomic.Int64
+	// deleteMissingOK: a DELETE of a folder that does not exist is
+	// answered OK, as some servers do.
+	deleteMissingOK bool
 }
 
 var (
@@ -243,6 +246,8 @@ func (s *dialectSession) Create(name string, o *imap.CreateOptions) error {
 
 func (s *dialectSession) Delete(name string) error {
 	switch {
+	case !s.tree.has(s.user, name) && s.d.deleteMissingOK:
+		return nil
 	case !s.tree.has(s.user, name):
 		return no(s.d.deleteMissing)
 	case s.d.hasChildren != "" && s.tree.hasChildren(s.user, name):
@@ -551,6 +556,37 @@ func (l *wireLog) check(t *testing.T, golden string) {
 			if g != w {
 				t.Fatalf("transcript differs from %s at line %d:\n got %q\nwant %q\n(go test ./populate -run TestDialects -update rewrites it)", golden, i+1, g, w)
 			}
+		}
+	}
+}
+
+// TestCleanCountsWhatItRemoved: clean reports the folders that existed
+// before it and not after, so a second clean reports none, also against a
+// server that answers OK to a DELETE of a missing folder.
+func TestCleanCountsWhatItRemoved(t *testing.T) {
+	t.Parallel()
+	for _, okMissing := range []bool{false, true} {
+		cfg := testConfig(t, 2)
+		d := cyrusLike
+		d.deleteMissingOK = okMissing
+		cfg.Mailboxes.Delimiter = workload.AutoDelimiter
+		startDialect(t, cfg, d)
+		if _, err := Init(context.Background(), cfg, Options{Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := Clean(context.Background(), cfg, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 * len(cfg.Mailboxes.Folders); first.FoldersDeleted != want {
+			t.Errorf("DELETE of a missing folder OK %v: first clean removed %d folders, want %d", okMissing, first.FoldersDeleted, want)
+		}
+		second, err := Clean(context.Background(), cfg, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second.FoldersDeleted != 0 || second.Expunged != 0 {
+			t.Errorf("DELETE of a missing folder OK %v: second clean removed %d folders, %d messages; want none", okMissing, second.FoldersDeleted, second.Expunged)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func resumedText(n int64) string {
 type CleanSummary struct {
 	Users          int           // users cleaned
 	Expunged       int64         // messages removed
-	FoldersDeleted int           // extra folders deleted (per user, summed)
+	FoldersDeleted int           // extra folders that existed before and not after (per user, summed): what was removed, not the DELETEs sent
 	Resumed        int64         // users started again on a new connection (resumable)
 	Duration       time.Duration // wall time of Clean
 }
@@ -271,17 +271,28 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 			}
 			expunged.Add(int64(n))
 		}
+		// What was removed is counted from the server's listing before and
+		// after, not from the DELETEs: servers answer OK to a DELETE of a
+		// folder that does not exist, or a NO that DeleteMailbox forgives.
+		before, err := c.ListMailboxes(ctx)
+		if err != nil {
+			return fmt.Errorf("list the folders: %w", err)
+		}
 		for _, f := range folders {
 			if err := c.DeleteMailbox(ctx, f); err != nil {
 				return fmt.Errorf("%s: delete: %w", f, err)
 			}
-			deleted.Add(1)
 			// Servers differ on whether DELETE unsubscribes; a NO here
 			// (not subscribed) is fine, a connection failure is not.
 			if err := c.Unsubscribe(ctx, f); err != nil && measure.Classify(err) != measure.Protocol {
 				return fmt.Errorf("%s: unsubscribe: %w", f, err)
 			}
 		}
+		after, err := c.ListMailboxes(ctx)
+		if err != nil {
+			return fmt.Errorf("list the folders: %w", err)
+		}
+		deleted.Add(int64(removed(folders, before, after)))
 		users.Add(1)
 		pr.Add(1)
 		return nil
@@ -291,6 +302,18 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 		Users: int(users.Load()), Expunged: expunged.Load(), FoldersDeleted: int(deleted.Load()),
 		Resumed: j.resumed.Load(), Duration: time.Since(start),
 	}, err
+}
+
+// removed counts the folders that before lists and after does not. It
+// doesn't perform I/O.
+func removed(folders, before, after []string) int {
+	n := 0
+	for _, f := range folders {
+		if slices.Contains(before, f) && !slices.Contains(after, f) {
+			n++
+		}
+	}
+	return n
 }
 
 // job is what Init and Clean share: the users, the IMAP settings and the
