@@ -225,11 +225,12 @@ const GeneratorMaxLatePercent = 1.0
 // sessions or inbound mail above the late tolerance, the generator's CPU
 // above GeneratorCPULimit of its cores, operations timed longer than
 // op_timeout allows (GeneratorHealth.BoundReasons), or more than
-// GeneratorMaxLatePercent of the sessions started late.
+// GeneratorMaxLatePercent of the sessions started late, at least
+// GeneratorMinLate of them.
 func (r *Run) GeneratorBound() []string {
 	why := r.Generator.BoundReasons()
 	if r.SessionsStarted > 0 {
-		if pct := 100 * float64(r.SessionsLate) / float64(r.SessionsStarted); pct > GeneratorMaxLatePercent {
+		if pct := 100 * float64(r.SessionsLate) / float64(r.SessionsStarted); pct > GeneratorMaxLatePercent && r.SessionsLate >= GeneratorMinLate {
 			why = append(why, fmt.Sprintf("%s of %s sessions started late (%s%% > %s%%): the generator could not keep to the schedule",
 				fmtInt(r.SessionsLate), fmtInt(r.SessionsStarted), strconv.FormatFloat(pct, 'f', 2, 64), trimFloat(GeneratorMaxLatePercent)))
 		}

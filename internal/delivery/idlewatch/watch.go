@@ -116,17 +116,32 @@ func (w *Watcher) Stats() Stats {
 // attempt failed), so that mail sent afterwards is announced. Wait waits
 // for the goroutines after ctx is done.
 func (w *Watcher) Start(ctx context.Context) (wait func()) {
-	var wg, ready sync.WaitGroup
+	ready, wait := w.StartAsync(ctx)
+	<-ready
+	return wait
+}
+
+// StartAsync is Start without waiting for the INBOXes: ready is closed once
+// each is selected (or its first attempt failed). A run starts its
+// watchers this way, so that a server slow to answer them delays no
+// session: mail sent before a watcher is ready is timed by the checker
+// instead (by INTERNALDATE).
+func (w *Watcher) StartAsync(ctx context.Context) (ready <-chan struct{}, wait func()) {
+	var wg, started sync.WaitGroup
 	for i := range w.cfg.Users {
 		wg.Add(1)
-		ready.Add(1)
+		started.Add(1)
 		go func() {
 			defer wg.Done()
-			w.watch(ctx, w.cfg.Users[i], ready.Done)
+			w.watch(ctx, w.cfg.Users[i], started.Done)
 		}()
 	}
-	ready.Wait()
-	return wg.Wait
+	done := make(chan struct{})
+	go func() {
+		started.Wait()
+		close(done)
+	}()
+	return done, wg.Wait
 }
 
 // inbox is the state of one watched INBOX, shared with the reader goroutine.

@@ -299,6 +299,7 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	if err := e.startTarget(); err != nil {
 		return nil, err
 	}
+	e.checkClock(kill)
 	e.startRecorder()
 	endWatch := e.startDelivery(kill)
 	defer endWatch()

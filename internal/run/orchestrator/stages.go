@@ -97,6 +97,22 @@ func (e *Execution) startTarget() error {
 	return nil
 }
 
+// checkClock checks the server's clock against mailbench's (INTERNALDATE
+// based delivery times depend on it). It runs before the window's clock is
+// fixed: a server slow to answer it (stuck, or holding a login penalty)
+// delays the start of the run, not its sessions, whose lateness would
+// otherwise be charged to mailbench. It is bounded by op_timeout.
+func (e *Execution) checkClock(kill context.Context) {
+	if len(e.users) == 0 || kill.Err() != nil {
+		return
+	}
+	if c, err := idlewatch.ProbeClock(kill, e.imapCfg, e.users[0], e.cfg.Mailboxes.Drafts); err != nil {
+		e.warnings = append(e.warnings, fmt.Sprintf("server clock check failed: %v", err))
+	} else {
+		e.clock = &c
+	}
+}
+
 // startRecorder starts the recorder over the run's timeline, with its
 // timeline intervals and the caller's CSV streams, and what observes every
 // operation beside it: the connect breakdown of the measurement window,
@@ -203,18 +219,14 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 		OnDeleted:  led.Deleted,
 		OnRejected: func() { led.Rejected(1) },
 	}
-	if len(users) > 0 {
-		if c, err := idlewatch.ProbeClock(kill, e.imapCfg, users[0], cfg.Mailboxes.Drafts); err != nil {
-			e.warnings = append(e.warnings, fmt.Sprintf("server clock check failed: %v", err))
-		} else {
-			e.clock = &c
-		}
-	}
 	watchCtx, stopWatch := context.WithCancel(kill)
 	waitWatch := func() {}
 	if n := cfg.Delivery.WatchUsers; n > 0 {
+		// Not waited for: the window's clock is running, and a server
+		// slow to answer the watchers must not hold back the sessions
+		// (their lateness would be charged to mailbench).
 		e.watcher = idlewatch.New(led, idlewatch.Config{IMAP: e.imapCfg, Users: idlewatch.Sample(users, n), Poll: cfg.Delivery.WatchPoll.Duration})
-		waitWatch = e.watcher.Start(watchCtx)
+		_, waitWatch = e.watcher.StartAsync(watchCtx)
 	}
 	// The connected population: from the run's start, in its ramp, until
 	// the watchers stop (after settle); its held count is taken at the end
