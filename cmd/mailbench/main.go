@@ -263,6 +263,19 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 	if err := cfg.CheckInputs(); err != nil {
 		return nil, usage(err)
 	}
+	// A rate and window that schedule no session make a run of nothing:
+	// refused here, naming what set them.
+	if expect := cfg.TargetRate() * cfg.Phases.Measurement.Duration.Hours(); expect < 1 && cfg.TargetRate() > 0 {
+		rate, window := cfg.Where("load.sessions_per_hour"), cfg.Where("phases.measurement")
+		if o.rate != nil {
+			rate = "--rate"
+		}
+		if o.measurement != nil {
+			window = "--measurement"
+		}
+		return nil, usage(fmt.Errorf("%g sessions/hour (%s) over a %v measurement window (%s) schedule %.3g sessions: at least one is needed; raise either",
+			cfg.TargetRate(), rate, cfg.Phases.Measurement.Duration, window, expect))
+	}
 	return cfg, nil
 }
 

@@ -107,6 +107,9 @@ func TestExitCodes(t *testing.T) {
 		{"--version", []string{"--version"}, exitCompliant, "mailbench ", ""},
 		{"run bad config", []string{"run", badFile}, exitUsage, "", "bad-duration.toml:5:"},
 		{"run missing config", []string{"run", "no-such-config"}, exitUsage, "", "not a shipped config"},
+		{"run, a rate that schedules no session", []string{"run", "quick", "--rate", "1e-300"}, exitUsage, "", "at least one is needed"},
+		{"run, a window that schedules no session", []string{"run", "quick", "--measurement", "1ns"}, exitUsage, "", "at least one is needed"},
+		{"sink, a timeout no MTA meets", []string{"sink", "--timeout", "1ns"}, exitUsage, "", "--timeout 1ns: out of range"},
 		{"run, two outputs on one path", []string{"run", "quick", "--json", merged + ".same", "--results", merged + ".same"}, exitUsage, "", "--json and --results name the same file"},
 		{"run, --html and --timeseries on one path", []string{"run", "quick", "--html", page, "--timeseries", page}, exitUsage, "", "--html and --timeseries name the same file"},
 		{"run, an output that is a directory", []string{"run", "quick", "--json", t.TempDir()}, exitUsage, "", "is a directory"},
@@ -238,5 +241,35 @@ func TestVersionIsTheReports(t *testing.T) {
 	code, stdout, _ := runMain("version")
 	if want := "mailbench " + orchestrator.Version + "\n"; code != 0 || stdout != want {
 		t.Errorf("version: exit %d, %q; want 0, %q", code, stdout, want)
+	}
+}
+
+// TestCheckCountsUsersFile: check estimates memory with a users file's
+// users, as run does, and refuses (exit 2) the plan run would refuse; the
+// same config with a small file passes.
+func TestCheckCountsUsersFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "user%d,pw\n", i)
+		}
+		users := filepath.Join(dir, name+".csv")
+		if err := os.WriteFile(users, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(dir, name+".toml")
+		toml := "name = \"big\"\n[target]\nembedded = true\n[users]\nfile = \"" + users + "\"\n[load]\nsessions_per_hour = 3600\n"
+		if err := os.WriteFile(cfg, []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if code, out, errOut := runMain("check", write("small", 10)); code != exitCompliant {
+		t.Fatalf("check with 10 users: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut := runMain("check", write("big", 1_000_000))
+	if code != exitUsage || !strings.Contains(errOut, "the run needs an estimated") {
+		t.Fatalf("check with 1,000,000 users: exit %d, stderr %q; want exit 2 and run's memory refusal", code, errOut)
 	}
 }

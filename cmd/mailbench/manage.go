@@ -75,6 +75,9 @@ func (f managerFlags) start(e *env, cfg *workload.Config) (*managed, error) {
 	if f.RegisterTimeout <= 0 || f.StartDelay < time.Second || f.MaxClockOffset <= 0 {
 		return nil, usage(errors.New("--register-timeout and --max-clock-offset must be above 0, --start-delay at least 1s"))
 	}
+	if f.StartDelay > maxStartDelay {
+		return nil, usage(fmt.Errorf("--start-delay %v: out of range: must be 1s to %v", f.StartDelay, maxStartDelay))
+	}
 	if err := checkListen("--manager-listen", f.ManagerListen); err != nil {
 		return nil, usage(err)
 	}
@@ -315,3 +318,7 @@ func (c *demoTargetCmd) Run(e *env) error {
 	<-stop.Done()
 	return nil
 }
+
+// maxStartDelay bounds --start-delay: the generators prepare in seconds;
+// a delay of days is a typo, not a plan.
+const maxStartDelay = 24 * time.Hour

@@ -153,16 +153,26 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return usage(err)
 	}
+	// Users from a file count as run counts them: loaded (CheckInputs has
+	// read the file already), so that the memory estimate is run's.
+	if plan.UsersFile != "" {
+		users, err := cfg.LoadUsers()
+		if err != nil {
+			return usage(err)
+		}
+		plan.Memory = plan.MemoryEstimate(len(users))
+	}
 	if err := plan.WriteText(e.stdout); err != nil {
 		return err
 	}
-	// What run would say of the memory budget, before anything runs.
+	// What run would say of the memory budget, before anything runs: a plan
+	// that run refuses, check refuses (exit 2).
 	if avail, err := host.AvailableMemory(); err != nil {
 		fmt.Fprintf(e.stdout, "available:   unknown (%v); the memory budget is not checked\n", err)
 	} else {
 		fmt.Fprintf(e.stdout, "available:   %s (MemAvailable)\n", workload.FormatBytes(avail))
 		if err := plan.Memory.CheckMemory(avail); err != nil {
-			fmt.Fprintf(e.stdout, "warning:     %v\n", err)
+			return usage(fmt.Errorf("%w (run refuses it; --ignore-memory-budget runs it anyway)", err))
 		}
 	}
 	// And of the descriptors and ports it will hold.

@@ -56,6 +56,9 @@ const (
 	minSinkEvery        = 100 * time.Millisecond
 	maxSinkEvery        = 24 * time.Hour
 	maxSinkTimeout      = 24 * time.Hour
+	// minSinkTimeout: below it no real MTA gets a command line or a message
+	// through, and the sink would only measure its own deadline.
+	minSinkTimeout = 100 * time.Millisecond
 )
 
 // check range-checks the sink's flags (a usage error naming the flag and
@@ -72,8 +75,8 @@ func (c *sinkCmd) check() error {
 		return fmt.Errorf("--max-connections %d: out of range: must be 1 to %d", c.MaxConnections, maxSinkConnections)
 	case c.Every < minSinkEvery || c.Every > maxSinkEvery:
 		return fmt.Errorf("--every %v: out of range: must be %v to %v", c.Every, minSinkEvery, maxSinkEvery)
-	case c.Timeout <= 0 || c.Timeout > maxSinkTimeout:
-		return fmt.Errorf("--timeout %v: out of range: must be above 0 and at most %v", c.Timeout, maxSinkTimeout)
+	case c.Timeout < minSinkTimeout || c.Timeout > maxSinkTimeout:
+		return fmt.Errorf("--timeout %v: out of range: must be %v to %v", c.Timeout, minSinkTimeout, maxSinkTimeout)
 	case c.RejectEvery < 0:
 		return fmt.Errorf("--reject-every %d: out of range: must be 0 (never) or more", c.RejectEvery)
 	case c.Delay < 0 || c.Delay > maxSinkTimeout:
