@@ -23,7 +23,7 @@ type ProtocolError struct {
 	Reply string // the server's words, truncated; never a password
 }
 
-func (e *ProtocolError) Error() string { return e.Op + ": " + e.Reply }
+func (e *ProtocolError) Error() string { return e.Op + ": " + Printable(e.Reply) }
 
 // AuthError is the server's refusal of a login: an IMAP LOGIN or
 // AUTHENTICATE answered NO or BAD, an SMTP AUTH answered with an error
@@ -34,7 +34,7 @@ type AuthError struct {
 	Reply string // the server's words, truncated; never a password
 }
 
-func (e *AuthError) Error() string { return e.Op + " refused: " + e.Reply }
+func (e *AuthError) Error() string { return e.Op + " refused: " + Printable(e.Reply) }
 
 // AsAuth turns the server's refusal of a login step (a protocol error whose
 // reply is an IMAP NO or BAD, or an SMTP 4xx or 5xx) into an AuthError; the

@@ -27,7 +27,7 @@ import (
 // error rate up, so neither looks better than it is. Times are shown in UTC.
 // The output is deterministic for a given r.
 func WriteText(w io.Writer, r *Run) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(controlEscaper{w})
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 
 	tool := strings.TrimSpace(orDash(r.Tool) + " " + r.Version)
@@ -489,6 +489,38 @@ func (t *trimWriter) Write(p []byte) (int, error) {
 		out = append(out, c)
 	}
 	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// controlEscaper writes what the text report renders with its ASCII control
+// bytes other than tab and line feed (ESC, BEL, CR, ...) written as \xNN:
+// a report read back from a file, or a server's words in it, cannot drive
+// the terminal. Byte by byte, so that a multi-byte character split between
+// two writes passes whole.
+type controlEscaper struct{ w io.Writer }
+
+func (c controlEscaper) Write(p []byte) (int, error) {
+	clean := true
+	for _, b := range p {
+		if (b < 0x20 && b != '\t' && b != '\n') || b == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return c.w.Write(p)
+	}
+	out := make([]byte, 0, len(p)+16)
+	for _, b := range p {
+		if (b < 0x20 && b != '\t' && b != '\n') || b == 0x7f {
+			out = append(out, fmt.Sprintf("\\x%02x", b)...)
+			continue
+		}
+		out = append(out, b)
+	}
+	if _, err := c.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil

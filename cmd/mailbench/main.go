@@ -18,6 +18,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/internal/version"
+	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -163,7 +164,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, errNotCompliant) {
 		return exitNotCompliant
 	}
-	fmt.Fprintln(stderr, "mailbench:", err)
+	fmt.Fprintln(stderr, "mailbench:", measure.Printable(err.Error())) // errors quote servers and files
 	var ce *orchestrator.ConfigError
 	if errors.As(err, &ce) {
 		return exitUsage
@@ -299,6 +300,12 @@ const secondSignalGrace = time.Second
 // exit code 3, after one line on stderr (a third signal exits at once).
 // release restores the default handling.
 func signalContexts(stderr io.Writer) (stop, kill context.Context, release func()) {
+	return signalContextsSaying(stderr, "stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to cut it short)")
+}
+
+// signalContextsSaying is signalContexts with the first signal's message
+// (after "mailbench: "): what the command does on it.
+func signalContextsSaying(stderr io.Writer, first string) (stop, kill context.Context, release func()) {
 	stop, cancelStop := context.WithCancel(context.Background())
 	kill, cancelKill := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 3)
@@ -313,7 +320,7 @@ func signalContexts(stderr io.Writer) (stop, kill context.Context, release func(
 			return
 		case <-ch:
 		}
-		fmt.Fprintln(stderr, "\nmailbench: stopping: no new sessions; draining, then writing a partial report (Ctrl-C again to cut it short)")
+		fmt.Fprintln(stderr, "\nmailbench: "+first)
 		cancelStop()
 		select {
 		case <-done:

@@ -32,8 +32,10 @@ func (runCmd) Help() string {
 the compliance table. Without a config it runs the shipped "quick" workload
 (about a minute) against an embedded in-process IMAP/SMTP target and sink.
 
-The first Ctrl-C (or SIGTERM) stops new sessions, drains, and writes the
-report marked PARTIAL; a second one exits at once, with no report.
+The first Ctrl-C (or SIGTERM, or SIGHUP) stops new sessions, drains, and
+writes the report marked PARTIAL; a second one cuts the running sessions
+and writes what the run has, marked PARTIAL, within a second (past that
+second the process exits without it); a third exits at once.
 
 Exit codes: 0 compliant, 1 not compliant, 2 usage or config error,
 3 the run could not be carried out or is no result for the server (a

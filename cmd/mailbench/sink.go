@@ -136,7 +136,7 @@ func (c *sinkCmd) Run(e *env) error {
 		return couldNotRun(err)
 	}
 	fmt.Fprintf(e.stderr, "mailbench sink listening on %s (Ctrl-C to stop)\n", s.Addr())
-	stop, release := signalContext(e.stderr)
+	stop, _, release := signalContextsSaying(e.stderr, "stopping the sink: no new connections; finishing the messages in flight, then the totals (Ctrl-C again to cut it short)")
 	defer release()
 	go s.RunReporter(stop, e.stderr, c.Every)
 	<-stop.Done()

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -46,6 +48,9 @@ type GeneratorOptions struct {
 	// HTTP is the client (default: one with a 60 s timeout per request).
 	HTTP *http.Client
 	Log  io.Writer
+	// KeepDir is where a shard's report goes when the manager cannot take
+	// it (default: the working directory).
+	KeepDir string
 }
 
 // Refused is the manager's refusal of a request (4xx): retrying does not
@@ -159,7 +164,13 @@ func Serve(stop, kill context.Context, o GeneratorOptions) (Outcome, error) {
 		if err := c.retry(kill, "send the report", func() error {
 			return c.do(kill, http.MethodPost, fmt.Sprintf("%s?step=%d", ResultPath, step.Seq), run, nil)
 		}); err != nil {
-			return out, fmt.Errorf("step %d: sending the report: %w", step.Seq, err)
+			// The manager is gone: the shard's report is kept, not lost,
+			// for `mailbench report` to merge by hand.
+			if path, serr := c.keepReport(run, step.Seq); serr == nil {
+				return out, fmt.Errorf("step %d: sending the report: %w; the shard's report is kept in %s", step.Seq, err, path)
+			} else {
+				return out, fmt.Errorf("step %d: sending the report: %w; keeping it failed too: %v", step.Seq, err, serr)
+			}
 		}
 		out.Steps++
 		if run.Partial && stop.Err() != nil {
@@ -317,6 +328,30 @@ func (c *client) request(ctx context.Context, method, path string, body any) (*h
 		req.Header.Set(GeneratorHeader, c.id)
 	}
 	return c.o.HTTP.Do(req)
+}
+
+// keepReport writes run as JSON to KeepDir, named after the generator's
+// shard and the step, and returns the path.
+func (c *client) keepReport(run *report.Run, seq int) (string, error) {
+	dir := c.o.KeepDir
+	if dir == "" {
+		dir = "."
+	}
+	shard := "whole"
+	if sh := run.Shard; sh != nil {
+		shard = fmt.Sprintf("%d-of-%d", sh.Index, sh.Count)
+	}
+	name := fmt.Sprintf("mailbench-shard-%s-step-%d-%s.json", shard, seq, time.Now().UTC().Format("20060102T150405Z"))
+	path := filepath.Join(dir, name)
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := report.WriteJSON(f, run); err != nil {
+		f.Abort()
+		return "", err
+	}
+	return path, f.Commit()
 }
 
 // do sends body and decodes a 200's JSON into out (nil: discarded).

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -305,5 +307,46 @@ func TestManagedRunNamesAMisroutedRelay(t *testing.T) {
 	want := fmt.Sprintf("the manager's sink at %s received 0: check the server's relay of users.remote_domain", cfg.Sink.Listen)
 	if !slices.ContainsFunc(merged.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
 		t.Errorf("warnings %q lack %q", merged.Warnings, want)
+	}
+}
+
+// TestGeneratorKeepsItsReportWhenTheManagerDies: a generator whose manager
+// is gone when the shard ends writes the shard's report to a file that the
+// error names, instead of discarding it.
+func TestGeneratorKeepsItsReportWhenTheManagerDies(t *testing.T) {
+	cfg := testconfig.Quick(t, time.Second)
+	hash, err := ConfigDigest(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Generators: 1, Token: testToken, Version: "v-test", ConfigHash: hash, StartDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	ctx := context.Background()
+	go m.Run(ctx, ctx, cfg)
+	dir := t.TempDir()
+	_, err = Serve(ctx, ctx, GeneratorOptions{Manager: srv.URL, Token: testToken, Version: "v-test", Index: 0, Base: cfg,
+		ManagerLost: 300 * time.Millisecond, KeepDir: dir,
+		RunShard: func(_, _ context.Context, _ *workload.Config, sh schedule.Shard, _ time.Time) (*report.Run, error) {
+			srv.CloseClientConnections()
+			srv.Close() // the manager dies while the shard runs
+			return &report.Run{Name: "kept", Shard: &report.ShardInfo{Index: sh.Index, Count: sh.Count}}, nil
+		}})
+	if err == nil || !strings.Contains(err.Error(), "the shard's report is kept in "+dir) {
+		t.Fatalf("Serve = %v, want the report kept in %s", err, dir)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "mailbench-shard-0-of-1-step-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("kept files %v", files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if r, err := report.ReadJSON(f); err != nil || r.Name != "kept" {
+		t.Errorf("the kept report reads %v, %v", r, err)
 	}
 }
