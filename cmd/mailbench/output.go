@@ -163,11 +163,12 @@ func distinctOutputs(pairs ...string) error {
 // probeOutput checks up front that path can be created for flag, for files
 // that the libraries create themselves (--results, --timeseries).
 func probeOutput(flag, path string) error {
-	o, err := createOutput(flag, path)
-	if err != nil {
-		return err
+	if path == "" {
+		return nil
 	}
-	o.abandon()
+	if err := atomicfile.Check(path); err != nil {
+		return usage(fmt.Errorf("--%s: %w", flag, err))
+	}
 	return nil
 }
 

@@ -61,6 +61,30 @@ func Create(path string) (*File, error) {
 	return &File{f: f, path: path, target: target}, nil
 }
 
+// Check tells whether Create(path) would succeed, without opening a
+// device, FIFO or socket (a FIFO's reader would take the open and close as
+// the end of its data): a directory is an error, a regular path is tried
+// by creating and removing its partial file.
+func Check(path string) error {
+	target, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil
+	}
+	f, err := os.OpenFile(target+Suffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(target + Suffix)
+}
+
 // resolve follows path's symbolic links, a dangling last one included (the
 // file it names is created).
 func resolve(path string) (string, error) {
@@ -86,14 +110,18 @@ func resolve(path string) (string, error) {
 func openDirect(path, target string, mode fs.FileMode) (*File, error) {
 	f := &File{path: path, target: target, direct: true}
 	if mode&fs.ModeNamedPipe != 0 {
+		// Kept open as it is: closing it to reopen would give a reader
+		// that is already there its EOF. Go's poller makes the writes
+		// wait for a slow reader all the same.
 		pf, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			if errors.Is(err, syscall.ENXIO) {
-				return f, nil // no reader yet
+				return f, nil // no reader yet: opened at the first write
 			}
 			return nil, err
 		}
-		pf.Close() // reopened blocking: a slow reader must slow us, not fail us
+		f.f = pf
+		return f, nil
 	}
 	of, err := os.OpenFile(target, os.O_WRONLY, 0)
 	if err != nil {

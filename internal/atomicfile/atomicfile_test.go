@@ -208,3 +208,40 @@ func TestFailedWriteKeepsTheOldFile(t *testing.T) {
 		t.Errorf("the earlier file now reads %q", b)
 	}
 }
+
+// TestCheckLeavesAFIFOAlone: checking a named pipe up front (as run does
+// for --results) does not open it, so its reader does not take that for
+// the end of the data; a directory fails the check.
+func TestCheckLeavesAFIFOAlone(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(path)
+		got <- string(b)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		t.Fatalf("the reader got EOF (%q) from Check", s)
+	case <-time.After(100 * time.Millisecond):
+	}
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("data"))
+	f.Commit()
+	if s := <-got; s != "data" {
+		t.Errorf("the reader got %q", s)
+	}
+	if err := Check(dir); err == nil {
+		t.Error("Check of a directory passed")
+	}
+}
