@@ -230,6 +230,15 @@ type LoadConfig struct {
 	// of ephemeral ports, so that one generator is not capped at one
 	// address's. Empty: the system chooses.
 	SourceAddresses []string `toml:"source_addresses"`
+	// MaxResponseBytes bounds what one server response may make a client
+	// hold: an IMAP response outside its literals, an SMTP reply (all its
+	// lines). MaxLiteralBytes bounds an IMAP literal held as a string
+	// (FETCH bodies are streamed, whatever their size). A response past
+	// either is a protocol error of its operation and ends the connection:
+	// a broken or hostile server costs an error, not the generator's
+	// memory. Defaults 1 MiB each.
+	MaxResponseBytes int `toml:"max_response_bytes"`
+	MaxLiteralBytes  int `toml:"max_literal_bytes"`
 }
 
 // validate adds the problems of the load section to v and says whether
@@ -251,6 +260,14 @@ func (l *LoadConfig) validate(v *validator) (ratesOK bool) {
 	v.duration(tomlstrict.PathOf("load", "op_timeout"), l.OpTimeout, true)
 	if d := l.OpTimeout.Duration; d > 0 && d < MinOpTimeout {
 		v.add(tomlstrict.PathOf("load", "op_timeout"), "%v is below the minimum of %v: no real round trip (connect, TLS, login) is met by it", d, MinOpTimeout)
+	}
+	for _, b := range []struct {
+		key string
+		n   int
+	}{{"max_response_bytes", l.MaxResponseBytes}, {"max_literal_bytes", l.MaxLiteralBytes}} {
+		if b.n < MinResponseBytes || b.n > MaxResponseBytes {
+			v.add(tomlstrict.PathOf("load", b.key), "%d is out of range: must be %d to %d bytes", b.n, MinResponseBytes, MaxResponseBytes)
+		}
 	}
 	v.duration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, false)
 	v.atMostDuration(tomlstrict.PathOf("load", "think_time"), l.ThinkTime, MaxThinkTime)

@@ -34,6 +34,8 @@ func DefaultConfig() *Config {
 			MaxConcurrent:       1000,
 			LateTolerance:       Duration{time.Second},
 			OpTimeout:           Duration{30 * time.Second},
+			MaxResponseBytes:    1 << 20,
+			MaxLiteralBytes:     1 << 20,
 			ThinkTime:           Duration{2 * time.Second},
 			InboundPerSession:   0.5,
 		},

@@ -31,6 +31,13 @@ const (
 	MaxConcurrentSessions = 1_000_000
 	// MaxInboundPerSession bounds load.inbound_per_session.
 	MaxInboundPerSession = 1000
+	// MinResponseBytes and MaxResponseBytes bound load.max_response_bytes
+	// and load.max_literal_bytes: below 4 KiB a real server's capability
+	// list or SEARCH result would not fit; above 1 GiB the bound no longer
+	// protects the generator's memory.
+	MinResponseBytes = 4 << 10
+	MaxResponseBytes = 1 << 30
+
 	// MinOpTimeout bounds load.op_timeout from below: a deadline a real
 	// round trip (a TCP connect and a login on a loaded server) can meet.
 	MinOpTimeout = 10 * time.Millisecond

@@ -19,15 +19,19 @@ import (
 func ClientSettings(cfg *workload.Config) (imapclient.Config, smtpclient.Config, smtpclient.Config) {
 	in := cfg.Target.InboundEndpoint()
 	dial := SourceDialer(cfg.Load.SourceAddresses)
+	maxResp, maxLit := cfg.Load.MaxResponseBytes, cfg.Load.MaxLiteralBytes
 	return imapclient.Config{
 			Address: cfg.Target.IMAP.Address, TLS: cfg.Target.IMAP.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.IMAP.Auth, DialContext: dial,
+			MaxResponseBytes: int64(maxResp), MaxLiteralBytes: int64(maxLit),
 		}, smtpclient.Config{
 			Address: cfg.Target.SMTP.Address, TLS: cfg.Target.SMTP.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: cfg.Target.SMTP.Auth, DialContext: dial,
+			MaxReplyBytes: maxResp,
 		}, smtpclient.Config{
 			Address: in.Address, TLS: in.TLS,
 			Timeout: cfg.Load.OpTimeout.Duration, Auth: "none", DialContext: dial,
+			MaxReplyBytes: maxResp,
 		}
 }
 
