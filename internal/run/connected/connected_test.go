@@ -22,6 +22,12 @@ import (
 // server is an in-memory IMAP server on a memnet address that records,
 // per user, when each login and each IDLE happened.
 type server struct {
+	// hideFor, when set, keeps each new message out of FETCH results for
+	// that long after it was appended, while its EXISTS goes out at once:
+	// an announcement ahead of the message.
+	hideFor  time.Duration
+	appended []time.Time // per sequence number, when the message was appended (hideFor only)
+
 	mu     sync.Mutex
 	logins map[string][]time.Time
 	idles  map[string][]time.Time
@@ -70,6 +76,32 @@ func (r *recordingSession) Login(user, pw string) error {
 	r.s.logins[user] = append(r.s.logins[user], time.Now())
 	r.s.mu.Unlock()
 	return nil
+}
+
+func (r *recordingSession) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options *imap.FetchOptions) error {
+	if r.s.hideFor > 0 {
+		if seqs, ok := numSet.(imap.SeqSet); ok {
+			r.s.mu.Lock()
+			visible := uint32(0)
+			for i, at := range r.s.appended {
+				if time.Since(at) >= r.s.hideFor {
+					visible = uint32(i + 1)
+				}
+			}
+			r.s.mu.Unlock()
+			var shown imap.SeqSet
+			for _, rg := range seqs {
+				if rg.Start <= visible {
+					shown = append(shown, imap.SeqRange{Start: rg.Start, Stop: min(rg.Stop, visible)})
+				}
+			}
+			if len(shown) == 0 {
+				return nil
+			}
+			numSet = shown
+		}
+	}
+	return r.Session.Fetch(w, numSet, options)
 }
 
 func (r *recordingSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
@@ -247,3 +279,62 @@ func (l literal) Size() int64 { return l.size }
 type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...any) {}
+
+// TestAnnouncementAheadOfTheMessage: a server that announces a new message
+// (EXISTS) 300 ms before FETCH returns it: the client looks again until it
+// can fetch it, reports it as visible then, not at the announcement, and
+// reads it.
+func TestAnnouncementAheadOfTheMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lead = 300 * time.Millisecond
+		nw := memnet.New()
+		users := testUsers(1)
+		srv := startServer(t, nw, users)
+		srv.hideFor = lead
+		var mu sync.Mutex
+		var announced, visible []time.Duration // after the append
+		var appendedAt time.Time
+		p := New(Config{
+			IMAP:  imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: 10 * time.Second},
+			Users: users, Seed: 1, Renew: time.Hour,
+			OnNewMail: func(_ workload.User, infos []imapclient.MessageInfo, at time.Time) {
+				mu.Lock()
+				announced = append(announced, at.Sub(appendedAt))
+				mu.Unlock()
+			},
+			OnVisible: func(_ workload.User, infos []imapclient.MessageInfo, at, _ time.Time) {
+				mu.Lock()
+				for range infos {
+					visible = append(visible, at.Sub(appendedAt))
+				}
+				mu.Unlock()
+			},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		done := make(chan struct{})
+		go func() { p.Run(ctx, time.Now()); close(done) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		msg := []byte("From: a@remote.test\r\nTo: u0@local.test\r\nSubject: hi\r\n\r\nHello.\r\n")
+		srv.mu.Lock()
+		appendedAt = time.Now()
+		srv.appended = append(srv.appended, appendedAt)
+		srv.mu.Unlock()
+		if _, err := srv.users["u0"].Append("INBOX", literal{bytes.NewReader(msg), int64(len(msg))}, &imap.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if len(announced) != 0 || len(visible) != 1 || visible[0] < lead || visible[0] > lead+25*time.Millisecond {
+			t.Errorf("reported as announced %v, as visible %v: want it visible once, %v after its append and a little", announced, visible, lead)
+		}
+		mu.Unlock()
+		if st := p.Stats(); st.Ahead != 1 {
+			t.Errorf("stats %+v: want 1 message ahead", st)
+		}
+		cancel()
+		<-done
+	})
+}

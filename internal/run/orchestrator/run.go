@@ -381,6 +381,20 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 				}
 			}
 		},
+		// Announced ahead of the message: timed when the client could
+		// fetch it, the notification too (it could act on it only then).
+		OnVisible: func(u workload.User, infos []imapclient.MessageInfo, visibleAt, announcedAt time.Time) {
+			vis, ann := make([]time.Time, len(infos)), make([]time.Time, len(infos))
+			for i := range infos {
+				vis[i], ann[i] = visibleAt, announcedAt
+			}
+			led.Visible(u.Address, infos, vis, ann)
+			for _, info := range infos {
+				if acc, ok := led.AcceptedAt(info.ID); ok {
+					obs.Observe(measure.Observation{Function: measure.NewMailNotification, Start: acc, Duration: max(visibleAt.Sub(acc), 0)})
+				}
+			}
+		},
 	})
 	done := make(chan struct{})
 	go func() {
