@@ -39,13 +39,29 @@ func (e *AuthError) Error() string { return e.Op + " refused: " + Printable(e.Re
 // AsAuth turns the server's refusal of a login step (a protocol error whose
 // reply is an IMAP NO or BAD, or an SMTP 4xx or 5xx) into an AuthError; the
 // chain's other errors are dropped, the reply is what matters. Any other
-// error, a malformed reply included, is returned as it is.
+// error, a malformed reply included, is returned as it is; so is a refusal
+// whose RFC 5530 code says the server could not check the credentials
+// (UNAVAILABLE, INUSE, SERVERBUG: the server's trouble, a protocol error,
+// not a wrong password). A NO without a code cannot be told from a wrong
+// password and stays an auth error.
 func AsAuth(err error) error {
 	var pe *ProtocolError
-	if errors.As(err, &pe) && isRefusal(pe.Reply) {
+	if errors.As(err, &pe) && isRefusal(pe.Reply) && !serverTrouble(pe.Reply) {
 		return &AuthError{Op: pe.Op, Reply: pe.Reply}
 	}
 	return err
+}
+
+// serverTrouble reports whether an IMAP refusal carries a response code of
+// the server's own trouble (RFC 5530).
+func serverTrouble(reply string) bool {
+	u := strings.ToUpper(reply)
+	for _, code := range []string{"[UNAVAILABLE", "[INUSE", "[SERVERBUG"} {
+		if strings.Contains(u, code) {
+			return true
+		}
+	}
+	return false
 }
 
 // isRefusal reports whether reply is a server's refusal: "NO ...", "BAD

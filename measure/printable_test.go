@@ -17,3 +17,26 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestAsAuthKeepsServerTrouble: a LOGIN refused because the server could
+// not check the credentials (RFC 5530's UNAVAILABLE, INUSE, SERVERBUG) is
+// the server's protocol error, not auth; a wrong password's NO, with or
+// without a code, is auth.
+func TestAsAuthKeepsServerTrouble(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		want  ErrorClass
+	}{
+		{"NO [AUTHENTICATIONFAILED] Authentication failed.", Auth},
+		{"NO Login failed: authentication failure", Auth},
+		{"NO [UNAVAILABLE] Temporary authentication failure", Protocol},
+		{"NO [inuse] mailbox busy", Protocol},
+		{"NO [SERVERBUG] internal error", Protocol},
+		{"535 5.7.8 Authentication credentials invalid", Auth},
+	} {
+		err := AsAuth(&ProtocolError{Op: "LOGIN", Reply: tc.reply})
+		if got := Classify(err); got != tc.want {
+			t.Errorf("%q: class %v, want %v", tc.reply, got, tc.want)
+		}
+	}
+}

@@ -295,20 +295,41 @@ func ended(ctx context.Context) bool {
 	return ok && !time.Now().Before(dl)
 }
 
+// refusalRetries and refusalPause: a visit whose LOGIN or SELECT the server
+// refuses for a reason that may pass tries again at most refusalRetries
+// times, after refusalPause, then twice that.
+const (
+	refusalRetries = 2
+	refusalPause   = 250 * time.Millisecond
+)
+
 func (c *Checker) visit(ctx context.Context, i int) error {
 	u := c.creds[i]
 	c.commands.Add(1)
-	cl, err := imapclient.Connect(ctx, c.cfg.IMAP, u.Login, u.Password)
-	if err != nil {
-		return err
+	// A LOGIN or SELECT refused for a reason that may pass (a contended
+	// server's bare NO, [UNAVAILABLE], [INUSE]) is tried again, on a new
+	// connection, as init and clean try again.
+	var cl *imapclient.Client
+	var mb imapclient.Mailbox
+	var lookedAt time.Time
+	for attempt := 0; ; attempt++ {
+		var err error
+		if cl, err = imapclient.Connect(ctx, c.cfg.IMAP, u.Login, u.Password); err == nil {
+			c.commands.Add(1)
+			lookedAt = time.Now() // what the server had accepted by now is in this INBOX, or missing
+			if mb, err = cl.SelectInbox(ctx); err != nil {
+				cl.Close()
+			}
+		}
+		if err == nil {
+			break
+		}
+		if attempt == refusalRetries || !imapclient.TemporaryRefusal(err) || !ctxsleep.Sleep(ctx, refusalPause<<attempt) {
+			return err
+		}
+		c.commands.Add(1)
 	}
 	defer cl.Close()
-	c.commands.Add(1)
-	lookedAt := time.Now() // what the server had accepted by now is in this INBOX, or missing
-	mb, err := cl.SelectInbox(ctx)
-	if err != nil {
-		return err
-	}
 	st := &c.state[i]
 	_, untimed := c.l.NeedsCheck(i)
 	from, fetch := uint32(1), mb.Messages > 0
