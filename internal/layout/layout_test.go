@@ -47,7 +47,7 @@ var stage = map[string]int{
 	// variants, load sweeps, certification, sizing) and their resumption.
 	"internal/run/orchestrator": 8, "internal/run/manager": 8, "internal/campaign": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,
 	// 9: programs and tests of the whole.
-	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/internal/benchutil": 9, "integration": 9,
+	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/hostile": 9, "bench/slowloris": 9, "bench/internal/benchutil": 9, "integration": 9,
 	// The Kubernetes manifests and their strict schema test.
 	"deploy/kubernetes": 9,
 	// Helpers (internal) of every stage, and test helpers only tests import.
