@@ -89,7 +89,7 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		}
 	}
 	if res.CutSessions > 0 {
-		run.Warnings = append(run.Warnings, plural(res.CutSessions, "session was", "sessions were")+" still running at the end of ramp-down and were cut")
+		run.Warnings = append(run.Warnings, plural(res.CutSessions, "session was", "sessions were")+" still running at the end of ramp-down: cut")
 	}
 	if c := res.Sessions; c.Dropped > 0 {
 		var why []string
