@@ -150,6 +150,7 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	stop()
 	wait()
 	st := w.Stats()
+	t.Logf("announced %v ahead of the message; stats %+v", st.AheadMax, st)
 	if st.Ahead != 1 || st.Announced != 0 {
 		t.Errorf("stats %+v: want 1 ahead, 0 announced", st)
 	}
