@@ -279,7 +279,7 @@ func (l *Ledger) Accepted(m measure.Submission) {
 		case earlyRemote:
 			out = l.arrived(rec, e.key, e.t, e.corrupt, out)
 		case earlyAnnounced:
-			out = l.announced(rec, e.key, e.uid, e.t, out)
+			out = l.announced(rec, e.key, e.uid, e.t, -1, out)
 		case earlyDeleted:
 			l.deleted(rec, e.key)
 		}
@@ -490,6 +490,27 @@ func (l *Ledger) AcceptedAt(id string) (time.Time, bool) {
 // delivery as seen. A delivery already timed by an INTERNALDATE keeps
 // that time. Infos without a mailbench id of this run are ignored.
 func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []time.Time) {
+	l.announce(user, infos, ats, nil)
+}
+
+// Visible records that a watched INBOX of user returned the messages infos
+// at the moments ats, after announcements that ran ahead of them (an
+// EXISTS whose message the next fetch did not return yet) at the moments
+// announced. Each (message, user) delivery not yet timed is timed at its
+// visibility, as Announced would at the announcement, and counted in
+// Reconciliation.TimedByVisibility, with the lead in AheadMaxMs. A
+// delivery whose acceptance is not recorded yet is taken as announced at
+// its visibility.
+func (l *Ledger) Visible(user string, infos []imapclient.MessageInfo, ats, announced []time.Time) {
+	if len(announced) != len(infos) {
+		return
+	}
+	l.announce(user, infos, ats, announced)
+}
+
+// announce is Announced (ahead nil) and Visible (ahead: when each message
+// was announced, ahead of ats).
+func (l *Ledger) announce(user string, infos []imapclient.MessageInfo, ats, ahead []time.Time) {
 	u, ok := l.UserIndex(user)
 	if !ok || len(ats) != len(infos) {
 		return
@@ -507,52 +528,19 @@ func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []ti
 			l.addEarly(early{seq: seq, at: time.Now().UnixNano(), kind: earlyAnnounced, key: u, uid: infos[i].UID, t: atNs})
 			continue
 		}
-		out = l.announced(m, u, infos[i].UID, atNs, out)
+		lead := time.Duration(-1)
+		if ahead != nil {
+			lead = ats[i].Sub(ahead[i])
+		}
+		out = l.announced(m, u, infos[i].UID, atNs, lead, out)
 	}
 	l.mu.Unlock()
 	l.emit(out)
 }
 
-// Visible records that a watched INBOX of user returned the messages infos
-// at the moments ats, after announcements that ran ahead of them (an
-// EXISTS whose message the next fetch did not return yet) at the moments
-// announced. Each (message, user) delivery not yet timed is timed at its
-// visibility, as Announced would at the announcement, and counted in
-// Reconciliation.TimedByVisibility, with the lead in AheadMaxMs. A
-// delivery whose acceptance is not recorded yet is taken as announced at
-// its visibility.
-func (l *Ledger) Visible(user string, infos []imapclient.MessageInfo, ats, announced []time.Time) {
-	u, ok := l.UserIndex(user)
-	if !ok || len(ats) != len(infos) || len(announced) != len(infos) {
-		return
-	}
-	var out []measure.Observation
-	l.mu.Lock()
-	for i := range infos {
-		seq, ok := l.ours(infos[i].ID)
-		if !ok {
-			continue
-		}
-		atNs := ats[i].UnixNano()
-		m := l.msg(seq)
-		if m == nil {
-			l.addEarly(early{seq: seq, at: time.Now().UnixNano(), kind: earlyAnnounced, key: u, uid: infos[i].UID, t: atNs})
-			continue
-		}
-		before := l.c.TimedByAnnouncement
-		out = l.announced(m, u, infos[i].UID, atNs, out)
-		if l.c.TimedByAnnouncement > before {
-			l.c.TimedByAnnouncement--
-			l.c.TimedByVisibility++
-			l.c.AheadMaxMs = max(l.c.AheadMaxMs, ats[i].Sub(announced[i]).Milliseconds())
-		}
-	}
-	l.mu.Unlock()
-	l.emit(out)
-}
-
-// announced applies one announcement. Callers hold mu.
-func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, out []measure.Observation) []measure.Observation {
+// announced applies one announcement; lead ≥ 0 says it ran that far ahead
+// of the message, which atNs is the visibility of. Callers hold mu.
+func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, lead time.Duration, out []measure.Observation) []measure.Observation {
 	r := l.findRcpt(m, false, u)
 	if r == nil {
 		l.c.Unexpected++
@@ -575,7 +563,12 @@ func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, out []measure.O
 		l.users[u].untimed--
 	}
 	r.flags |= fTimed
-	l.c.TimedByAnnouncement++
+	if lead >= 0 {
+		l.c.TimedByVisibility++
+		l.c.AheadMaxMs = max(l.c.AheadMaxMs, lead.Milliseconds())
+	} else {
+		l.c.TimedByAnnouncement++
+	}
 	return append(out, l.localObservation(m.accepted, max(atNs-m.accepted, 0)))
 }
 
