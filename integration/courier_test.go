@@ -1,15 +1,11 @@
 package integration
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mailbench/mailbench/internal/plan/population"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -39,66 +35,10 @@ func sut3Dir() string {
 }
 
 // TestCourierInitAndCleanTwice: against Courier (Maildir, "INBOX."
-// namespace with "."), init places the folders in the namespace and fills
-// them to the plan, a second init appends nothing, and clean runs twice,
-// the second removing nothing.
+// namespace with "."): initAndCleanTwice.
 func TestCourierInitAndCleanTwice(t *testing.T) {
 	needSUT3(t)
-	cfg := courierConfig(t)
-	usersFile(t, cfg, "user41", "user42", "user43")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	resolved, line, err := populate.ResolveNamespace(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(line)
-	if resolved.Mailboxes.Sent != "INBOX.Sent" || !strings.Contains(strings.Join(resolved.Mailboxes.Folders, " "), "INBOX.Projects.Alpha") {
-		t.Fatalf("folders not in Courier's namespace: %+v", resolved.Mailboxes)
-	}
-	for i := range 2 {
-		if _, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3}); err != nil {
-			t.Fatalf("clean %d: %v", i+1, err)
-		}
-	}
-	users, err := resolved.LoadUsers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, u := range users {
-		for _, p := range population.Mailboxes(resolved, u.Login) {
-			total += int64(p.Messages)
-		}
-	}
-	for i, want := range []int64{total, 0} {
-		s, err := populate.Init(ctx, cfg, populate.Options{Workers: 3})
-		if err != nil {
-			t.Fatalf("init %d: %v", i+1, err)
-		}
-		t.Logf("init %d: %v", i+1, s)
-		if s.Appended != want || s.Present != total-want {
-			t.Errorf("init %d: %+v; want %d appended, %d present", i+1, s, want, total-want)
-		}
-	}
-	for _, u := range users {
-		plan := population.Mailboxes(resolved, u.Login)
-		got := mailboxCounts(t, resolved, u, names(plan))
-		for _, p := range plan {
-			if got[p.Mailbox] != p.Messages {
-				t.Errorf("%s %s: %d messages, want %d", u.Login, p.Mailbox, got[p.Mailbox], p.Messages)
-			}
-		}
-	}
-	for i, wantFolders := range []int{3 * len(resolved.Mailboxes.Folders), 0} {
-		s, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3})
-		if err != nil {
-			t.Fatalf("clean %d after init: %v", i+1, err)
-		}
-		if s.FoldersDeleted != wantFolders {
-			t.Errorf("clean %d after init: %d folders removed, want %d", i+1, s.FoldersDeleted, wantFolders)
-		}
-	}
+	initAndCleanTwice(t, courierConfig(t), "Courier")
 }
 
 // TestCourierOpenSMTPDShortRun is TestShortRun's workload against Courier +

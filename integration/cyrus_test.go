@@ -32,11 +32,19 @@ func needSUT2(t *testing.T) {
 func cyrusConfig(t *testing.T) *workload.Config { return shippedConfig(t, "cyrus-exim") }
 
 // TestCyrusInitAndCleanTwice: against Cyrus (no RFC 5530 codes, "INBOX."
-// namespace with "."), init places the folders in the namespace and fills
-// them to the plan, a second init appends nothing, and clean runs twice.
+// namespace with "."): initAndCleanTwice.
 func TestCyrusInitAndCleanTwice(t *testing.T) {
 	needSUT2(t)
-	cfg := cyrusConfig(t)
+	initAndCleanTwice(t, cyrusConfig(t), "Cyrus")
+}
+
+// initAndCleanTwice: against a server whose personal namespace is "INBOX."
+// with "." (Cyrus, Courier), init places the folders in the namespace and
+// fills them to the plan, a second init appends nothing, and clean runs
+// twice, the first removing every folder of the three users, the second
+// none.
+func initAndCleanTwice(t *testing.T, cfg *workload.Config, server string) {
+	t.Helper()
 	usersFile(t, cfg, "user41", "user42", "user43")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -46,7 +54,7 @@ func TestCyrusInitAndCleanTwice(t *testing.T) {
 	}
 	t.Log(line)
 	if resolved.Mailboxes.Sent != "INBOX.Sent" || !strings.Contains(strings.Join(resolved.Mailboxes.Folders, " "), "INBOX.Projects.Alpha") {
-		t.Fatalf("folders not in Cyrus' namespace: %+v", resolved.Mailboxes)
+		t.Fatalf("folders not in %s's namespace: %+v", server, resolved.Mailboxes)
 	}
 	for i := range 2 {
 		if _, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3}); err != nil {
@@ -82,9 +90,13 @@ func TestCyrusInitAndCleanTwice(t *testing.T) {
 			}
 		}
 	}
-	for i := range 2 {
-		if _, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3}); err != nil {
+	for i, wantFolders := range []int{len(users) * len(resolved.Mailboxes.Folders), 0} {
+		s, err := populate.Clean(ctx, cfg, populate.Options{Workers: 3})
+		if err != nil {
 			t.Fatalf("clean %d after init: %v", i+1, err)
+		}
+		if s.FoldersDeleted != wantFolders {
+			t.Errorf("clean %d after init: %d folders removed, want %d", i+1, s.FoldersDeleted, wantFolders)
 		}
 	}
 }
