@@ -85,18 +85,6 @@ func highestSeq(infos []imapclient.MessageInfo, from uint32) uint32 {
 	return from
 }
 
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // Stats are the population's counts so far.
 type Stats struct {
 	Connected  int64            // clients connected now
@@ -309,7 +297,7 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 			// would, and time what appears when it appears.
 			pause := aheadFirstPause
 			for begun := time.Now(); got < newCount && time.Since(begun) < aheadFor; pause = min(2*pause, aheadMaxPause) {
-				if !sleep(ctx, pause) {
+				if !ctxsleep.Sleep(ctx, pause) {
 					break
 				}
 				at := time.Now()
