@@ -76,6 +76,26 @@ wait_for() {
 	done
 }
 
+# pid_running FILE: the pid file's process is alive.
+pid_running() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# stop_pid FILE NAME [SIGNAL]: SIGNAL (default TERM), then KILL after 10 s;
+# the pid file goes. Used by scripts/sut2 and scripts/sut3 (log is the
+# sourcing pair's).
+stop_pid() {
+	local f=$1 name=$2 sig=${3:-TERM} pid i
+	pid_running "$f" || return 0
+	pid=$(cat "$f")
+	kill -s "$sig" "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || { log "stopped $name"; rm -f "$f"; return 0; }
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+	log "killed $name"
+	rm -f "$f"
+}
+
 stop_dovecot() {
 	dovecot_running || return 0
 	local pid

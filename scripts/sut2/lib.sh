@@ -4,7 +4,7 @@
 # Nothing here prints or stores a password in clear.
 # shellcheck disable=SC2034 # the variables are used by the scripts that source this
 
-# The first pair's generic helpers: greeting, wait_for, require_root (its
+# The first pair's generic helpers: greeting, wait_for, require_root, stop_pid (its
 # SUT_* settings come along and are not used here). log, die and
 # etc_fingerprint are redefined below for this pair.
 # shellcheck source=../sut/lib.sh
@@ -55,24 +55,8 @@ sut2_env() {
 imap_answers() { greeting "$SUT2_HOST" "$SUT2_IMAP_PORT" | grep -q '^\* OK'; }
 smtp_answers() { greeting "$SUT2_HOST" "$SUT2_SMTP_PORT" | grep -q '^220[ -]'; }
 
-pid_running() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 cyrus_running() { pid_running "$SUT2_DIR/run/cyrus-master.pid"; }
 exim_running() { pid_running "$SUT2_DIR/run/exim.pid"; }
-
-# stop_pid FILE NAME: TERM, then KILL after 10 s.
-stop_pid() {
-	local f=$1 name=$2 pid i
-	pid_running "$f" || return 0
-	pid=$(cat "$f")
-	kill "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || { log "stopped $name"; rm -f "$f"; return 0; }
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
-	log "killed $name"
-	rm -f "$f"
-}
 
 # What up and down must leave as it was: the account files and /etc's
 # listing (no /etc/cyrus.conf, /etc/imapd.conf or /etc/exim4 appears).

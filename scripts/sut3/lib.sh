@@ -5,7 +5,8 @@
 # executed. Nothing here prints or stores a password in clear.
 # shellcheck disable=SC2034 # the variables are used by the scripts that source this
 
-# The first pair's generic helpers: greeting, wait_for, require_root.
+# The first pair's generic helpers: greeting, wait_for, require_root,
+# pid_running, stop_pid.
 # shellcheck source=../sut/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../sut/lib.sh"
 
@@ -45,25 +46,15 @@ smtp_answers() { greeting "$SUT3_HOST" "$SUT3_SMTP_PORT" | grep -q '^220[ -]'; }
 
 # The pair runs in namespaces of its own (mount, pid) under one supervisor:
 # killing it ends every process of the pair.
-pid_running() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 pair_running() { pid_running "$SUT3_DIR/run/supervisor.pid"; }
 
 # in_pair CMD...: runs CMD in the pair's mount namespace (its /etc, /usr).
 in_pair() { nsenter -t "$(cat "$SUT3_DIR/run/supervisor.pid")" -m -- "$@"; }
 
-stop_pair() {
-	local f=$SUT3_DIR/run/supervisor.pid pid i
-	pid_running "$f" || { rm -f "$f"; return 0; }
-	pid=$(cat "$f")
-	kill "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || { log "stopped courier + opensmtpd"; rm -f "$f"; return 0; }
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
-	log "killed courier + opensmtpd"
-	rm -f "$f"
-}
+# KILL at once: unshare ignores TERM while it waits for its child, and its
+# death SIGKILLs the child (--kill-child), the pid namespace's init, which
+# ends every process of the pair. A test pair has nothing to flush.
+stop_pair() { stop_pid "$SUT3_DIR/run/supervisor.pid" "courier + opensmtpd" KILL; }
 
 etc_fingerprint() {
 	sha256sum /etc/passwd /etc/group
