@@ -6,10 +6,10 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -18,8 +18,8 @@ import (
 // filler bytes (no CRLF); TAG in afterLogin is the LOGIN's tag, until the client goes away or cap bytes are out.
 // It counts the bytes it managed to write.
 type hostileServer struct {
-	addr    string
-	written atomic.Int64
+	addr  string
+	flood testutil.Flood
 }
 
 const hostileCap = 256 << 20
@@ -33,14 +33,8 @@ func startHostile(t *testing.T, greeting, afterLogin string) *hostileServer {
 	t.Cleanup(func() { ln.Close() })
 	hs := &hostileServer{addr: ln.Addr().String()}
 	filler := []byte(strings.Repeat("x", 64<<10))
-	stream := func(c net.Conn, head string) {
-		n, err := c.Write([]byte(head))
-		hs.written.Add(int64(n))
-		for err == nil && hs.written.Load() < hostileCap {
-			n, err = c.Write(filler)
-			hs.written.Add(int64(n))
-		}
-	}
+	hs.flood.Limit = hostileCap
+	stream := func(c net.Conn, head string) { hs.flood.Send(c, head, filler) }
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -110,7 +104,7 @@ func TestHostileServerBounded(t *testing.T) {
 			}
 			// Let the server notice the close.
 			time.Sleep(100 * time.Millisecond)
-			if w := hs.written.Load(); w > 64<<20 {
+			if w := hs.flood.Written.Load(); w > 64<<20 {
 				t.Errorf("the server wrote %d MiB before the client stopped reading", w>>20)
 			}
 		})

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -18,8 +18,8 @@ import (
 // (banner or ehlo) is followed by endless copies of filler, until the
 // client goes away or 256 MiB are out. It counts the bytes written.
 type hostileSMTP struct {
-	addr    string
-	written atomic.Int64
+	addr  string
+	flood testutil.Flood
 }
 
 func startHostileSMTP(t *testing.T, banner, ehlo, filler string) *hostileSMTP {
@@ -31,14 +31,8 @@ func startHostileSMTP(t *testing.T, banner, ehlo, filler string) *hostileSMTP {
 	t.Cleanup(func() { ln.Close() })
 	hs := &hostileSMTP{addr: ln.Addr().String()}
 	chunk := []byte(strings.Repeat(filler, (64<<10)/len(filler)))
-	stream := func(c net.Conn, head string) {
-		n, err := c.Write([]byte(head))
-		hs.written.Add(int64(n))
-		for err == nil && hs.written.Load() < 256<<20 {
-			n, err = c.Write(chunk)
-			hs.written.Add(int64(n))
-		}
-	}
+	hs.flood.Limit = 256 << 20
+	stream := func(c net.Conn, head string) { hs.flood.Send(c, head, chunk) }
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -98,7 +92,7 @@ func TestHostileServerBounded(t *testing.T) {
 				t.Errorf("took %v: the bound did not end the read", took)
 			}
 			time.Sleep(100 * time.Millisecond)
-			if w := hs.written.Load(); w > 32<<20 {
+			if w := hs.flood.Written.Load(); w > 32<<20 {
 				t.Errorf("the server wrote %d MiB before the client stopped reading", w>>20)
 			}
 		})
