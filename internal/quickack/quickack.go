@@ -21,8 +21,9 @@
 // "The 40 ms after the handshake").
 //
 // The option does not stay set (the kernel goes back to delayed ACKs on its
-// own), hence a setsockopt before every read; only while Active, that is
-// during a connect (a handful of reads), not for the rest of a session.
+// own), hence a setsockopt before every read; only while active (from Wrap
+// until Done), that is during a connect (a handful of reads), not for the
+// rest of a session.
 package quickack
 
 import (
