@@ -108,7 +108,7 @@ func (c *certifyCmd) Run(e *env) error {
 func prepareMailboxes(ctx context.Context, e *env, cfg *workload.Config, quiet bool) error {
 	popts := populate.Options{}
 	if !quiet {
-		popts.Progress = e.stderr
+		popts.Progress = showJob(e.display)
 	}
 	if _, err := populate.Clean(ctx, cfg, popts); err != nil {
 		return fmt.Errorf("clean: %w", err)

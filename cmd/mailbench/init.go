@@ -82,7 +82,7 @@ func onRealServer[S fmt.Stringer](e *env, config string, users usersFlag, worker
 	defer release()
 	opts := populate.Options{Workers: workers}
 	if !quiet {
-		opts.Progress = e.stderr
+		opts.Progress = showJob(e.display)
 	}
 	s, err := op(stop, cfg, opts)
 	fmt.Fprintln(e.stdout, s)

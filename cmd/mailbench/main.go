@@ -17,6 +17,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
+	"github.com/mailbench/mailbench/internal/status"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
@@ -145,8 +146,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return exitCode(usage(err), stderr)
 		}
-		err = kctx.Run(&env{stdout: stdout, stderr: stderr})
-		return exitCode(err, stderr)
+		// One status line on stderr; what else is written to either
+		// stream first erases it (stdout and stderr share a terminal).
+		display := status.NewDisplay(stderr)
+		err = kctx.Run(&env{stdout: clearingWriter{stdout, display}, stderr: display.Log(), display: display})
+		return exitCode(err, display.Log())
 	}()
 	return code
 }
@@ -175,6 +179,9 @@ func exitCode(err error, stderr io.Writer) int {
 // env is what every command gets.
 type env struct {
 	stdout, stderr io.Writer
+	// display draws the status line on stderr (a redrawn line on a
+	// terminal, plain lines elsewhere).
+	display *status.Display
 	// jsonToStdout: --json - asked for the JSON on stdout; the text report
 	// then goes to stderr (textOut).
 	jsonToStdout bool

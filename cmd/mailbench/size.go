@@ -23,7 +23,7 @@ func growPopulation(ctx context.Context, e *env, cfg *workload.Config, from int,
 	}
 	popts := populate.Options{Users: users[min(from, len(users)):], Workers: sizeInitWorkers}
 	if !quiet {
-		popts.Progress = e.stderr
+		popts.Progress = showJob(e.display)
 	}
 	sum, err := populate.Init(ctx, cfg, popts)
 	return sizing.Prepared{Users: sum.Users, Messages: sum.Appended, Elapsed: sum.Duration}, err

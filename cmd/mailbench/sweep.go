@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/run/session"
 )
 
 // sweepCmd is `mailbench sweep`.
@@ -121,18 +119,6 @@ func runProgress(e *env, quiet bool) orchestrator.Options {
 		return opts
 	}
 	opts.Log = e.stderr
-	last := time.Time{}
-	opts.Progress = func(p session.RunProgress) {
-		if time.Since(last) < 5*time.Second {
-			return
-		}
-		last = time.Now()
-		connected := ""
-		if p.ConnectedTarget > 0 {
-			connected = fmt.Sprintf(", connected %d/%d", p.Connected, p.ConnectedTarget)
-		}
-		fmt.Fprintf(e.stderr, "  %5.0fs/%.0fs  %-11s  active %4d  sessions started %d, late %d, dropped %d%s\n",
-			p.Elapsed.Seconds(), p.Total.Seconds(), p.Phase, p.Active, p.Sessions.Started, p.Sessions.Late, p.Sessions.Dropped, connected)
-	}
+	opts.Progress = showRun(e.display)
 	return opts
 }

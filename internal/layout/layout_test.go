@@ -41,8 +41,8 @@ var stage = map[string]int{
 	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5,
 	// 6: the verdict.
 	"compliance": 6,
-	// 7: the report.
-	"report": 7,
+	// 7: the report, and the live status line that shows a run going.
+	"report": 7, "internal/status": 7,
 	// 8: what carries out runs: one run, then the campaigns of runs (TLS
 	// variants, load sweeps, certification, sizing) and their resumption.
 	"internal/run/orchestrator": 8, "internal/run/manager": 8, "internal/campaign": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,

@@ -170,6 +170,9 @@ type Execution struct {
 	popNow      atomic.Pointer[connected.Population] // pop, for the progress line
 	heldAtEnd   *atomic.Int64                        // clients held at the window's end
 	runner      *session.Runner                      // the sessions and the inbound stream
+	live        *metrics.Live                        // the progress display's counts; nil: no display
+	worst       *session.WorstP95                    // live's last worst p95, kept between takes
+	worstAt     time.Time                            // when it was taken
 }
 
 // New assembles the run of cfg without starting it. With mailboxes.delimiter

@@ -140,12 +140,19 @@ func (e *Execution) startRecorder() {
 	e.use = metrics.WatchUse(e.win.MeasureStart, e.win.MeasureEnd)
 	reach := &reachWatch{abandon: e.abandon}
 	rec := e.rec
+	if opts.Progress != nil {
+		e.live = metrics.NewLive(e.rules.Limits())
+	}
+	live := e.live
 	e.observer = measure.ObserverFunc(func(o measure.Observation) {
 		o = e.stalls.Check(o)
 		reach.observe(o)
 		rec.Observe(o)
 		if opts.Observer != nil {
 			opts.Observer.Observe(o)
+		}
+		if live != nil {
+			live.Observe(o)
 		}
 		if o.Connect != nil {
 			connWindow.Observe(o)
@@ -176,8 +183,32 @@ func (e *Execution) progress(p session.RunProgress) {
 	e.rec.SessionsStarted(p.Sessions.Started, now)
 	e.rec.Advance(now)
 	if e.opts.Progress != nil {
-		e.opts.Progress(p)
+		e.opts.Progress(e.withLive(p, now))
 	}
+}
+
+// worstEvery is how long the progress line's worst p95 is measured over:
+// long enough for a p95 of a few operations a second, short enough to
+// follow the run.
+const worstEvery = 5 * time.Second
+
+// withLive adds the live counts to p: the operations and errors so far,
+// and the worst p95 against its limit, taken every worstEvery.
+func (e *Execution) withLive(p session.RunProgress, now time.Time) session.RunProgress {
+	if e.live == nil {
+		return p
+	}
+	c := e.live.Counts()
+	p.Operations, p.Errors = c.Operations, c.Errors
+	if now.Sub(e.worstAt) >= worstEvery {
+		e.worstAt = now
+		e.worst = nil
+		if w, ok := e.live.TakeWorst(); ok {
+			e.worst = &session.WorstP95{Function: w.Function, P95: w.P95, Limit: w.Limit}
+		}
+	}
+	p.Worst = e.worst
+	return p
 }
 
 // startDelivery starts the delivery accounting and what feeds it: the
@@ -252,7 +283,37 @@ func (e *Execution) settle(kill context.Context) {
 	limits := e.rules.Limits()
 	limit := max(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
 	e.logf("settling: until every delivery is found or its limit (%v) has passed, plus %v", limit, settle)
-	e.checker.Settle(kill, time.Now().Add(limit+settle))
+	start := time.Now()
+	stopProgress := e.settleProgress(start, limit+settle)
+	defer stopProgress()
+	e.checker.Settle(kill, start.Add(limit+settle))
+}
+
+// settleProgress tells the progress display, once a second until the
+// returned func is called, how long the settle has left at most and how
+// many deliveries it still awaits.
+func (e *Execution) settleProgress(start time.Time, longest time.Duration) (stop func()) {
+	if e.opts.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				missing, _ := e.led.Outstanding()
+				e.opts.Progress(e.withLive(session.RunProgress{Phase: workload.Settle, Elapsed: now.Sub(start), Total: longest, Awaiting: int64(missing)}, now))
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // assemble closes the accounting and the recorder and builds the run's

@@ -86,15 +86,39 @@ func (r *Runner) Stop() {
 	}
 }
 
-// RunProgress is a snapshot for progress displays.
+// RunProgress is a snapshot for progress displays. The Runner fills in
+// its schedule's figures; the run that owns the Runner adds what it
+// observes (the fields so marked).
 type RunProgress struct {
+	// Elapsed is the time since the run's start; Total the run's length to
+	// the end of ramp-down. In settle (filled by the run) Elapsed is the
+	// time into the settle and Total its longest length.
 	Elapsed, Total time.Duration
 	Phase          workload.Phase
 	Active         int64
 	Sessions       schedule.Counts
+	// PerHour is the session rate achieved so far in the measurement
+	// window (sessions started ÷ time into the window; 0 before it);
+	// TargetPerHour the rate asked of this generator (its shard's share).
+	PerHour, TargetPerHour float64
 	// Connected and ConnectedTarget are the connected clients of
 	// [clients] held now and asked for; the run fills them in.
 	Connected, ConnectedTarget int64
+	// Operations and Errors (by class) count every timed operation that
+	// ended since the start, of every phase; Worst is the function whose
+	// p95 stood highest against its limit over the last few seconds (nil:
+	// none yet). The run fills them in.
+	Operations int64
+	Errors     map[measure.ErrorClass]int64
+	Worst      *WorstP95
+	// Awaiting is the deliveries not found yet, in settle (the run's).
+	Awaiting int64
+}
+
+// WorstP95 is a function's recent 95th percentile beside its limit.
+type WorstP95 struct {
+	Function   measure.Function
+	P95, Limit time.Duration
 }
 
 // RunResult is what the Runner measured besides the operation timings.
@@ -280,8 +304,15 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 				case <-t.C:
 					now := time.Now()
 					el, phase := now.Sub(start), win.PhaseAt(now)
+					counts := sessions.Counts()
+					perHour := 0.0
+					if in := now.Sub(win.MeasureStart); in >= time.Second && phase != workload.Warmup {
+						in = min(in, win.MeasureEnd.Sub(win.MeasureStart))
+						perHour = float64(counts.Started) / in.Hours()
+					}
 					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
-						Active: sessions.Active() + inbound.Active(), Sessions: sessions.Counts()})
+						Active: sessions.Active() + inbound.Active(), Sessions: counts,
+						PerHour: perHour, TargetPerHour: target / float64(max(r.Shard.Count, 1))})
 				}
 			}
 		}()

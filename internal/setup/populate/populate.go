@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -35,18 +34,17 @@ import (
 // Options.Workers is zero.
 const DefaultWorkers = 8
 
-// DefaultProgressEvery is the period of the progress line when the
-// progress writer is not a terminal.
-const DefaultProgressEvery = 5 * time.Second
+// DefaultProgressEvery is how often Options.Progress is told.
+const DefaultProgressEvery = time.Second
 
 // Options tunes Init and Clean. The zero value is valid.
 type Options struct {
 	// Workers is how many users are worked on at once, each over its own
 	// IMAP connection. Zero means DefaultWorkers.
 	Workers int
-	// Progress receives the progress display: a bar when it is a terminal,
-	// else a line every ProgressEvery. nil shows nothing.
-	Progress      io.Writer
+	// Progress, when set, is told how far the job has come every
+	// ProgressEvery and once at its end (JobProgress.Final).
+	Progress      func(JobProgress)
 	ProgressEvery time.Duration
 	// Users, when not nil, replaces cfg.LoadUsers(): work on these only.
 	Users []workload.User

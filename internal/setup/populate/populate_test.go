@@ -1,7 +1,6 @@
 package populate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -331,35 +330,30 @@ func TestInitFailures(t *testing.T) {
 	}
 }
 
-// TestProgressLines: a writer that is not a terminal gets periodic lines
-// whose counts reach the total.
-func TestProgressLines(t *testing.T) {
+// TestProgressReports: the display is told of the job as it goes, and
+// last of its end, with every message counted.
+func TestProgressReports(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, 2)
 	startTarget(t, cfg)
-	var buf syncBuffer
-	if _, err := Init(context.Background(), cfg, Options{Progress: &buf, ProgressEvery: time.Millisecond}); err != nil {
+	var mu sync.Mutex
+	var got []JobProgress
+	show := func(p JobProgress) { mu.Lock(); got = append(got, p); mu.Unlock() }
+	if _, err := Init(context.Background(), cfg, Options{Progress: show, ProgressEvery: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
-	if !strings.HasPrefix(out, "init: ") || !strings.Contains(out, " messages (") {
-		t.Errorf("progress output %q: want init: lines", out)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 2 {
+		t.Fatalf("told %d times, want the ticks and the end", len(got))
 	}
-}
-
-func TestProgressLine(t *testing.T) {
-	tests := []struct {
-		done, total int64
-		elapsed     time.Duration
-		want        string
-	}{
-		{0, 100, 0, "init: 0/100 messages (0%), 0/s, 0s elapsed"},
-		{50, 200, 10 * time.Second, "init: 50/200 messages (25%), 5/s, 10s elapsed"},
-		{0, 0, time.Second, "init: 0/0 messages (100%), 0/s, 1s elapsed"},
+	last := got[len(got)-1]
+	if !last.Final || !last.OK || last.Job != "init" || last.Unit != "messages" || last.Done != last.Total || last.Total == 0 {
+		t.Errorf("last report %+v: want the final one, every message done", last)
 	}
-	for _, tt := range tests {
-		if got := progressLine("init", "messages", tt.done, tt.total, tt.elapsed); got != tt.want {
-			t.Errorf("progressLine(%d, %d, %v) = %q, want %q", tt.done, tt.total, tt.elapsed, got, tt.want)
+	for _, p := range got[:len(got)-1] {
+		if p.Final || p.Done > p.Total {
+			t.Errorf("a tick %+v", p)
 		}
 	}
 }
@@ -401,20 +395,3 @@ func TestSummaryRate(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -1,52 +1,43 @@
 package populate
 
 import (
-	"fmt"
-	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progress shows how far a job has come: an mpb bar when its writer is a
-// terminal, else one line every period. Add is safe for concurrent use.
+// JobProgress is a snapshot of a job (init, clean, verify) for a progress
+// display: Done of Total Units since Elapsed. Final is the last snapshot,
+// when the job has ended (OK false: it ended with an error).
+type JobProgress struct {
+	Job, Unit   string
+	Done, Total int64
+	Elapsed     time.Duration
+	Final, OK   bool
+}
+
+// progress tells a display how far a job has come, every period and once
+// at its end. Add is safe for concurrent use.
 type progress struct {
 	done  atomic.Int64
 	total int64
-
-	bar *mpb.Bar
-	p   *mpb.Progress
+	job   string
+	unit  string
+	start time.Time
+	show  func(JobProgress)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
-	// last prints the final line of a plain writer; nil without one.
-	last func()
 }
 
-// newProgress starts showing a job of total units named name (e.g.
-// "init") on w; nil w shows nothing. unit names the counted things in
-// the periodic line ("messages").
-func newProgress(w io.Writer, name, unit string, total int64, every time.Duration) *progress {
-	pr := &progress{total: total, stop: make(chan struct{})}
-	if w == nil {
+// newProgress starts telling show of a job of total units named job
+// (e.g. "init"); unit names the counted things ("messages"). nil show
+// shows nothing.
+func newProgress(show func(JobProgress), job, unit string, total int64, every time.Duration) *progress {
+	pr := &progress{total: total, job: job, unit: unit, start: time.Now(), show: show, stop: make(chan struct{})}
+	if show == nil {
 		return pr
 	}
-	if isTerminal(w) {
-		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
-		pr.bar = pr.p.AddBar(total,
-			mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d/%d "+unit)),
-			mpb.AppendDecorators(decor.Percentage(decor.WCSyncSpace), decor.AverageSpeed(0, " %.0f/s"),
-				decor.Name("  ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
-		)
-		return pr
-	}
-	start := time.Now()
-	// The last line says where the job ended, however short it was.
-	pr.last = func() { fmt.Fprintln(w, progressLine(name, unit, pr.done.Load(), total, time.Since(start))) }
 	pr.wg.Add(1)
 	go func() {
 		defer pr.wg.Done()
@@ -57,57 +48,28 @@ func newProgress(w io.Writer, name, unit string, total int64, every time.Duratio
 			case <-pr.stop:
 				return
 			case <-t.C:
-				fmt.Fprintln(w, progressLine(name, unit, pr.done.Load(), total, time.Since(start)))
+				show(pr.snapshot())
 			}
 		}
 	}()
 	return pr
 }
 
-// progressLine renders the periodic line. It doesn't perform I/O.
-func progressLine(name, unit string, done, total int64, elapsed time.Duration) string {
-	pct := 100.0
-	if total > 0 {
-		pct = 100 * float64(done) / float64(total)
-	}
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(done) / s
-	}
-	return fmt.Sprintf("%s: %d/%d %s (%.0f%%), %.0f/s, %v elapsed", name, done, total, unit, pct, rate, elapsed.Round(time.Second))
+func (pr *progress) snapshot() JobProgress {
+	return JobProgress{Job: pr.job, Unit: pr.unit, Done: pr.done.Load(), Total: pr.total, Elapsed: time.Since(pr.start)}
 }
 
 // Add counts n more units done.
-func (pr *progress) Add(n int64) {
-	pr.done.Add(n)
-	if pr.bar != nil {
-		pr.bar.IncrInt64(n)
-	}
-}
+func (pr *progress) Add(n int64) { pr.done.Add(n) }
 
-// Finish stops the display; ok false marks the job as aborted.
+// Finish stops the display with a last snapshot; ok false marks the job
+// as ended by an error.
 func (pr *progress) Finish(ok bool) {
 	close(pr.stop)
 	pr.wg.Wait()
-	if pr.last != nil {
-		pr.last()
+	if pr.show != nil {
+		s := pr.snapshot()
+		s.Final, s.OK = true, ok
+		pr.show(s)
 	}
-	if pr.bar != nil {
-		if ok {
-			pr.bar.SetTotal(-1, true)
-		} else {
-			pr.bar.Abort(false)
-		}
-		pr.p.Wait()
-	}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// TestRunStatusFrame: operations per second come from the difference of
+// two progress reports over the time between them; errors appear in the
+// report's class order; settle shows no rate.
+func TestRunStatusFrame(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := &runStatus{now: func() time.Time { return now }}
+	p := session.RunProgress{Phase: workload.Measurement, Elapsed: 20 * time.Second, Total: 80 * time.Second,
+		PerHour: 3500, TargetPerHour: 3600, Operations: 100, Sessions: schedule.Counts{Late: 2, Dropped: 1},
+		Errors: map[measure.ErrorClass]int64{measure.Protocol: 1, measure.Timeout: 3},
+		Worst:  &session.WorstP95{Function: measure.IMAPList, P95: 7 * time.Millisecond, Limit: 5 * time.Second}}
+	f := s.frame(p)
+	if f.OpsPerSecond != 0 || f.Left != time.Minute || f.Late != 2 || f.Dropped != 1 || f.Worst == nil || f.Worst.Function != "IMAP LIST" {
+		t.Errorf("first frame %+v", f)
+	}
+	if len(f.Errors) != 2 || f.Errors[0].Class != "timeout" || f.Errors[1].Class != "protocol" {
+		t.Errorf("errors %+v: want timeout then protocol", f.Errors)
+	}
+	now = now.Add(2 * time.Second)
+	p.Operations = 150
+	if f = s.frame(p); f.OpsPerSecond != 25 {
+		t.Errorf("ops/s %v, want 25", f.OpsPerSecond)
+	}
+	f = s.frame(session.RunProgress{Phase: workload.Settle, Elapsed: 5 * time.Second, Total: 65 * time.Second, Awaiting: 4, TargetPerHour: 3600})
+	if f.TargetPerHour != 0 || f.Awaiting != 4 || f.Left != time.Minute {
+		t.Errorf("settle frame %+v", f)
+	}
+}
+
+// TestJobFrame: time left from the rate so far; unknown before any
+// progress.
+func TestJobFrame(t *testing.T) {
+	f := jobFrame(populate.JobProgress{Job: "init", Unit: "messages", Done: 250, Total: 1000, Elapsed: 5 * time.Second})
+	if f.Rate != 50 || f.Left != 15*time.Second || f.Phase != "init" {
+		t.Errorf("%+v", f)
+	}
+	if f = jobFrame(populate.JobProgress{Job: "clean", Unit: "users", Total: 10, Elapsed: time.Second}); f.Left != -1 {
+		t.Errorf("no progress yet: Left %v, want unknown", f.Left)
+	}
+}

@@ -1,0 +1,42 @@
+package metrics
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mailbench/mailbench/measure"
+)
+
+// TestLive: operations and failures by class count from the start;
+// cancelled operations and delivery times are no operations; the worst
+// function is the highest p95 against its own limit, over the interval
+// since the last take only.
+func TestLive(t *testing.T) {
+	l := NewLive(map[measure.Function]time.Duration{measure.IMAPList: time.Second, measure.SMTPData: 10 * time.Second})
+	for range 20 {
+		l.Observe(measure.Observation{Function: measure.IMAPList, Duration: 300 * time.Millisecond})
+		l.Observe(measure.Observation{Function: measure.SMTPData, Duration: 2 * time.Second}) // longer, but 20% of its limit
+	}
+	l.Observe(measure.Observation{Function: measure.SMTPData, Class: measure.Timeout, Err: errors.New("t")})
+	l.Observe(measure.Observation{Function: measure.IMAPList, Class: measure.Cancelled})
+	l.Observe(measure.Observation{Function: measure.DeliveryLocal, Duration: time.Hour})
+	c := l.Counts()
+	if c.Operations != 41 || c.Errors[measure.Timeout] != 1 || len(c.Errors) != 1 {
+		t.Errorf("counts %+v: want 41 operations, 1 timeout", c)
+	}
+	w, ok := l.TakeWorst()
+	if !ok || w.Function != measure.IMAPList || w.P95 < 299*time.Millisecond || w.P95 > 301*time.Millisecond || w.Limit != time.Second || w.Operations != 20 {
+		t.Errorf("worst %+v %v: want IMAP LIST at 300 ms of 1 s", w, ok)
+	}
+	if _, ok := l.TakeWorst(); ok {
+		t.Error("a second take with nothing new found a worst")
+	}
+	l.Observe(measure.Observation{Function: measure.SMTPData, Duration: 9 * time.Second})
+	if w, ok := l.TakeWorst(); !ok || w.Function != measure.SMTPData {
+		t.Errorf("new interval: worst %+v", w)
+	}
+	if l.Counts().Operations != 42 {
+		t.Error("counts are since the start, not the interval")
+	}
+}
