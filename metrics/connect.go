@@ -322,7 +322,18 @@ func MergeConnect(snaps ...*ConnectSnapshot) (*ConnectSnapshot, error) {
 // function the connects, p50/p95 of each part, TLS handshakes and the share
 // resumed. A part that never happened prints "-". A nil or empty Snapshot
 // prints nothing.
-func (s *ConnectSnapshot) WriteText(w io.Writer) error {
+func (s *ConnectSnapshot) WriteText(w io.Writer) error { return s.WriteTextWidth(w, connectWideWidth) }
+
+// connectWideWidth is the narrowest width that the breakdown's table of a
+// row per function fits.
+const connectWideWidth = 100
+
+// WriteTextWidth is WriteText for width columns: below connectWideWidth
+// the table is turned, a row per part and a column per function.
+func (s *ConnectSnapshot) WriteTextWidth(w io.Writer, width int) error {
+	if width < connectWideWidth {
+		return s.writeNarrow(w)
+	}
 	if s == nil {
 		return nil
 	}
@@ -353,6 +364,58 @@ func (s *ConnectSnapshot) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, f := range s.Functions {
+		if line := f.StallLine(); line != "" {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeNarrow is the breakdown as a row per part and a column per
+// function.
+func (s *ConnectSnapshot) writeNarrow(w io.Writer) error {
+	var fs []FunctionBreakdown
+	if s != nil {
+		for _, f := range s.Functions {
+			if f.Connects > 0 {
+				fs = append(fs, f)
+			}
+		}
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "Connect time breakdown (successful connects; p50 / p95; failed connects by class\nin the table's errors)"); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(name string, cell func(FunctionBreakdown) string) {
+		fmt.Fprint(tw, name)
+		for _, f := range fs {
+			fmt.Fprint(tw, "\t"+cell(f))
+		}
+		fmt.Fprintln(tw)
+	}
+	row("", func(f FunctionBreakdown) string { return string(f.Function) })
+	row("succeeded", func(f FunctionBreakdown) string { return fmt.Sprint(f.Connects - f.Failed) })
+	row("failed", func(f FunctionBreakdown) string { return fmt.Sprint(f.Failed) })
+	row("TCP", func(f FunctionBreakdown) string { return FormatPart(f.TCP) })
+	row("TLS", func(f FunctionBreakdown) string { return FormatPart(f.TLS) })
+	row("greeting", func(f FunctionBreakdown) string { return FormatPart(f.Greeting) })
+	row("auth", func(f FunctionBreakdown) string { return FormatPart(f.Auth) })
+	row("handshakes", func(f FunctionBreakdown) string { return fmt.Sprint(f.Handshakes) })
+	row("resumed", func(f FunctionBreakdown) string {
+		if pct, ok := f.ResumedPercent(); ok {
+			return fmt.Sprintf("%d (%.1f%%)", f.Resumed, pct)
+		}
+		return "-"
+	})
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range fs {
 		if line := f.StallLine(); line != "" {
 			if _, err := fmt.Fprintln(w, line); err != nil {
 				return err

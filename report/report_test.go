@@ -143,6 +143,15 @@ func TestWriteTextGolden(t *testing.T) {
 			}
 			golden(t, tt.name, b.Bytes())
 		})
+		// The same report at 80 columns: the compact table.
+		name := strings.Replace(tt.name, ".txt.", ".80.txt.", 1)
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteTextWidth(&b, tt.run, 80); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name, b.Bytes())
+		})
 	}
 }
 
@@ -572,10 +581,11 @@ func TestMergeRefusesNonShards(t *testing.T) {
 	}
 }
 
-// TestWriteTextTableWidth: the terminal report fits 120 columns,
+// TestWriteTextTableWidth: the terminal report fits 120 columns, and 80
+// when laid out for 80,
 // long function names wrapped; the JSON keeps them whole.
 func TestWriteTextTableWidth(t *testing.T) {
-	for _, name := range []string{"compliant", "partial_failing"} {
+	for name, width := range map[string]int{"compliant": 120, "partial_failing": 120, "compliant.80": 80, "partial_failing.80": 80} {
 		data, err := os.ReadFile(filepath.Join("testdata", name+".txt.golden"))
 		if err != nil {
 			t.Fatal(err)
@@ -586,7 +596,7 @@ func TestWriteTextTableWidth(t *testing.T) {
 		}
 		// The whole terminal report, the table and every line under it.
 		for _, line := range strings.Split(text, "\n") {
-			if n := len([]rune(strings.TrimRight(line, " "))); n > 120 {
+			if n := len([]rune(strings.TrimRight(line, " "))); n > width {
 				t.Errorf("%s: a line of %d columns: %q", name, n, line)
 			}
 		}

@@ -62,6 +62,17 @@ func TestSchema1Reports(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("schema1", strings.TrimSuffix(filepath.Base(file), ".json")+".txt.golden"), text.Bytes())
+			// At 80 columns every line fits.
+			var narrow bytes.Buffer
+			if err := WriteTextWidth(&narrow, r, 80); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("schema1", strings.TrimSuffix(filepath.Base(file), ".json")+".80.txt.golden"), narrow.Bytes())
+			for _, line := range strings.Split(narrow.String(), "\n") {
+				if n := len([]rune(line)); n > 80 {
+					t.Errorf("at 80 columns, a line of %d: %q", n, line)
+				}
+			}
 			for _, key := range topLevelKeys(t, data) {
 				seen[key] = true
 			}

@@ -26,7 +26,20 @@ import (
 // achieved, and the verdict line. Percent compliant is rounded down and the
 // error rate up, so neither looks better than it is. Times are shown in UTC.
 // The output is deterministic for a given r.
-func WriteText(w io.Writer, r *Run) error {
+func WriteText(w io.Writer, r *Run) error { return WriteTextWidth(w, r, DefaultTextWidth) }
+
+// WriteTextWidth is WriteText laid out for width columns (at least
+// MinTextWidth): the summary table compact below fullTableWidth, every
+// other line wrapped to fit (FitWriter).
+func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
+	width = max(width, MinTextWidth)
+	fit := NewFitWriter(w, width)
+	defer func() {
+		if ferr := fit.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	w = fit
 	bw := bufio.NewWriter(controlEscaper{w})
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 
@@ -77,33 +90,7 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 
 	p("\nSummary Results\n")
-	tw := tabwriter.NewWriter(&trimWriter{w: bw}, 0, 0, 2, ' ', 0)
-	// Two header lines and function names wrapped at '_' keep the table
-	// within 120 columns; the JSON report has the names on one line.
-	fmt.Fprintln(tw, "Function\tLimit\tRequired\t%\tOperations\tErrors\tp50\tp95\tp99\tMax\tResult")
-	fmt.Fprintln(tw, "\t(s)\tcompliant\tcompliant\t\t\t(ms)\t(ms)\t(ms)\t(ms)\t")
-	for _, row := range r.Table.Rows {
-		name := wrapName(string(row.Function), maxNameWidth)
-		pct, p50, p95, p99, mx := "-", "-", "-", "-", "-"
-		if row.Operations > 0 {
-			pct = compliance.FormatCompliant(row.WithinLimit, row.Operations) + "%"
-			p50, p95, p99, mx = fmtMS(row.P50), fmtMS(row.P95), fmtMS(row.P99), fmtMS(row.Max)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t>%s%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			name[0], compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
-			pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, rowResult(row))
-		for _, more := range name[1:] {
-			fmt.Fprintf(tw, "  %s\t\t\t\t\t\t\t\t\t\t\n", more)
-		}
-	}
-	e := r.Table.Errors
-	erate := "-"
-	if e.Operations > 0 {
-		erate = compliance.FormatErrorRate(e.Errors, e.Operations) + "%"
-	}
-	fmt.Fprintf(tw, "%s\tNA\t<%s%%\t%s\t%s\t%s\t\t\t\t\t%s\n", compliance.ErrorRateName,
-		compliance.FormatPercentLimit(e.MaxPercent), erate, fmtInt(e.Operations), fmtInt(e.Errors), passFail(e.Pass))
-	if err := tw.Flush(); err != nil {
+	if err := writeSummaryTable(bw, r, width); err != nil {
 		return err
 	}
 	if classes := errorClasses(r.Table); classes != "" {
@@ -114,12 +101,16 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	for _, row := range r.Table.Rows {
 		if row.Function == measure.DeliveryLocal && row.Operations > 0 {
-			p("Delivery Time (local): SMTP acceptance to the server's announcement (IDLE EXISTS, ms) for watched INBOXes,\n" +
+			p("Delivery Time (local): SMTP acceptance to the server's announcement (IDLE EXISTS, ms) for watched INBOXes, " +
 				"else to INTERNALDATE + 0.5 s (IMAP dates have 1 s resolution: ±0.5 s). See the delivery accounting below.\n")
+			if row.P50 < time.Millisecond {
+				p("Delivery Time (local) p50 %s ms: half or more of these deliveries read as 0, because a date of 1 s "+
+					"resolution put them at or before their acceptance (the time is clamped at 0; the server clock's offset is in the header).\n", fmtMS(row.P50))
+			}
 		}
 	}
 
-	writeTimeline(bw, r.Timeline)
+	writeTimeline(bw, r.Timeline, width)
 
 	p("\n")
 	lw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
@@ -133,8 +124,9 @@ func WriteText(w io.Writer, r *Run) error {
 	if u, ok := r.UsersFigure(); ok {
 		lp("Users", "%s simulated (at %s sessions per user-hour)", fmtInt(int64(u)), trimFloat(r.SessionsPerUserHour))
 	} else if r.Users > 0 {
-		lp("Users", "%s mailboxes at %s sessions per user-hour: no users figure (that needs target ÷ %s users)", fmtInt(int64(r.Users)),
-			trimFloat(math.Round(r.SessionsPerUser()*10)/10), trimFloat(r.SessionsPerUserHour))
+		lp("Users", "%s mailboxes, %s sessions an hour each: not a number of users, since a user starts %s an hour (this rate is the load of %s users)",
+			fmtInt(int64(r.Users)), trimFloat(math.Round(r.SessionsPerUser()*10)/10), trimFloat(r.SessionsPerUserHour),
+			fmtInt(int64(math.Ceil(r.TargetSessionsPerHour/r.SessionsPerUserHour))))
 	}
 	if mean, lo, hi := r.ExpectedSessions(); mean > 0 && !r.Partial && r.CouldNotRun == "" { // the band is for the whole window
 		lp("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
@@ -181,7 +173,7 @@ func WriteText(w io.Writer, r *Run) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if err := r.Connect.WriteText(w); err != nil {
+		if err := r.Connect.WriteTextWidth(w, width); err != nil {
 			return err
 		}
 	}
@@ -235,7 +227,7 @@ func WriteText(w io.Writer, r *Run) error {
 				p("  - %s: %s\n", row.Function, row.Reason)
 			}
 		}
-		if !e.Pass {
+		if e := r.Table.Errors; !e.Pass {
 			p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
 		}
 		if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
@@ -250,6 +242,120 @@ func WriteText(w io.Writer, r *Run) error {
 	}
 	p("\n%s\n", r.VerdictLine())
 	return bw.Flush()
+}
+
+// fullTableWidth is the width of the summary table with every column
+// and its full heads; narrower, the compact table is drawn.
+const fullTableWidth = 113
+
+// compactNameWidth is where the compact table wraps function names.
+const compactNameWidth = 18
+
+// compactTailWidth is the narrowest width at which the compact table
+// shows p99 and Max.
+const compactTailWidth = 100
+
+// writeSummaryTable draws the compliance table in width columns. From
+// fullTableWidth on, SPEC's form with mailbench's columns; narrower, a
+// compact form: the limit and the required share in one column (or once
+// above the table, when every row has the same), short heads, names
+// wrapped narrower, and p99 and Max left out below compactTailWidth (said
+// under it).
+func writeSummaryTable(bw io.Writer, r *Run, width int) error {
+	tw := tabwriter.NewWriter(&trimWriter{w: bw}, 0, 0, 2, ' ', 0)
+	e := r.Table.Errors
+	erate := "-"
+	if e.Operations > 0 {
+		erate = compliance.FormatErrorRate(e.Errors, e.Operations) + "%"
+	}
+	if width >= fullTableWidth {
+		// Two header lines and function names wrapped at '_' keep the table
+		// within 120 columns; the JSON report has the names on one line.
+		fmt.Fprintln(tw, "Function\tLimit\tRequired\t%\tOperations\tErrors\tp50\tp95\tp99\tMax\tResult")
+		fmt.Fprintln(tw, "\t(s)\tcompliant\tcompliant\t\t\t(ms)\t(ms)\t(ms)\t(ms)\t")
+		for _, row := range r.Table.Rows {
+			name := wrapName(string(row.Function), maxNameWidth)
+			pct, p50, p95, p99, mx := rowFigures(row)
+			fmt.Fprintf(tw, "%s\t%s\t>%s%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				name[0], compliance.FormatLimitSeconds(row.Limit), compliance.FormatPercentLimit(row.RequiredPercent),
+				pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95, p99, mx, rowResult(row))
+			for _, more := range name[1:] {
+				fmt.Fprintf(tw, "  %s\t\t\t\t\t\t\t\t\t\t\n", more)
+			}
+		}
+		fmt.Fprintf(tw, "%s\tNA\t<%s%%\t%s\t%s\t%s\t\t\t\t\t%s\n", compliance.ErrorRateName,
+			compliance.FormatPercentLimit(e.MaxPercent), erate, fmtInt(e.Operations), fmtInt(e.Errors), passFail(e.Pass))
+		return tw.Flush()
+	}
+	shared := len(r.Table.Rows) > 0
+	for _, row := range r.Table.Rows {
+		first := r.Table.Rows[0]
+		shared = shared && row.Limit == first.Limit && row.RequiredPercent == first.RequiredPercent
+	}
+	withTail := width >= compactTailWidth
+	if shared {
+		first := r.Table.Rows[0]
+		fmt.Fprintf(bw, "Every function: at most %s s for more than %s%% of its operations.\n",
+			compliance.FormatLimitSeconds(first.Limit), compliance.FormatPercentLimit(first.RequiredPercent))
+	}
+	head := []string{"Function"}
+	if !shared {
+		head = append(head, "Limit")
+	}
+	head = append(head, "Within", "Ops", "Errors", "p50 ms", "p95 ms")
+	if withTail {
+		head = append(head, "p99 ms", "Max ms")
+	}
+	head = append(head, "Result")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, row := range r.Table.Rows {
+		name := wrapName(string(row.Function), compactNameWidth)
+		pct, p50, p95, p99, mx := rowFigures(row)
+		cells := []string{name[0]}
+		if !shared {
+			cells = append(cells, compliance.FormatLimitSeconds(row.Limit)+"s >"+compliance.FormatPercentLimit(row.RequiredPercent)+"%")
+		}
+		cells = append(cells, pct, fmtInt(row.Operations), fmtInt(row.Errors), p50, p95)
+		if withTail {
+			cells = append(cells, p99, mx)
+		}
+		cells = append(cells, rowResult(row))
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		for _, more := range name[1:] {
+			fmt.Fprintln(tw, "  "+more+strings.Repeat("\t", len(cells)-1))
+		}
+	}
+	cells := []string{compliance.ErrorRateName}
+	if !shared {
+		cells = append(cells, "<"+compliance.FormatPercentLimit(e.MaxPercent)+"%")
+	}
+	cells = append(cells, erate, fmtInt(e.Operations), fmtInt(e.Errors), "", "")
+	if withTail {
+		cells = append(cells, "", "")
+	}
+	cells = append(cells, passFail(e.Pass))
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if shared {
+		fmt.Fprintf(bw, "The error rate must stay below %s%%.\n", compliance.FormatPercentLimit(e.MaxPercent))
+	}
+	if !withTail {
+		fmt.Fprintf(bw, "p99 and max: in the JSON report, and in this table at %d columns or more.\n", compactTailWidth)
+	}
+	return nil
+}
+
+// rowFigures are a row's percent within its limit and its percentiles
+// as the table shows them; "-" without operations.
+func rowFigures(row compliance.Row) (pct, p50, p95, p99, mx string) {
+	pct, p50, p95, p99, mx = "-", "-", "-", "-", "-"
+	if row.Operations > 0 {
+		pct = compliance.FormatCompliant(row.WithinLimit, row.Operations) + "%"
+		p50, p95, p99, mx = fmtMS(row.P50), fmtMS(row.P95), fmtMS(row.P99), fmtMS(row.Max)
+	}
+	return
 }
 
 // VerdictLine is the report's last line. A run that is no result for the
@@ -362,12 +468,13 @@ func errorClasses(t compliance.Table) string {
 const maxNameWidth = 24
 
 // wrapName splits a function name into lines of at most width characters,
-// after an underscore where it can (continuation lines are indented by two).
+// after an underscore or a space where it can (continuation lines are
+// indented by two).
 func wrapName(name string, width int) []string {
 	var lines []string
 	cont := width - 2
 	for len(name) > width {
-		cut := strings.LastIndexByte(name[:width], '_') + 1
+		cut := strings.LastIndexAny(name[:width], "_ ") + 1
 		if cut <= 0 {
 			cut = width
 		}

@@ -280,6 +280,10 @@ func mergeTimelines(runs []*Run) ([]metrics.Point, []string) {
 	return out, warn
 }
 
+// timelineWideWidth is the narrowest width the "Over time" table is
+// drawn whole in.
+const timelineWideWidth = 100
+
 // maxTextIntervals bounds the lines of the text report's "Over time" section.
 const maxTextIntervals = 20
 
@@ -288,8 +292,10 @@ const maxTextIntervals = 20
 // summed; p95 the largest of the group's). Its operations are the protocol
 // operations; delivery times, when there are any, have columns of their
 // own, and so do the connected clients (the fewest held of the target,
-// and the connections lost).
-func writeTimeline(w io.Writer, tl []metrics.Point) {
+// and the connections lost). Below timelineWideWidth the length and
+// operations columns are left out (ops/s carries the rate) and the
+// columns are narrower.
+func writeTimeline(w io.Writer, tl []metrics.Point, width int) {
 	if len(tl) == 0 {
 		return
 	}
@@ -304,12 +310,25 @@ func writeTimeline(w io.Writer, tl []metrics.Point) {
 		fmt.Fprintf(w, "; %d intervals a line, p95 the largest of them", group)
 	}
 	fmt.Fprintf(w, ")\n")
-	fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "from", "length", "operations", "ops/s", "errors", "p95 ms")
+	wide := width >= timelineWideWidth
+	if wide {
+		fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "from", "length", "operations", "ops/s", "errors", "p95 ms")
+	} else {
+		fmt.Fprintf(w, "%-8s %9s %7s %9s", "from", "ops/s", "errors", "p95 ms")
+	}
 	if dlv {
-		fmt.Fprintf(w, " %11s %15s", "deliveries", "delivery p95 ms")
+		if wide {
+			fmt.Fprintf(w, " %11s %15s", "deliveries", "delivery p95 ms")
+		} else {
+			fmt.Fprintf(w, " %10s %11s", "deliveries", "dlv p95 ms")
+		}
 	}
 	if clients {
-		fmt.Fprintf(w, " %15s %8s", "clients held", "lost")
+		if wide {
+			fmt.Fprintf(w, " %15s %8s", "clients held", "lost")
+		} else {
+			fmt.Fprintf(w, " %13s %6s", "clients held", "lost")
+		}
 	}
 	fmt.Fprintln(w)
 	t0 := tl[0].Start
@@ -335,20 +354,32 @@ func writeTimeline(w io.Writer, tl []metrics.Point) {
 		if g.Length > 0 {
 			rate = float64(g.Operations) / g.Length.Seconds()
 		}
-		fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "+"+fmtOffset(g.Start.Sub(t0)), fmtOffset(g.Length),
-			fmtInt(g.Operations), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
+		if wide {
+			fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "+"+fmtOffset(g.Start.Sub(t0)), fmtOffset(g.Length),
+				fmtInt(g.Operations), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
+		} else {
+			fmt.Fprintf(w, "%-8s %9s %7s %9s", "+"+fmtOffset(g.Start.Sub(t0)), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
+		}
 		if dlv {
 			p95 := "-"
 			if g.Delivery.Operations > 0 {
 				p95 = fmtMS(g.Delivery.P95)
 			}
-			fmt.Fprintf(w, " %11s %15s", fmtInt(g.Delivery.Operations), p95)
+			if wide {
+				fmt.Fprintf(w, " %11s %15s", fmtInt(g.Delivery.Operations), p95)
+			} else {
+				fmt.Fprintf(w, " %10s %11s", fmtInt(g.Delivery.Operations), p95)
+			}
 		}
 		if clients {
-			if cl == nil {
-				fmt.Fprintf(w, " %15s %8s", "-", "-")
+			held, lost := "-", "-"
+			if cl != nil {
+				held, lost = fmtInt(cl.Held)+"/"+fmtInt(cl.Target), fmtInt(cl.Drops)
+			}
+			if wide {
+				fmt.Fprintf(w, " %15s %8s", held, lost)
 			} else {
-				fmt.Fprintf(w, " %15s %8s", fmtInt(cl.Held)+"/"+fmtInt(cl.Target), fmtInt(cl.Drops))
+				fmt.Fprintf(w, " %13s %6s", held, lost)
 			}
 		}
 		fmt.Fprintln(w)

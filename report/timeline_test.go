@@ -159,7 +159,7 @@ func TestTimelineTextGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			writeTimeline(&buf, sampleTimeline(t, tt.n))
+			writeTimeline(&buf, sampleTimeline(t, tt.n), DefaultTextWidth)
 			out := buf.String()
 			lines := strings.Count(out, "\n") - 3 // blank, title, header
 			group := (tt.n + maxTextIntervals - 1) / maxTextIntervals
@@ -448,7 +448,7 @@ func TestTimelineClients(t *testing.T) {
 		t.Fatalf("round trip: %+v", got.Timeline)
 	}
 	var text bytes.Buffer
-	writeTimeline(&text, r.Timeline)
+	writeTimeline(&text, r.Timeline, DefaultTextWidth)
 	for _, want := range []string{"clients held", "lost", "480/500", "490/500"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("Over time lacks %q:\n%s", want, text.String())
@@ -466,7 +466,7 @@ func TestTimelineClients(t *testing.T) {
 		t.Error("a clients chart for a run without clients")
 	}
 	var none bytes.Buffer
-	writeTimeline(&none, plain)
+	writeTimeline(&none, plain, DefaultTextWidth)
 	if strings.Contains(none.String(), "clients held") {
 		t.Errorf("clients columns without clients:\n%s", none.String())
 	}

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -361,8 +362,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 		users = "from " + p.UsersFile
 	}
 	ew.printf("users:       %s\n", users)
-	ew.printf("rate:        %s sessions/hour (%.2f/s) ≡ %s users at %s sessions/user-hour\n",
-		fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(p.SessionsPerHour/p.SessionsPerUserHour), fmtNum(p.SessionsPerUserHour))
+	load := p.SessionsPerHour / p.SessionsPerUserHour
+	ew.printf("rate:        %s sessions/hour (%.2f/s): the load of %s users at %s sessions/user-hour\n",
+		fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(math.Ceil(load)), fmtNum(p.SessionsPerUserHour))
+	if p.UsersFile == "" && p.Users > 0 && math.Abs(float64(p.Users)-load) > max(1, 0.02*load) {
+		// The report's rule (report.UsersFigure): said here as run will say it.
+		ew.printf("             with %d users configured (%s sessions an hour each), the report gives no users figure\n",
+			p.Users, fmtNum(p.SessionsPerHour/float64(p.Users)))
+	}
 	var phases []string
 	var total time.Duration
 	for _, ph := range p.Phases {
@@ -388,9 +395,15 @@ func (p *Plan) WriteText(w io.Writer) error {
 
 	ew.printf("\ntimed functions (pass: more than required%% within limit; errors < %s%%):\n", fmtNum(p.MaxErrorPercent))
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  function\tops/h\tlimit\trequired\n")
+	// The name last, and long ones wrapped after an underscore, so that
+	// the table fits 80 columns.
+	fmt.Fprintf(tw, "  ops/h\tlimit\trequired\tfunction\n")
 	for _, f := range p.Functions {
-		fmt.Fprintf(tw, "  %s\t%.0f\t%s\t>%s%%\n", f.Function, f.PerHour, f.Limit, fmtNum(f.RequiredPercent))
+		name := wrapAtUnderscore(string(f.Function), 48)
+		fmt.Fprintf(tw, "  %.0f\t%s\t>%s%%\t%s\n", f.PerHour, f.Limit, fmtNum(f.RequiredPercent), name[0])
+		for _, more := range name[1:] {
+			fmt.Fprintf(tw, "  \t\t\t  %s\n", more)
+		}
 	}
 	tw.Flush()
 
@@ -401,6 +414,21 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 	}
 	return ew.err
+}
+
+// wrapAtUnderscore splits name into lines of at most width bytes, after
+// an underscore where it can.
+func wrapAtUnderscore(name string, width int) []string {
+	var lines []string
+	for len(name) > width {
+		cut := strings.LastIndexByte(name[:width], '_') + 1
+		if cut <= 0 {
+			cut = width
+		}
+		lines = append(lines, name[:cut])
+		name = name[cut:]
+	}
+	return append(lines, name)
 }
 
 // describe renders e's TLS and authentication: "tls none, auth login",

@@ -18,6 +18,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/internal/status"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
@@ -149,7 +150,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		// One status line on stderr; what else is written to either
 		// stream first erases it (stdout and stderr share a terminal).
 		display := status.NewDisplay(stderr)
-		err = kctx.Run(&env{stdout: clearingWriter{stdout, display}, stderr: display.Log(), display: display})
+		_, width := status.Terminal(stdout)
+		err = kctx.Run(&env{stdout: clearingWriter{stdout, display}, stderr: display.Log(), display: display, width: width()})
 		return exitCode(err, display.Log())
 	}()
 	return code
@@ -182,9 +184,27 @@ type env struct {
 	// display draws the status line on stderr (a redrawn line on a
 	// terminal, plain lines elsewhere).
 	display *status.Display
+	// width is the text reports' width: stdout's terminal's, else
+	// $COLUMNS, else 80.
+	width int
 	// jsonToStdout: --json - asked for the JSON on stdout; the text report
 	// then goes to stderr (textOut).
 	jsonToStdout bool
+}
+
+// fit returns w wrapped to the text width (report.FitWriter), and the
+// flush that writes its last line.
+func (e *env) fit(w io.Writer) (io.Writer, func() error) {
+	f := report.NewFitWriter(w, e.textWidth())
+	return f, f.Flush
+}
+
+// textWidth is e.width, or status.DefaultWidth when unset (tests).
+func (e *env) textWidth() int {
+	if e.width <= 0 {
+		return status.DefaultWidth
+	}
+	return e.width
 }
 
 // textOut is where the text report goes: stdout, or stderr when stdout

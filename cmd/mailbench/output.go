@@ -119,7 +119,8 @@ func writeOutputs(e *env, writeText func(io.Writer) error, files ...func() error
 			errs = append(errs, err)
 		}
 	}
-	if err := writeText(e.textOut()); err != nil {
+	w, flush := e.fit(e.textOut())
+	if err := errors.Join(writeText(w), flush()); err != nil {
 		errs = append(errs, outputError("the text report", err))
 	}
 	return errors.Join(errs...)
@@ -231,7 +232,7 @@ func logResume(e *env, j *resume.Journal) {
 // writeRun writes one run's report: the text report, and the JSON and
 // HTML files when they were asked for (see writeOutputs).
 func writeRun(e *env, run *report.Run, jsonOut, htmlOut *outputFile) error {
-	return writeOutputs(e, func(w io.Writer) error { return report.WriteText(w, run) },
+	return writeOutputs(e, func(w io.Writer) error { return report.WriteTextWidth(w, run, e.textWidth()) },
 		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
 		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
 	)

@@ -147,6 +147,8 @@ Examples:
 }
 
 func (c *checkCmd) Run(e *env) error {
+	out, flush := e.fit(e.stdout)
+	defer flush()
 	cfg, err := e.loadConfig(c.Config, c.usersFlag.overrides())
 	if err != nil {
 		return err
@@ -164,15 +166,15 @@ func (c *checkCmd) Run(e *env) error {
 		}
 		plan.Memory = plan.MemoryEstimate(len(users))
 	}
-	if err := plan.WriteText(e.stdout); err != nil {
+	if err := plan.WriteText(out); err != nil {
 		return err
 	}
 	// What run would say of the memory budget, before anything runs: a plan
 	// that run refuses, check refuses (exit 2).
 	if avail, err := host.AvailableMemory(); err != nil {
-		fmt.Fprintf(e.stdout, "available:   unknown (%v); the memory budget is not checked\n", err)
+		fmt.Fprintf(out, "available:   unknown (%v); the memory budget is not checked\n", err)
 	} else {
-		fmt.Fprintf(e.stdout, "available:   %s (MemAvailable)\n", workload.FormatBytes(avail))
+		fmt.Fprintf(out, "available:   %s (MemAvailable)\n", workload.FormatBytes(avail))
 		if err := plan.Memory.CheckMemory(avail); err != nil {
 			return usage(fmt.Errorf("%w (run refuses it; --ignore-memory-budget runs it anyway)", err))
 		}
@@ -188,14 +190,14 @@ func (c *checkCmd) Run(e *env) error {
 		limits = append(limits, fmt.Sprintf("%d local ports per source address (ip_local_port_range)", ports))
 	}
 	if len(limits) > 0 {
-		fmt.Fprintf(e.stdout, "limits:      %s\n", strings.Join(limits, ", "))
+		fmt.Fprintf(out, "limits:      %s\n", strings.Join(limits, ", "))
 	}
 	warnings, err := plan.Sockets().CheckSockets(fds, ports)
 	if err != nil {
 		return usage(err)
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.stdout, "warning:     %s\n", w)
+		fmt.Fprintf(out, "warning:     %s\n", w)
 	}
 	if !c.Probe {
 		return nil
@@ -209,8 +211,8 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return couldNotRun(fmt.Errorf("probe: %w", err))
 	}
-	fmt.Fprintln(e.stdout)
-	if err := res.WriteText(e.stdout); err != nil {
+	fmt.Fprintln(out)
+	if err := res.WriteText(out); err != nil {
 		return err
 	}
 	if !res.OK() {

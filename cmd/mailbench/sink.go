@@ -278,7 +278,9 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) 
 	for i, name := range c.Files {
 		labels[i] = strings.TrimSuffix(filepath.Base(name), ".json")
 	}
-	if err := report.WriteSideBySide(e.stdout, runs, labels); err != nil {
+	out, flush := e.fit(e.stdout)
+	defer flush()
+	if err := report.WriteSideBySide(out, runs, labels); err != nil {
 		return err
 	}
 	if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Labels: labels})); err != nil {
@@ -286,13 +288,13 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) 
 	}
 	if limits != nil {
 		if regs := report.Regressions(runs, labels, *limits); len(regs) > 0 {
-			fmt.Fprintf(e.stdout, "\nRegressions against %s (--max-regression %s):\n", labels[0], c.MaxRegression)
+			fmt.Fprintf(out, "\nRegressions against %s (--max-regression %s):\n", labels[0], c.MaxRegression)
 			for _, r := range regs {
-				fmt.Fprintf(e.stdout, "  - %s\n", r)
+				fmt.Fprintf(out, "  - %s\n", r)
 			}
 			return errNotCompliant
 		}
-		fmt.Fprintf(e.stdout, "\nNo regression against %s beyond --max-regression %s.\n", labels[0], c.MaxRegression)
+		fmt.Fprintf(out, "\nNo regression against %s beyond --max-regression %s.\n", labels[0], c.MaxRegression)
 	}
 	for _, r := range runs {
 		if !r.Valid() {

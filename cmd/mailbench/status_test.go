@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/run/schedule"
@@ -48,5 +51,30 @@ func TestJobFrame(t *testing.T) {
 	}
 	if f = jobFrame(populate.JobProgress{Job: "clean", Unit: "users", Total: 10, Elapsed: time.Second}); f.Left != -1 {
 		t.Errorf("no progress yet: Left %v, want unknown", f.Left)
+	}
+}
+
+// TestTextFitsTheWidth: what check and report print fits the width the
+// CLI lays text out in: $COLUMNS when stdout is no terminal, else 80.
+func TestTextFitsTheWidth(t *testing.T) {
+	t.Setenv("MAILBENCH_PASSWORD", "test-password")
+	for _, width := range []int{80, 120} {
+		t.Setenv("COLUMNS", fmt.Sprint(width))
+		for _, args := range [][]string{
+			{"check", "quick"}, {"check", "enterprise"}, {"check", "dovecot-postfix"},
+			{"report", "../../report/testdata/schema1/clients_run.json"},
+			{"report", "../../report/testdata/schema1/could_not_run.json"},
+			{"report", "--side-by-side", "../../report/testdata/schema1/clients_run.json", "../../report/testdata/schema1/external_sink_shard.json"},
+		} {
+			_, out, _ := runMain(args...)
+			if out == "" {
+				t.Fatalf("%v printed nothing", args)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(line); n > width {
+					t.Errorf("%v at %d columns: a line of %d: %q", args, width, n, line)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultTextWidth is the width a text report is laid out in when the
+// reader's is unknown to the renderer (a file, a pipe): what a wide
+// terminal or an editor shows whole. The CLI passes the terminal's width.
+const DefaultTextWidth = 120
+
+// MinTextWidth is the narrowest width a report is laid out in; a narrower
+// terminal wraps it.
+const MinTextWidth = 60
+
+// FitWriter wraps every line written through it that is wider than its
+// width, at spaces, with a hanging indent: under the value of a "key:
+// value" line (or of a key and value set apart by a run of spaces), under
+// the text of a "- " item, else two columns in. Lines that fit pass
+// unchanged. Call Flush at the end for a last line without its newline.
+// A line with three or more column gaps is a table's row and passes as it
+// is: a renderer lays its tables out for the width.
+type FitWriter struct {
+	w       io.Writer
+	width   int
+	partial []byte
+}
+
+// NewFitWriter returns a FitWriter of w for width columns (at least
+// MinTextWidth).
+func NewFitWriter(w io.Writer, width int) *FitWriter {
+	return &FitWriter{w: w, width: max(width, MinTextWidth)}
+}
+
+// Write wraps p's complete lines and keeps the rest for the next Write.
+func (f *FitWriter) Write(p []byte) (int, error) {
+	f.partial = append(f.partial, p...)
+	for {
+		i := bytes.IndexByte(f.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := io.WriteString(f.w, FitLine(string(f.partial[:i]), f.width)+"\n"); err != nil {
+			return 0, err
+		}
+		f.partial = f.partial[i+1:]
+	}
+	if len(f.partial) == 0 {
+		f.partial = nil
+	}
+	return len(p), nil
+}
+
+// Flush writes a last line that has no newline.
+func (f *FitWriter) Flush() error {
+	if len(f.partial) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(f.w, FitLine(string(f.partial), f.width))
+	f.partial = nil
+	return err
+}
+
+// keyValue finds where the value of a key-value line starts: after "key:"
+// and its padding, or after the first run of two or more spaces that
+// follows some text.
+var keyValue = regexp.MustCompile(`^(\s*[^\s:][^:]{0,40}:\s+|\s*\S+(?: \S+)*\s{2,})`)
+
+// maxHangingIndent is the deepest a continuation line is indented under
+// its value; a longer key is prose, continued two columns in.
+const maxHangingIndent = 28
+
+// columnGap is a gap between two columns of a table: a run of two or
+// more spaces between text.
+var columnGap = regexp.MustCompile(`\S {2,}\S`)
+
+// FitLine returns line wrapped to width columns (the lines joined by
+// "\n"), as FitWriter does. The line's head (its indentation, "- ", or
+// its key and padding) is kept as it is. It doesn't perform I/O.
+func FitLine(line string, width int) string {
+	if utf8.RuneCountInString(line) <= width || len(columnGap.FindAllStringIndex(line, 3)) >= 3 {
+		return line // it fits, or it is a table's row: re-flowed it would be worse than wide
+	}
+	lead := len(line) - len(strings.TrimLeft(line, " "))
+	head, indent := line[:lead], lead+2
+	if rest := line[lead:]; strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "* ") {
+		head = line[:lead+2]
+	} else if m := keyValue.FindString(line); m != "" && utf8.RuneCountInString(m) <= maxHangingIndent {
+		head, indent = m, utf8.RuneCountInString(m)
+	}
+	pad := strings.Repeat(" ", indent)
+	var out []string
+	cur, curLen, atStart := head, utf8.RuneCountInString(head), true
+	for _, word := range strings.Fields(line[len(head):]) {
+		wl := utf8.RuneCountInString(word)
+		if !atStart {
+			if curLen+1+wl <= width {
+				cur += " "
+				curLen++
+			} else {
+				out = append(out, cur)
+				cur, curLen = pad, indent
+			}
+		}
+		for curLen+wl > width && curLen < width { // a word wider than the room is cut
+			r := []rune(word)
+			n := width - curLen
+			out = append(out, cur+string(r[:n]))
+			word, wl = string(r[n:]), wl-n
+			cur, curLen = pad, indent
+		}
+		cur += word
+		curLen += wl
+		atStart = false
+	}
+	return strings.Join(append(out, cur), "\n")
+}
