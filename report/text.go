@@ -104,8 +104,9 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 			p("Delivery Time (local): SMTP acceptance to the server's announcement (IDLE EXISTS, ms) for watched INBOXes, " +
 				"else to INTERNALDATE + 0.5 s (IMAP dates have 1 s resolution: ±0.5 s). See the delivery accounting below.\n")
 			if row.P50 < time.Millisecond {
-				p("Delivery Time (local) p50 %s ms: half or more of these deliveries read as 0, because a date of 1 s "+
-					"resolution put them at or before their acceptance (the time is clamped at 0; the server clock's offset is in the header).\n", fmtMS(row.P50))
+				p("Delivery Time (local) p50 %s ms: at least half of these messages were visible by the time the server's 250 reached "+
+					"mailbench (a server that delivers before it answers, like the embedded target, or an INTERNALDATE whose 1 s resolution "+
+					"puts the arrival before the acceptance): their times are clamped at 0.\n", fmtMS(row.P50))
 			}
 		}
 	}

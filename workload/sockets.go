@@ -13,8 +13,11 @@ import (
 // is for the sessions Little's law expects open (twice it), AtCap for the
 // generator's concurrency caps, which an overloaded server can reach.
 type SocketEstimate struct {
-	Expected, AtCap                       int // file descriptors
-	ConnectionsExpected, ConnectionsAtCap int // connections to one server address from one source address
+	Expected int `json:"descriptors_expected"` // file descriptors
+	AtCap    int `json:"descriptors_at_cap"`
+	// Connections to one server address from one source address.
+	ConnectionsExpected int `json:"connections_expected"`
+	ConnectionsAtCap    int `json:"connections_at_cap"`
 }
 
 // socketsFixed covers what a run opens whatever its size: listeners (the

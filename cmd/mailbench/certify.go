@@ -23,7 +23,7 @@ import (
 // certifyCmd is `mailbench certify`.
 type certifyCmd struct {
 	Config       string `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
-	JSON         string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md)."`
+	JSON         string `name:"json" placeholder:"FILE" help:"Also write the certification as JSON, every run's report embedded (docs/run-rules.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML         string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
 	Quiet        bool   `short:"q" help:"No progress lines on stderr."`
 	resumeFlag   `embed:""`

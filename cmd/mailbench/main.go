@@ -18,9 +18,9 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/internal/status"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -71,6 +71,8 @@ type cli struct {
 	DemoTarget demoTargetCmd `cmd:"" name:"demo-target" help:"Serve the demo target on its own, for generators in other processes."`
 	Manage     manageCmd     `cmd:"" help:"Be the benchmark manager of a run across several load generators: hold the sink, start them together, merge their shards."`
 	Vers       versionCmd    `cmd:"" name:"version" help:"Print mailbench's version (module version, VCS revision and time) and exit."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
+	Help       helpCmd       `cmd:"" help:"Explain a command: the same as 'mailbench COMMAND --help'."`
 }
 
 // versionCmd is `mailbench version`: the version every report carries.
@@ -143,7 +145,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 				panic(r)
 			}
 		}()
-		kctx, err := parser.Parse(args)
+		kctx, err := parser.Parse(helpArgs(args))
 		if err != nil {
 			return exitCode(usage(err), stderr)
 		}
@@ -151,7 +153,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		// stream first erases it (stdout and stderr share a terminal).
 		display := status.NewDisplay(stderr)
 		_, width := status.Terminal(stdout)
-		err = kctx.Run(&env{stdout: clearingWriter{stdout, display}, stderr: display.Log(), display: display, width: width()})
+		err = kctx.Run(&env{stdout: clearingWriter{stdout, display}, stderr: display.Log(), display: display, width: width(), app: parser.Model})
 		return exitCode(err, display.Log())
 	}()
 	return code
@@ -187,6 +189,8 @@ type env struct {
 	// width is the text reports' width: stdout's terminal's, else
 	// $COLUMNS, else 80.
 	width int
+	// app is the command line's model (completion scripts are made from it).
+	app *kong.Application
 	// jsonToStdout: --json - asked for the JSON on stdout; the text report
 	// then goes to stderr (textOut).
 	jsonToStdout bool

@@ -137,7 +137,7 @@ func verdictOf(err error) string {
 
 type manageCmd struct {
 	Config       string `arg:"" help:"Workload file, or the name of a shipped config, pointing at the one server under test."`
-	JSON         string `name:"json" placeholder:"FILE" help:"Also write the merged report as JSON (schema: docs/report-schema.md)."`
+	JSON         string `name:"json" placeholder:"FILE" help:"Also write the merged report as JSON (schema: docs/report-schema.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML         string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts."`
 	Quiet        bool   `short:"q" help:"No progress lines on stderr."`
 	runFlags     `embed:""`

@@ -15,7 +15,7 @@ import (
 
 type runCmd struct {
 	Config             string        `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
-	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md)."`
+	JSON               string        `name:"json" placeholder:"FILE" help:"Also write the report as JSON (schema: docs/report-schema.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
 	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE: start_unix_ns, phase, function, duration_us, error_class (docs/workload.md)."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
@@ -46,6 +46,7 @@ the report is written but is not a valid result).
 Examples:
   mailbench run
   mailbench run dovecot-postfix --json result.json
+  mailbench run quick --json - | jq .compliance.compliant
   mailbench run enterprise --rate 6000 --measurement 10m --results ops.csv
   mailbench run enterprise --timeseries over-time.csv --timeseries-interval 30s
   mailbench run my.toml --manager 10.0.0.5:7070 --token-file token   # a generator of 'mailbench manage'`
@@ -120,13 +121,23 @@ func (c *runCmd) Run(e *env) error {
 	if streamErr != nil {
 		return outputError("--results/--timeseries", streamErr)
 	}
+	if cfg.Target.Embedded && !c.Quiet && !run.Partial {
+		// The demo's last word: where a new user goes from here.
+		fmt.Fprintln(e.stderr, nextAfterDemo)
+	}
 	return runVerdict(run, errPartial, c.NoVerdictExit)
 }
+
+// nextAfterDemo ends a run against the embedded target.
+const nextAfterDemo = "Next: this measured mailbench's built-in demo server. To measure yours: copy a config " +
+	"(configs/dovecot-postfix.toml), then 'mailbench check my.toml --probe', 'mailbench init my.toml', " +
+	"'mailbench run my.toml' or 'mailbench size my.toml' (README, \"Measure your server\"; docs/real-server.md)."
 
 type checkCmd struct {
 	Config    string        `arg:"" help:"Workload file, or the name of a shipped config."`
 	Probe     bool          `name:"probe" help:"Also probe the server: log in over IMAP as the first user (its capabilities), connect to SMTP submission, and send one message to the remote domain through the server to a sink on sink.listen."`
 	ProbeWait time.Duration `name:"probe-wait" default:"30s" placeholder:"DUR" help:"How long --probe waits for its message at the sink (default: ${default})."`
+	JSON      bool          `name:"json" help:"Print the plan as JSON on stdout (schema mailbench-plan/1, docs/config.md); the machine's limits and the probe then go to stderr."`
 	usersFlag `embed:""`
 }
 
@@ -142,12 +153,16 @@ each failure names the config line to look at. Exit 3 when a probe fails.
 
 Examples:
   mailbench check enterprise
-  mailbench check quick
+  mailbench check quick --json | jq .concurrency
   mailbench check dovecot-postfix --probe`
 }
 
 func (c *checkCmd) Run(e *env) error {
-	out, flush := e.fit(e.stdout)
+	text := e.stdout
+	if c.JSON {
+		text = e.stderr
+	}
+	out, flush := e.fit(text)
 	defer flush()
 	cfg, err := e.loadConfig(c.Config, c.usersFlag.overrides())
 	if err != nil {
@@ -166,7 +181,11 @@ func (c *checkCmd) Run(e *env) error {
 		}
 		plan.Memory = plan.MemoryEstimate(len(users))
 	}
-	if err := plan.WriteText(out); err != nil {
+	if c.JSON {
+		if err := plan.WriteJSON(e.stdout); err != nil {
+			return err
+		}
+	} else if err := plan.WriteText(out); err != nil {
 		return err
 	}
 	// What run would say of the memory budget, before anything runs: a plan

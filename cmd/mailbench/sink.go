@@ -164,7 +164,7 @@ func usDur(us int64) time.Duration {
 
 type reportCmd struct {
 	Files []string `arg:"" type:"existingfile" help:"JSON reports written by 'mailbench run --json'."`
-	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON."`
+	JSON  string   `name:"json" placeholder:"FILE" help:"Write the merged report as JSON; FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML  string   `name:"html" placeholder:"FILE" help:"Write a self-contained HTML report with charts (side by side with --side-by-side)."`
 	// SideBySide prints the runs as columns instead of merging them.
 	SideBySide      bool   `name:"side-by-side" help:"Compare the runs (servers, releases, configurations) as columns instead of merging them."`

@@ -38,7 +38,7 @@ type sizeCmd struct {
 	Start        float64        `name:"start" placeholder:"N" help:"First level to try: sessions/hour, or connected clients with --axis connected (default: the config's)."`
 	Confirm      int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
 	Measurement  *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
-	JSON         string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md)."`
+	JSON         string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML         string         `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side."`
 	Quiet        bool           `short:"q" help:"No progress lines on stderr."`
 	FixedUsers   bool           `name:"fixed-users" help:"Keep the config's users in every step instead of rate ÷ load.sessions_per_user_hour (the result then has no users figure)."`

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
