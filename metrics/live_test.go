@@ -40,3 +40,15 @@ func TestLive(t *testing.T) {
 		t.Error("counts are since the start, not the interval")
 	}
 }
+
+func TestAutoInterval(t *testing.T) {
+	for m, want := range map[time.Duration]time.Duration{
+		10 * time.Second: time.Second, 40 * time.Second: 2 * time.Second, time.Minute: 2 * time.Second,
+		10 * time.Minute: 20 * time.Second, 30 * time.Minute: time.Minute, time.Hour: 2 * time.Minute,
+		3 * time.Hour: 10 * time.Minute, 100 * time.Hour: time.Hour, time.Millisecond: time.Second,
+	} {
+		if got := AutoInterval(m); got != want {
+			t.Errorf("AutoInterval(%v) = %v, want %v", m, got, want)
+		}
+	}
+}

@@ -16,6 +16,29 @@ import (
 // DefaultInterval is the length of a timeline interval when none is set.
 const DefaultInterval = 10 * time.Second
 
+// AutoPoints is about how many intervals AutoInterval gives a measurement
+// window: enough for a chart's shape, few enough to read as a table.
+const AutoPoints = 30
+
+// niceIntervals are the interval lengths AutoInterval picks from: lengths
+// a reader counts in.
+var niceIntervals = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// AutoInterval is the timeline interval for a measurement window of
+// length m: the shortest of niceIntervals that gives at most about
+// AutoPoints intervals, at least one second. It doesn't perform I/O.
+func AutoInterval(m time.Duration) time.Duration {
+	for _, d := range niceIntervals {
+		if m/d <= AutoPoints {
+			return d
+		}
+	}
+	return niceIntervals[len(niceIntervals)-1]
+}
+
 // MaxPoints bounds the measurement window's in-memory timeline: when the
 // window holds more intervals than this, adjacent intervals are merged
 // (exactly: their histograms are added before the percentiles are taken)

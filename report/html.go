@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -180,7 +181,12 @@ type htmlRun struct {
 	// (metrics.FunctionBreakdown.StallLine).
 	ConnectNotes []string
 	Delivery     []string
-	Charts       []htmlChart
+	// Health is the evidence that the run is valid: the generator's own
+	// lateness, CPU and GC, and the server's clock (text lines).
+	Health []string
+	// OverTime is the "Over time" table (text lines).
+	OverTime []string
+	Charts   []htmlChart
 }
 
 type htmlRow struct {
@@ -224,6 +230,8 @@ type chartDataset struct {
 	Color  string     `json:"color"`
 	Colors []string   `json:"colors,omitempty"` // per bar or slice
 	Dash   bool       `json:"dash,omitempty"`
+	// Hidden starts the series hidden: its legend entry shows it.
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 type xy struct {
@@ -430,6 +438,19 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		}
 	}
 
+	var health bytes.Buffer
+	if r.ServerClock != nil {
+		fmt.Fprintf(&health, "Server clock             %s\n", r.ServerClock)
+	}
+	writeGenerator(&health, r.Generator)
+	if why := r.GeneratorBound(); len(why) > 0 {
+		fmt.Fprintf(&health, "GENERATOR-BOUND: %s\n", joinReasons(why))
+	}
+	v.Health = textLines(health.String())
+	var overTime bytes.Buffer
+	writeTimeline(&overTime, r.Timeline, DefaultTextWidth)
+	v.OverTime = textLines(overTime.String())
+
 	var specs []chartSpec
 	add := func(s chartSpec, title, note string, height int) {
 		s.ID = id + "-" + s.ID
@@ -437,9 +458,17 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		half := s.Type == "doughnut" || s.ID == id+"-delivery"
 		v.Charts = append(v.Charts, htmlChart{ID: s.ID, Title: title, Note: note, Height: height, Half: half})
 	}
-	if s, ok := timelineP95Chart(r.Timeline, protocolLimits(r)); ok {
+	rank := worstFirst(r)
+	interval := ""
+	if len(r.Timeline) > 0 {
+		interval = " Intervals of " + r.Timeline[0].Length.String() + "."
+	}
+	if s, ok := timelineP95Chart(r.Timeline, protocolLimits(r), rank); ok {
 		add(s, "Response time over time (p95 per function)",
-			"Each function's 95th percentile per interval (the delivery times among them), and that of all protocol operations (dashed; delivery times not included), by the time the operations started; logarithmic scale. Click a legend entry to hide a line.", 400)
+			fmt.Sprintf("The 95th percentile per interval of the %d protocol functions that came closest to their limit, and of all protocol operations (dashed), by the time the operations started; logarithmic scale. The other functions are in the legend, hidden: click one to show it.%s", min(visibleFunctions, len(rank)), interval), 400)
+	}
+	if s, ok := timelineDeliveryChart(r.Timeline, r.Table); ok {
+		add(s, "Delivery times over time (p95)", "The 95th percentile per interval of each delivery time, by the time the mail was accepted, against its limit (dashed); logarithmic scale."+interval, 300)
 	}
 	if s, ok := timelineLoadChart(r.Timeline, r.TargetSessionsPerHour); ok {
 		add(s, "Load over time", "Sessions started per interval (bars, left axis); protocol operations and their errors per second, and deliveries per second when timed (lines, right axis).", 300)
@@ -447,8 +476,8 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if s, ok := timelineClientsChart(r.Timeline); ok {
 		add(s, "Connected clients over time", "The clients of [clients] the run aimed to hold (dashed) and the fewest it held at any second of each interval (line, left axis); connections lost per interval (bars, right axis).", 260)
 	}
-	if s, n, ok := percentileChart(r); ok {
-		add(s, "Latency distribution per function", fmt.Sprintf("Percentiles of every operation's duration (failures included) from the HDR histograms of %d functions; logarithmic scales.", n), 400)
+	if s, n, ok := percentileChart(r, rank); ok {
+		add(s, "Latency distribution per function", fmt.Sprintf("Percentiles of every operation's duration (failures included) from the HDR histograms of %d functions; logarithmic scales. Shown: the %d that came closest to their limit; the others, delivery times among them, are in the legend, hidden.", n, min(visibleFunctions, len(rank))), 400)
 	}
 	if s, ok := sessionTypeChart(r); ok {
 		add(s, "Sessions by type", "Sessions started in the measurement window, by session type.", 260)
@@ -508,11 +537,17 @@ func protocolLimits(r *Run) []time.Duration {
 	return out
 }
 
-func timelineP95Chart(tl []metrics.Point, limits []time.Duration) (chartSpec, bool) {
+func timelineP95Chart(tl []metrics.Point, limits []time.Duration, rank []measure.Function) (chartSpec, bool) {
 	if len(tl) == 0 {
 		return chartSpec{}, false
 	}
-	fs := timelineFunctions(tl)
+	var fs []measure.Function
+	for _, f := range timelineFunctions(tl) {
+		if !measure.IsDelivery(f) {
+			fs = append(fs, f)
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b measure.Function) int { return rankOf(rank, a) - rankOf(rank, b) })
 	s := chartSpec{ID: "timeline-p95", Type: "line", Labels: timelineLabels(tl),
 		XTitle: "time into the measurement window (m:ss)", YTitle: "p95 (ms)", ValueLog: true, Unit: " ms"}
 	all := chartDataset{Label: "all protocol operations", Color: "#1d2430", Dash: true, Data: make([]*float64, len(tl))}
@@ -523,7 +558,8 @@ func timelineP95Chart(tl []metrics.Point, limits []time.Duration) (chartSpec, bo
 	}
 	s.Datasets = append(s.Datasets, all)
 	for i, f := range fs {
-		ds := chartDataset{Label: string(f), Color: functionColor(f, i), Data: make([]*float64, len(tl))}
+		ds := functionSeries(f, i)
+		ds.Data = make([]*float64, len(tl))
 		for k, p := range tl {
 			if i := slices.IndexFunc(p.Functions, func(fp metrics.FunctionPoint) bool { return fp.Function == f }); i >= 0 {
 				ds.Data[k] = logMS(p.Functions[i].P95)
@@ -539,6 +575,118 @@ func timelineP95Chart(tl []metrics.Point, limits []time.Duration) (chartSpec, bo
 		s.Datasets = append(s.Datasets, ds)
 	}
 	return s, true
+}
+
+// timelineDeliveryChart has the delivery times' p95 per interval, apart
+// from the protocol operations (they are seconds where those are
+// milliseconds), with their limits.
+func timelineDeliveryChart(tl []metrics.Point, t compliance.Table) (chartSpec, bool) {
+	var fs []measure.Function
+	for _, f := range timelineFunctions(tl) {
+		if measure.IsDelivery(f) {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return chartSpec{}, false
+	}
+	s := chartSpec{ID: "timeline-delivery", Type: "line", Labels: timelineLabels(tl),
+		XTitle: "time into the measurement window (m:ss)", YTitle: "p95 (ms)", ValueLog: true, Unit: " ms"}
+	var limits []time.Duration
+	for i, f := range fs {
+		ds := chartDataset{Label: string(f), Color: distinctColors[i%len(distinctColors)], Data: make([]*float64, len(tl))}
+		for k, p := range tl {
+			if i := slices.IndexFunc(p.Functions, func(fp metrics.FunctionPoint) bool { return fp.Function == f }); i >= 0 {
+				ds.Data[k] = logMS(p.Functions[i].P95)
+			}
+		}
+		s.Datasets = append(s.Datasets, ds)
+		for _, row := range t.Rows {
+			if row.Function == f && row.Limit > 0 && !slices.Contains(limits, row.Limit) {
+				limits = append(limits, row.Limit)
+			}
+		}
+	}
+	for _, l := range limits {
+		ds := chartDataset{Label: "limit (" + compliance.FormatLimitSeconds(l) + " s)", Color: colorLimit, Dash: true, Data: make([]*float64, len(tl))}
+		for k := range tl {
+			ds.Data[k] = logMS(l)
+		}
+		s.Datasets = append(s.Datasets, ds)
+	}
+	return s, true
+}
+
+// visibleFunctions is how many functions a per-function chart shows at
+// first; the rest start hidden, a click on their legend entry away.
+const visibleFunctions = 5
+
+// distinctColors are colours no two of which are alike, for the series a chart
+// shows at first: a reader tells five lines apart at a glance.
+var distinctColors = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"}
+
+// worstFirst orders the protocol functions of r's table by how close their
+// p95 came to their limit, the closest first (ties in table order);
+// functions without operations come last.
+func worstFirst(r *Run) []measure.Function {
+	type fr struct {
+		f     measure.Function
+		ratio float64
+	}
+	var rows []fr
+	for _, row := range r.Table.Rows {
+		if measure.IsDelivery(row.Function) {
+			continue
+		}
+		ratio := -1.0
+		if row.Operations > 0 && row.Limit > 0 {
+			ratio = float64(row.P95) / float64(row.Limit)
+		}
+		rows = append(rows, fr{row.Function, ratio})
+	}
+	slices.SortStableFunc(rows, func(a, b fr) int {
+		switch {
+		case a.ratio > b.ratio:
+			return -1
+		case a.ratio < b.ratio:
+			return 1
+		}
+		return 0
+	})
+	out := make([]measure.Function, len(rows))
+	for i, x := range rows {
+		out[i] = x.f
+	}
+	return out
+}
+
+// rankOf is f's place in rank; functions not in it (delivery times, a
+// function of no row) after every ranked one.
+func rankOf(rank []measure.Function, f measure.Function) int {
+	if i := slices.Index(rank, f); i >= 0 {
+		return i
+	}
+	return len(rank) + slices.Index(measure.AllFunctions, f)
+}
+
+// functionSeries is the series of the i-th function of a chart in rank
+// order: the first visibleFunctions in distinct colours, the rest hidden
+// in the palette's.
+func functionSeries(f measure.Function, i int) chartDataset {
+	if i < visibleFunctions {
+		return chartDataset{Label: string(f), Color: distinctColors[i]}
+	}
+	return chartDataset{Label: string(f), Color: functionColor(f, i), Hidden: true}
+}
+
+// textLines splits a text section into its lines, without the blank ones
+// at its ends.
+func textLines(s string) []string {
+	s = strings.Trim(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // timelineLoadChart has sessions started as bars and, as lines, the rates
@@ -602,7 +750,7 @@ var spectrum = []float64{0, 25, 50, 75, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.
 
 const spectrumMaxX = 5
 
-func percentileChart(r *Run) (chartSpec, int, bool) {
+func percentileChart(r *Run, rank []measure.Function) (chartSpec, int, bool) {
 	var fs []measure.Function
 	for f, st := range r.Functions {
 		if st != nil && st.Histogram != nil && st.Histogram.TotalCount() > 0 {
@@ -613,12 +761,16 @@ func percentileChart(r *Run) (chartSpec, int, bool) {
 		return chartSpec{}, 0, false
 	}
 	slices.SortFunc(fs, functionOrder)
+	slices.SortStableFunc(fs, func(a, b measure.Function) int { return rankOf(rank, a) - rankOf(rank, b) })
 	s := chartSpec{ID: "percentiles", Type: "line", XLinear: true, XMax: spectrumMaxX,
 		XTicks: map[string]string{"0": "0%", "1": "90%", "2": "99%", "3": "99.9%", "4": "99.99%", "5": "max"},
 		XTitle: "percentile", YTitle: "response time (ms)", ValueLog: true, Unit: " ms"}
 	for i, f := range fs {
 		h := r.Functions[f].Histogram
-		ds := chartDataset{Label: string(f), Color: functionColor(f, i)}
+		ds := functionSeries(f, i)
+		if measure.IsDelivery(f) && !ds.Hidden {
+			ds.Hidden, ds.Color = true, functionColor(f, i) // seconds among milliseconds: shown on request
+		}
 		for _, p := range spectrum {
 			x := math.Round(-math.Log10(1-p/100)*1e4) / 1e4
 			d := time.Duration(h.ValueAtPercentile(p)) * time.Microsecond
@@ -1012,6 +1164,22 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
 <p class="connect-note">{{.}}</p>
 {{- end}}
 {{- end}}
+{{- if .Health}}
+<h3>Is the run valid? The generator's health and the server's clock</h3>
+<pre class="lines health">
+{{- range .Health}}
+{{.}}
+{{- end}}
+</pre>
+{{- end}}
+{{- if .OverTime}}
+<h3>Over time</h3>
+<pre class="lines overtime">
+{{- range .OverTime}}
+{{.}}
+{{- end}}
+</pre>
+{{- end}}
 {{- if .Delivery}}
 <h3>Delivery accounting</h3>
 <pre class="lines delivery">
@@ -1065,7 +1233,7 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
         label: d.label, data: d.points || d.data, type: d.type || undefined,
         borderColor: d.colors || d.color, backgroundColor: d.colors ? d.colors.map(function (c) { return alpha(c, 0.75); }) : alpha(d.color, line ? 0.15 : 0.75),
         borderWidth: line ? 2 : 1, pointRadius: line ? (isLineChart && (d.points || d.data).length > 60 ? 0 : 2) : undefined,
-        pointHoverRadius: 4, spanGaps: true, tension: 0, borderDash: d.dash ? [6, 4] : undefined,
+        pointHoverRadius: 4, spanGaps: true, tension: 0, borderDash: d.dash ? [6, 4] : undefined, hidden: !!d.hidden,
       };
       if (d.axis === "y2") { ds.yAxisID = "y2"; ds.order = 0; } else if (!line) { ds.order = 1; }
       return ds;

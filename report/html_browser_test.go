@@ -125,10 +125,13 @@ func TestHTMLInBrowser(t *testing.T) {
 				t.Errorf("the browser console has messages:\n%s", strings.Join(lines, "\n"))
 			}
 
-			shot := filepath.Join(dir, tt.name+".png")
-			chromium(ctx, t, bin, page, "--screenshot="+shot, "--window-size=1280,2000")
-			checkScreenshot(t, shot)
-			t.Logf("page %s, screenshot %s", page, shot)
+			// A wide screen and a narrow one (a laptop's half screen).
+			for _, width := range []int{1400, 800} {
+				shot := filepath.Join(dir, fmt.Sprintf("%s-%d.png", tt.name, width))
+				chromium(ctx, t, bin, page, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,4000", width))
+				checkScreenshot(t, shot, width)
+				t.Logf("page %s, screenshot %s", page, shot)
+			}
 		})
 	}
 }
@@ -170,9 +173,9 @@ func checkRenderedDOM(t *testing.T, dom string) {
 	}
 }
 
-// checkScreenshot checks that the screenshot is a 1280-pixel-wide PNG with
-// the many colours of charts in it (not a blank or an error page).
-func checkScreenshot(t *testing.T, path string) {
+// checkScreenshot checks that the screenshot is a PNG of the width asked
+// for with the many colours of charts in it (not a blank or an error page).
+func checkScreenshot(t *testing.T, path string, width int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -184,8 +187,8 @@ func checkScreenshot(t *testing.T, path string) {
 		t.Fatalf("screenshot %s: %v", path, err)
 	}
 	bounds := img.Bounds()
-	if bounds.Dx() != 1280 {
-		t.Errorf("screenshot %dx%d, want 1280 wide", bounds.Dx(), bounds.Dy())
+	if bounds.Dx() != width {
+		t.Errorf("screenshot %dx%d, want %d wide", bounds.Dx(), bounds.Dy(), width)
 	}
 	colours := map[uint32]bool{}
 	for y := bounds.Min.Y; y < bounds.Max.Y; y += 3 {

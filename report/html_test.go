@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"bytes"
 	"math"
 	"os"
@@ -164,12 +165,18 @@ func TestWriteHTMLStructure(t *testing.T) {
 	for _, m := range reCanvas.FindAllStringSubmatch(page, -1) {
 		canvases = append(canvases, m[1])
 	}
-	want := []string{"run-timeline-p95", "run-timeline-load", "run-percentiles", "run-session-types", "run-delivery", "run-connect"}
+	want := []string{"run-timeline-p95", "run-timeline-delivery", "run-timeline-load", "run-percentiles", "run-session-types", "run-delivery", "run-connect"}
 	if strings.Join(canvases, " ") != strings.Join(want, " ") {
 		t.Errorf("canvases %q, want %q", canvases, want)
 	}
-	if m := reCharts.FindStringSubmatch(page); m == nil || m[1] != "6" {
-		t.Errorf("body data-charts: %q, want 6", m)
+	if m := reCharts.FindStringSubmatch(page); m == nil || m[1] != "7" {
+		t.Errorf("body data-charts: %q, want 7", m)
+	}
+	checkChartsReadFirst(t, page)
+	for _, s := range []string{"<h3>Is the run valid? The generator's health and the server's clock</h3>", "Session start lateness", "<h3>Over time</h3>"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
 	}
 	for _, s := range []string{
 		`<span class="verdict ok">COMPLIANT</span>`,
@@ -297,6 +304,38 @@ func TestPaletteDistinctForEveryFunction(t *testing.T) {
 		seen[c] = f
 		if c == colorLimit || c == colorTarget || c == colorBad {
 			t.Errorf("%s has a reference or error colour %s", f, c)
+		}
+	}
+}
+
+// checkChartsReadFirst: the per-function charts show at most five
+// functions at first, in colours of their own, the rest hidden; the
+// response-time chart has no delivery time, which has a chart of its own.
+func checkChartsReadFirst(t *testing.T, page string) {
+	t.Helper()
+	_, rest, _ := strings.Cut(page, `<script type="application/json" id="mb-data">`)
+	data, _, _ := strings.Cut(rest, "</script>")
+	var cd chartData
+	if err := json.Unmarshal([]byte(data), &cd); err != nil {
+		t.Fatalf("chart data: %v", err)
+	}
+	for _, c := range cd.Charts {
+		shown, colours := 0, map[string]bool{}
+		for _, d := range c.Datasets {
+			isFunction := measure.Known(measure.Function(d.Label))
+			if c.ID == "run-timeline-p95" && measure.IsDelivery(measure.Function(d.Label)) {
+				t.Errorf("%s draws %s", c.ID, d.Label)
+			}
+			if isFunction && !d.Hidden {
+				shown++
+				if colours[d.Color] {
+					t.Errorf("%s: two shown series in %s", c.ID, d.Color)
+				}
+				colours[d.Color] = true
+			}
+		}
+		if (c.ID == "run-timeline-p95" || c.ID == "run-percentiles") && (shown == 0 || shown > visibleFunctions) {
+			t.Errorf("%s shows %d functions at first, want 1 to %d", c.ID, shown, visibleFunctions)
 		}
 	}
 }

@@ -302,7 +302,7 @@ func writeTimeline(w io.Writer, tl []metrics.Point, width int) {
 	dlv := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Delivery.Operations > 0 })
 	clients := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Clients != nil })
 	group := (len(tl) + maxTextIntervals - 1) / maxTextIntervals
-	fmt.Fprintf(w, "\nOver time (protocol operations, by start time")
+	fmt.Fprintf(w, "\nOver time (%s intervals; protocol operations, by start time", tl[0].Length)
 	if dlv {
 		fmt.Fprintf(w, "; delivery times apart")
 	}

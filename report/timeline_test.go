@@ -175,7 +175,7 @@ func TestTimelineTextGolden(t *testing.T) {
 	if err := WriteText(&full, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(full.String(), "Over time (protocol operations") || !strings.Contains(full.String(), "delivery p95 ms") {
+	if !strings.Contains(full.String(), "intervals; protocol operations") || !strings.Contains(full.String(), "delivery p95 ms") {
 		t.Errorf("WriteText has no Over time section with delivery times apart:\n%s", full.String())
 	}
 }

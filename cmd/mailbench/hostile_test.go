@@ -140,8 +140,9 @@ func TestHostileInput(t *testing.T) {
 	}{
 		{"sweep --iterations 2^63-1", []string{"sweep", "@good", "--iterations", "9223372036854775807"}, "--iterations 9223372036854775807: out of range: must be 1 to 100"},
 		{"sweep --levels 1e9", []string{"sweep", "@good", "--levels", "80,1e9"}, "level 1e+09%: out of range: a level must be a positive percentage, at most 10000%"},
-		{"run --timeseries-interval 2000000h", []string{"run", "@good", "--timeseries-interval", "2000000h"}, "--timeseries-interval 2000000h0m0s: out of range: must be 100ms to 24h0m0s"},
-		{"run --timeseries-interval 0", []string{"run", "@good", "--timeseries-interval", "0"}, "--timeseries-interval 0s: out of range"},
+		{"run --timeseries-interval 2000000h", []string{"run", "@good", "--timeseries-interval", "2000000h"}, "--timeseries-interval 2000000h0m0s: out of range: must be 100ms to 24h0m0s (or 0: chosen from the window)"},
+		{"run --timeseries-interval=-1s", []string{"run", "@good", "--timeseries-interval=-1s"}, "--timeseries-interval -1s: out of range: must be 100ms to 24h0m0s (or 0: chosen from the window)"},
+		{"run --timeseries-interval 1ns", []string{"run", "@good", "--timeseries-interval", "1ns"}, "--timeseries-interval 1ns: out of range"},
 		{"run --start-at 9999", []string{"run", "@good", "--start-at", "9999-01-01T00:00:00Z"}, "--start-at 9999-01-01T00:00:00Z is "},
 		{"run --start-at 1970", []string{"run", "@good", "--start-at", "1970-01-01T00:00:00Z"}, "must be within 24h0m0s of now (--force-start-at accepts it)"},
 		{"run --start-at tomorrow", []string{"run", "@good", "--start-at", "tomorrow"}, "--start-at \"tomorrow\": want an RFC 3339 time such as 20"},

@@ -19,7 +19,7 @@ type runCmd struct {
 	HTML               string        `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts (docs/html-report.md)."`
 	Results            string        `name:"results" placeholder:"FILE" help:"Stream one CSV line per operation to FILE: start_unix_ns, phase, function, duration_us, error_class (docs/workload.md)."`
 	Timeseries         string        `name:"timeseries" placeholder:"FILE" help:"Stream one CSV line per closed interval and function (start, phase, function, operations, errors, p50/p95/p99/max ms) to FILE."`
-	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"10s" help:"Length of a timeline interval (CSV and the report's Over time section). (default: ${default})"`
+	TimeseriesInterval time.Duration `name:"timeseries-interval" placeholder:"DUR" default:"0s" help:"Length of a timeline interval (CSV, the report's Over time section and charts); 0: chosen from the measurement window, about 30 intervals of at least 1s (the report states it)."`
 	Quiet              bool          `short:"q" help:"No progress lines on stderr."`
 	runFlags           `embed:""`
 	usersFlag          `embed:""`
@@ -66,8 +66,8 @@ func (c *runCmd) Run(e *env) error {
 	if c.TokenFile != "" {
 		return usage(errors.New("--token-file is a generator's (with --manager)"))
 	}
-	if d := c.TimeseriesInterval; d < minTimeseriesInterval || d > maxTimeseriesInterval {
-		return usage(fmt.Errorf("--timeseries-interval %v: out of range: must be %v to %v", d, minTimeseriesInterval, maxTimeseriesInterval))
+	if d := c.TimeseriesInterval; d != 0 && (d < minTimeseriesInterval || d > maxTimeseriesInterval) {
+		return usage(fmt.Errorf("--timeseries-interval %v: out of range: must be %v to %v (or 0: chosen from the window)", d, minTimeseriesInterval, maxTimeseriesInterval))
 	}
 	cfg, err := e.loadConfig(c.Config, c.runFlags.overrides(c.usersFlag))
 	if err != nil {

@@ -56,7 +56,8 @@ type Options struct {
 	// Timeseries, when set, receives one CSV line per closed timeline
 	// interval and function (metrics.TimeseriesHeader).
 	Timeseries io.Writer
-	// TimeseriesInterval is the timeline's interval; 0: metrics.DefaultInterval.
+	// TimeseriesInterval is the timeline's interval; 0: chosen from the
+	// measurement window (metrics.AutoInterval).
 	TimeseriesInterval time.Duration
 	// EmbeddedStarted, when set, is called once the embedded target is up,
 	// before the first session: certify probes its banners there; tests

@@ -128,7 +128,11 @@ func (e *Execution) startRecorder() {
 	// recorder's phases and the checker's end all come from it.
 	e.win = cfg.Phases.Window(opts.start())
 	e.rec = metrics.NewRecorder(e.rules.Limits(), e.win, stream)
-	tlOpts := metrics.TimelineOptions{Interval: opts.TimeseriesInterval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
+	interval := opts.TimeseriesInterval
+	if interval <= 0 {
+		interval = metrics.AutoInterval(cfg.Phases.Measurement.Duration)
+	}
+	tlOpts := metrics.TimelineOptions{Interval: interval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.Timeseries != nil {
 		tlOpts.CSV = notCloser{opts.Timeseries}
 	}
