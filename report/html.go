@@ -930,6 +930,9 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 		t, class := verdictOf(r)
 		return htmlCell{Text: t, Class: class}
 	})
+	if w := PhasesDiffer(runs, labels); w != "" {
+		c.Why = append(c.Why, w)
+	}
 	for i, r := range runs {
 		if r.Table.Compliant && !r.Partial {
 			continue

@@ -241,6 +241,9 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 			"intervals do not overlap: Poisson for the rate, a bootstrap of the HDR histogram for a p95, Wilson for errors).",
 		})
 	}
+	if w := PhasesDiffer(runs, names); w != "" {
+		t.Sections = append(t.Sections, []string{w})
+	}
 	// Why each failing run fails, below the table.
 	for i, r := range runs {
 		if why := r.FailureReasons("partial"); why != "" {
@@ -248,6 +251,31 @@ func WriteSideBySide(w io.Writer, runs []*Run, labels []string) error {
 		}
 	}
 	return t.Write(w)
+}
+
+// PhasesDiffer says, when the runs' phases (warm-up, measurement,
+// ramp-down) are not all the same, which differ from the first's: their
+// figures then come from windows of other lengths and at other distances
+// from a cold start, and a difference between them may be that. "" when
+// they are alike.
+func PhasesDiffer(runs []*Run, names []string) string {
+	if len(runs) < 2 {
+		return ""
+	}
+	phases := func(r *Run) string {
+		return fmt.Sprintf("warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)
+	}
+	var odd []string
+	for i, r := range runs[1:] {
+		if phases(r) != phases(runs[0]) {
+			odd = append(odd, names[i+1]+" ("+phases(r)+")")
+		}
+	}
+	if len(odd) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("WARNING: the runs' phases differ: %s against %s (%s). Their figures come from windows of other lengths; "+
+		"a difference between them may be that, not the server.", strings.Join(odd, ", "), names[0], phases(runs[0]))
 }
 
 // tableFunctions returns the functions of every run's compliance table,

@@ -109,3 +109,32 @@ func TestFloorCeilPercent(t *testing.T) {
 		t.Errorf("FloorPercent(100) = %s", got)
 	}
 }
+
+// TestSideBySideWarnsOnPhases: runs of other phase lengths are compared
+// with a warning naming the odd one, in the text and on the page; alike
+// runs get none.
+func TestSideBySideWarnsOnPhases(t *testing.T) {
+	a, b := compliantRun(), compliantRun()
+	b.Measurement = 2 * b.Measurement
+	var text bytes.Buffer
+	if err := WriteSideBySide(&text, []*Run{a, b}, []string{"base", "long"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "WARNING: the runs' phases differ: long (warm-up 1m0s, measurement 20m0s") {
+		t.Errorf("no warning:\n%s", text.String())
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, []*Run{a, b}, HTMLOptions{Labels: []string{"base", "long"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "the runs&#39; phases differ") {
+		t.Error("the page has no warning")
+	}
+	text.Reset()
+	if err := WriteSideBySide(&text, []*Run{a, compliantRun()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "phases differ") {
+		t.Errorf("alike runs warned:\n%s", text.String())
+	}
+}
