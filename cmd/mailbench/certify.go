@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/certify"
@@ -127,7 +126,7 @@ func prepareMailboxes(ctx context.Context, e *env, cfg *workload.Config, quiet b
 // report), which the caller renders as before. For `mailbench report`:
 // wire it in reportCmd.Run before report.ReadJSON.
 func renderResultJSON(w io.Writer, name string) (handled bool, err error) {
-	data, err := os.ReadFile(name)
+	data, err := readReportFile(name)
 	if err != nil {
 		return false, nil // the caller reports it
 	}

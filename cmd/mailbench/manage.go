@@ -139,6 +139,7 @@ type manageCmd struct {
 	Config       string `arg:"" help:"Workload file, or the name of a shipped config, pointing at the one server under test."`
 	JSON         string `name:"json" placeholder:"FILE" help:"Also write the merged report as JSON (schema: docs/report-schema.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML         string `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with charts."`
+	ReportInLog  bool   `name:"report-in-log" help:"Also print the merged JSON report on stdout between the lines -----BEGIN MAILBENCH REPORT----- and -----END MAILBENCH REPORT-----, after the text report: where the only output is a log (kubectl logs), 'mailbench report LOG' reads it back."`
 	Quiet        bool   `short:"q" help:"No progress lines on stderr."`
 	runFlags     `embed:""`
 	usersFlag    `embed:""`
@@ -198,6 +199,12 @@ func (c *manageCmd) Run(e *env) error {
 	if err := writeRun(e, run, jsonOut, htmlOut); err != nil {
 		g.close(verdictOf(err))
 		return err
+	}
+	if c.ReportInLog {
+		if err := writeReportInLog(e.stdout, run); err != nil {
+			g.close(verdictOf(err))
+			return outputError("--report-in-log", err)
+		}
 	}
 	g.close(run.Verdict())
 	return runVerdict(run, errPartial, false)

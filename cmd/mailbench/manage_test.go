@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,7 +28,7 @@ func TestManageWithTwoGenerators(t *testing.T) {
 	cfgFile, token, tg := managedSetup(t)
 	defer tg.Close()
 	out := filepath.Join(filepath.Dir(cfgFile), "merged.json")
-	mgr, gens := runManaged(t, cfgFile, token, 2, "manage", cfgFile, "--json", out)
+	mgr, gens := runManaged(t, cfgFile, token, 2, "manage", cfgFile, "--json", out, "--report-in-log")
 	for i, g := range gens {
 		if g.code != 0 || !strings.Contains(g.stdout, "1 runs reported to the manager") {
 			t.Errorf("generator %d: exit %d\n%s\n%s", i, g.code, g.stdout, g.stderr)
@@ -54,6 +55,13 @@ func TestManageWithTwoGenerators(t *testing.T) {
 	}
 	if !strings.Contains(mgrOut, "Summary Results") {
 		t.Errorf("manage printed no report:\n%s", mgrOut)
+	}
+	// --report-in-log: the log alone gives the JSON report back.
+	logPath := filepath.Join(t.TempDir(), "manager.log")
+	os.WriteFile(logPath, []byte(mgrErr+mgrOut), 0o644)
+	fromLog, err := readReportFile(logPath)
+	if err != nil || !bytes.Equal(fromLog, b) {
+		t.Errorf("the report in the log (%v) is not the --json file", err)
 	}
 	if strings.Contains(mgrOut+mgrErr+gens[0].stderr+gens[1].stderr, "sekFile") {
 		t.Error("a password in the output")

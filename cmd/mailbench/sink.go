@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -196,7 +196,8 @@ its window, it is not a valid result.
 Examples:
   mailbench report result.json
   mailbench report gen1.json gen2.json --json merged.json
-  mailbench report --side-by-side dovecot-2.3.json dovecot-2.4.json stalwart.json`
+  mailbench report --side-by-side dovecot-2.3.json dovecot-2.4.json stalwart.json
+  kubectl logs job/mailbench-manager > run.log && mailbench report run.log --html run.html`
 }
 
 func (c *reportCmd) Run(e *env) error {
@@ -209,12 +210,11 @@ func (c *reportCmd) Run(e *env) error {
 	}
 	var runs []*report.Run
 	for _, name := range c.Files {
-		f, err := os.Open(name)
+		data, err := readReportFile(name)
 		if err != nil {
 			return usage(err)
 		}
-		r, err := report.ReadJSON(f)
-		f.Close()
+		r, err := report.ReadJSON(bytes.NewReader(data))
 		if err != nil {
 			return usage(fmt.Errorf("%s: %w", name, err))
 		}

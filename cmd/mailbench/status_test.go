@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -76,5 +80,38 @@ func TestTextFitsTheWidth(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReportFromALog: a log that holds a report between the markers (a
+// manager's kubectl logs) renders as the report itself; a cut one is an
+// error naming the missing end.
+func TestReportFromALog(t *testing.T) {
+	path, _ := writeReport(t, "good", 200, 10*time.Millisecond)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.ReadJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	log.WriteString("manager: waiting for 3 generators\nmailbench devel benchmark report\nVerdict: COMPLIANT\n")
+	if err := writeReportInLog(&log, r); err != nil {
+		t.Fatal(err)
+	}
+	log.WriteString("manager: done\n")
+	logPath := filepath.Join(t.TempDir(), "run.log")
+	os.WriteFile(logPath, log.Bytes(), 0o644)
+	code, fromLog, stderr := runMain("report", logPath)
+	_, fromFile, _ := runMain("report", path)
+	if code != 0 || fromLog != fromFile {
+		t.Errorf("report of the log: exit %d, %s\n%s\nwant the file's:\n%s", code, stderr, fromLog, fromFile)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.log")
+	os.WriteFile(cut, log.Bytes()[:log.Len()/2], 0o644)
+	if code, _, stderr := runMain("report", cut); code != exitUsage || !strings.Contains(stderr, "the log was cut") {
+		t.Errorf("a cut log: exit %d, %s", code, stderr)
 	}
 }

@@ -12,5 +12,5 @@ import "embed"
 // Files are the kustomization and what it reads (the token aside: each
 // user makes their own).
 //
-//go:embed kustomization.yaml manager.yaml generators.yaml workload.toml
+//go:embed kustomization.yaml manager.yaml generators.yaml workload.toml components apply
 var Files embed.FS

@@ -3,6 +3,9 @@ package kubernetes
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -229,5 +232,112 @@ func TestNIsSetOnce(t *testing.T) {
 func TestNoTokenNoRun(t *testing.T) {
 	if _, err := render(t, func(f map[string]string) { delete(f, "token") }); err == nil {
 		t.Error("the kustomization built without a token")
+	}
+}
+
+// withComponents turns on the optional components in kustomization.yaml.
+func withComponents(names ...string) func(map[string]string) {
+	return func(f map[string]string) {
+		list := "components:\n"
+		for _, n := range names {
+			list += "  - components/" + n + "\n"
+		}
+		f["kustomization.yaml"] = strings.Replace(f["kustomization.yaml"], "# components:\n#   - components/init\n#   - components/sink-external\n", list, 1)
+	}
+}
+
+// TestImagesOverride: one images: entry names the image of every
+// container, the init container's among them.
+func TestImagesOverride(t *testing.T) {
+	o, err := render(t, func(f map[string]string) {
+		withComponents("init")(f)
+		f["kustomization.yaml"] = strings.Replace(f["kustomization.yaml"], "    newName: mailbench\n    newTag: dev", "    newName: registry.example/mailbench\n    newTag: \"0.4\"", 1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name, j := range o.jobs {
+		for _, c := range append(j.Spec.Template.Spec.InitContainers, j.Spec.Template.Spec.Containers...) {
+			n++
+			if c.Image != "registry.example/mailbench:0.4" {
+				t.Errorf("%s/%s: image %q", name, c.Name, c.Image)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d containers, want manager, init and generator", n)
+	}
+}
+
+// TestInitComponent: the manager's pod runs init on the workload it
+// mounts before the manager; the manager prints its report into the log.
+func TestInitComponent(t *testing.T) {
+	o, err := render(t, withComponents("init"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := o.jobs["mailbench-manager"].Spec.Template.Spec
+	if len(ps.InitContainers) != 1 {
+		t.Fatalf("%d init containers", len(ps.InitContainers))
+	}
+	ic := ps.InitContainers[0]
+	if !slices.Equal(ic.Args, []string{"init", "/etc/mailbench/workload.toml"}) || len(ic.VolumeMounts) != 1 || ic.VolumeMounts[0].MountPath != "/etc/mailbench" {
+		t.Errorf("init container %+v", ic)
+	}
+	if ic.SecurityContext == nil || ic.SecurityContext.ReadOnlyRootFilesystem == nil || !*ic.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("init container: root filesystem not read-only")
+	}
+	if !slices.Contains(ps.Containers[0].Args, "--report-in-log") {
+		t.Error("the manager does not print its JSON report into the log")
+	}
+	if o2, err := render(t, nil); err != nil || len(o2.jobs["mailbench-manager"].Spec.Template.Spec.InitContainers) != 0 {
+		t.Errorf("without the component: %v, init containers present", err)
+	}
+}
+
+// TestSinkExternalComponent: a LoadBalancer Service reaches the
+// manager's sink port.
+func TestSinkExternalComponent(t *testing.T) {
+	o, err := render(t, withComponents("sink-external"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := o.services["mailbench-sink-external"]
+	if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "smtp-sink" {
+		t.Fatalf("service %+v", svc)
+	}
+	mgr := o.jobs["mailbench-manager"]
+	for k, v := range svc.Spec.Selector {
+		if mgr.Spec.Template.Labels[k] != v {
+			t.Errorf("selector %s=%s does not select the manager", k, v)
+		}
+	}
+}
+
+// TestApplyNeedsTheToken: the apply script refuses to run without the
+// token, saying how to make one, and runs kubectl apply -k with it.
+func TestApplyNeedsTheToken(t *testing.T) {
+	dir := t.TempDir()
+	script, err := fs.ReadFile(Files, "apply")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "apply"), script, 0o755)
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\necho kubectl \"$@\"\n"), 0o755)
+	run := func() (string, error) {
+		cmd := exec.Command("bash", filepath.Join(dir, "apply"))
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	if err == nil || !strings.Contains(out, "token is missing or empty") || !strings.Contains(out, "head -c 32 /dev/urandom | base64 >") {
+		t.Errorf("without a token: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "token"), []byte("t0ken\n"), 0o600)
+	if out, err := run(); err != nil || strings.TrimSpace(out) != "kubectl apply -k "+dir {
+		t.Errorf("with a token: %v\n%s", err, out)
 	}
 }
