@@ -1,8 +1,8 @@
 package report
 
 import (
-	"encoding/json"
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"

@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
+	"github.com/mailbench/mailbench/internal/textfit"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -28,12 +29,17 @@ import (
 // The output is deterministic for a given r.
 func WriteText(w io.Writer, r *Run) error { return WriteTextWidth(w, r, DefaultTextWidth) }
 
+// DefaultTextWidth is the width a text report is laid out in when the
+// reader's is unknown to the renderer (a file, a pipe): what a wide
+// terminal or an editor shows whole. The CLI passes the terminal's width.
+const DefaultTextWidth = 120
+
 // WriteTextWidth is WriteText laid out for width columns (at least
-// MinTextWidth): the summary table compact below fullTableWidth, every
-// other line wrapped to fit (FitWriter).
+// textfit.MinWidth): the summary table compact below fullTableWidth, every
+// other line wrapped to fit (textfit.Writer).
 func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
-	width = max(width, MinTextWidth)
-	fit := NewFitWriter(w, width)
+	width = max(width, textfit.MinWidth)
+	fit := textfit.NewWriter(w, width)
 	defer func() {
 		if ferr := fit.Flush(); err == nil {
 			err = ferr

@@ -18,9 +18,9 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/internal/status"
+	"github.com/mailbench/mailbench/internal/textfit"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -196,10 +196,10 @@ type env struct {
 	jsonToStdout bool
 }
 
-// fit returns w wrapped to the text width (report.FitWriter), and the
+// fit returns w wrapped to the text width (textfit.Writer), and the
 // flush that writes its last line.
 func (e *env) fit(w io.Writer) (io.Writer, func() error) {
-	f := report.NewFitWriter(w, e.textWidth())
+	f := textfit.NewWriter(w, e.textWidth())
 	return f, f.Flush
 }
 

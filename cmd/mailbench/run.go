@@ -123,7 +123,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if cfg.Target.Embedded && !c.Quiet && !run.Partial {
 		// The demo's last word: where a new user goes from here.
-		fmt.Fprintln(e.stderr, nextAfterDemo)
+		out, flush := e.fit(e.stderr)
+		fmt.Fprintln(out, nextAfterDemo)
+		flush()
 	}
 	return runVerdict(run, errPartial, c.NoVerdictExit)
 }

@@ -51,7 +51,7 @@ var stage = map[string]int{
 	// (deploy/kubernetes, the manifests and their test, is a module of its
 	// own: Kubernetes' API types are no requirement of mailbench's.)
 	// Helpers (internal) of every stage, and test helpers only tests import.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/quickack": 0, "internal/tomlstrict": 0, "internal/host": 0, "internal/ctxsleep": 0,
+	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/quickack": 0, "internal/tomlstrict": 0, "internal/host": 0, "internal/ctxsleep": 0, "internal/textfit": 0,
 }
 
 // api are the packages at the root of the tree, the names users know and

@@ -7,8 +7,11 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/textfit"
 )
 
 // DefaultWidth is the width assumed when the terminal's is unknown.
@@ -97,7 +100,8 @@ func (d *Display) clear() {
 var stepLine = regexp.MustCompile(`^([a-z][a-z-]*): run (\d+(?:/\d+)?)\b`)
 
 // Log returns a writer for notices: each line is printed above the status
-// line, which the next frame redraws.
+// line, which the next frame redraws, wrapped to a terminal's width
+// (textfit).
 func (d *Display) Log() io.Writer { return logWriter{d} }
 
 type logWriter struct{ d *Display }
@@ -117,7 +121,11 @@ func (l logWriter) Write(p []byte) (int, error) {
 		if m := stepLine.FindSubmatch(line); m != nil {
 			d.step = string(m[1]) + " run " + string(m[2])
 		}
-		if _, err := d.w.Write(line); err != nil {
+		text := string(line)
+		if d.tty { // a file or a pipe keeps each line whole, for grep
+			text = textfit.Line(strings.TrimSuffix(text, "\n"), d.width()) + "\n"
+		}
+		if _, err := io.WriteString(d.w, text); err != nil {
 			return 0, err
 		}
 		d.partial = d.partial[i+1:]

@@ -95,7 +95,7 @@ func (f Frame) Render(width int) string {
 
 func (f Frame) parts() []part {
 	var ps []part
-	head := f.Phase
+	head := phaseWord(f.Phase)
 	if f.Step != "" {
 		head = f.Step + " " + head
 	}
@@ -123,7 +123,7 @@ func (f Frame) parts() []part {
 	}
 	switch {
 	case f.PerHour > 0 && f.TargetPerHour > 0:
-		ps = append(ps, part{text: fmt.Sprintf("%s of %s/h", Count(int64(f.PerHour+0.5)), Count(int64(f.TargetPerHour+0.5))), rank: 7})
+		ps = append(ps, part{text: fmt.Sprintf("%s/h of %s", Count(int64(f.PerHour+0.5)), Count(int64(f.TargetPerHour+0.5))), rank: 7})
 	case f.TargetPerHour > 0 && f.Phase != "settle":
 		ps = append(ps, part{text: fmt.Sprintf("target %s/h", Count(int64(f.TargetPerHour+0.5))), rank: 3})
 	}
@@ -191,7 +191,8 @@ func ShortFunction(fn string) string {
 	return name
 }
 
-// Millis renders a duration tightly for the line: "0.42ms", "12ms", "5s".
+// Millis renders a duration tightly for the line, two figures or more:
+// "0.42ms", "2.1ms", "12ms", "5s".
 func Millis(d time.Duration) string {
 	switch {
 	case d >= time.Second && d%time.Second == 0:
@@ -202,9 +203,27 @@ func Millis(d time.Duration) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d >= 10*time.Millisecond:
 		return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	default:
 		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 	}
+}
+
+// phaseWord is how the line names a run's phase: a word a reader takes in
+// at a glance (the reports keep the phases' spellings).
+func phaseWord(phase string) string {
+	switch phase {
+	case "warmup":
+		return "warm-up"
+	case "measurement":
+		return "measuring"
+	case "rampdown":
+		return "ramp-down"
+	case "settle":
+		return "settling"
+	}
+	return phase
 }
 
 // Count renders n with thousands separators.

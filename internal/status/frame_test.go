@@ -75,10 +75,10 @@ func TestRenderDropsLeastFirst(t *testing.T) {
 		}
 	}
 	narrow := f.Render(60)
-	if strings.Contains(narrow, "active") || !strings.HasPrefix(narrow, "measurement 57:00 left") || !strings.Contains(narrow, "216 errors") {
+	if strings.Contains(narrow, "active") || !strings.HasPrefix(narrow, "measuring 57:00 left") || !strings.Contains(narrow, "216 errors") {
 		t.Errorf("60 columns: %q", narrow)
 	}
-	if got := f.Render(10); got != "measureme…" {
+	if got := f.Render(10); got != "measuring…" {
 		t.Errorf("10 columns: %q", got)
 	}
 }
@@ -87,9 +87,9 @@ func TestShortFunction(t *testing.T) {
 	for in, want := range map[string]string{
 		"IMAP SELECT_INBOX": "SELECT_INBOX",
 		"IMAP FETCH_RANGE_ENVELOPE_BODYPEEK_HEADERFIELDS_FLAGS_INTERNALDATE_RFC822SIZE_UID": "FETCH_RANGE…",
-		"SMTP Data":              "SMTP Data",
-		"IMAP LIST":              "IMAP LIST",
-		"Delivery Time (remote)": "Delivery Time (remote)",
+		"SMTP Data":                        "SMTP Data",
+		"IMAP LIST":                        "IMAP LIST",
+		"Delivery Time (remote)":           "Delivery Time (remote)",
 		"IMAP STORE_NUM_SET_FLAGS_DELETED": "STORE_NUM…",
 	} {
 		if got := ShortFunction(in); got != want {

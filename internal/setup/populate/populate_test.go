@@ -394,4 +394,3 @@ func TestSummaryRate(t *testing.T) {
 		}
 	}
 }
-

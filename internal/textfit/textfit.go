@@ -1,4 +1,8 @@
-package report
+// Package textfit wraps text to a terminal's width: prose lines at spaces
+// with a hanging indent, table rows left whole. It is shared by the text
+// reports and the status display's log lines. It doesn't know what the
+// text says.
+package textfit
 
 import (
 	"bytes"
@@ -8,43 +12,37 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultTextWidth is the width a text report is laid out in when the
-// reader's is unknown to the renderer (a file, a pipe): what a wide
-// terminal or an editor shows whole. The CLI passes the terminal's width.
-const DefaultTextWidth = 120
-
-// MinTextWidth is the narrowest width a report is laid out in; a narrower
+// MinWidth is the narrowest width text is laid out in; a narrower
 // terminal wraps it.
-const MinTextWidth = 60
+const MinWidth = 60
 
-// FitWriter wraps every line written through it that is wider than its
+// Writer wraps every line written through it that is wider than its
 // width, at spaces, with a hanging indent: under the value of a "key:
 // value" line (or of a key and value set apart by a run of spaces), under
 // the text of a "- " item, else two columns in. Lines that fit pass
 // unchanged. Call Flush at the end for a last line without its newline.
 // A line with three or more column gaps is a table's row and passes as it
 // is: a renderer lays its tables out for the width.
-type FitWriter struct {
+type Writer struct {
 	w       io.Writer
 	width   int
 	partial []byte
 }
 
-// NewFitWriter returns a FitWriter of w for width columns (at least
-// MinTextWidth).
-func NewFitWriter(w io.Writer, width int) *FitWriter {
-	return &FitWriter{w: w, width: max(width, MinTextWidth)}
+// NewWriter returns a Writer of w for width columns (at least MinWidth).
+func NewWriter(w io.Writer, width int) *Writer {
+	return &Writer{w: w, width: max(width, MinWidth)}
 }
 
 // Write wraps p's complete lines and keeps the rest for the next Write.
-func (f *FitWriter) Write(p []byte) (int, error) {
+func (f *Writer) Write(p []byte) (int, error) {
 	f.partial = append(f.partial, p...)
 	for {
 		i := bytes.IndexByte(f.partial, '\n')
 		if i < 0 {
 			break
 		}
-		if _, err := io.WriteString(f.w, FitLine(string(f.partial[:i]), f.width)+"\n"); err != nil {
+		if _, err := io.WriteString(f.w, Line(string(f.partial[:i]), f.width)+"\n"); err != nil {
 			return 0, err
 		}
 		f.partial = f.partial[i+1:]
@@ -56,11 +54,11 @@ func (f *FitWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes a last line that has no newline.
-func (f *FitWriter) Flush() error {
+func (f *Writer) Flush() error {
 	if len(f.partial) == 0 {
 		return nil
 	}
-	_, err := io.WriteString(f.w, FitLine(string(f.partial), f.width))
+	_, err := io.WriteString(f.w, Line(string(f.partial), f.width))
 	f.partial = nil
 	return err
 }
@@ -78,10 +76,10 @@ const maxHangingIndent = 28
 // more spaces between text.
 var columnGap = regexp.MustCompile(`\S {2,}\S`)
 
-// FitLine returns line wrapped to width columns (the lines joined by
-// "\n"), as FitWriter does. The line's head (its indentation, "- ", or
+// Line returns line wrapped to width columns (the lines joined by
+// "\n"), as Writer does. The line's head (its indentation, "- ", or
 // its key and padding) is kept as it is. It doesn't perform I/O.
-func FitLine(line string, width int) string {
+func Line(line string, width int) string {
 	if utf8.RuneCountInString(line) <= width || len(columnGap.FindAllStringIndex(line, 3)) >= 3 {
 		return line // it fits, or it is a table's row: re-flowed it would be worse than wide
 	}

@@ -1,4 +1,4 @@
-package report
+package textfit
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestFitLine(t *testing.T) {
+func TestLine(t *testing.T) {
 	for _, tt := range []struct {
 		name, in string
 		width    int
@@ -22,7 +22,7 @@ func TestFitLine(t *testing.T) {
 		{"long word", "Key: " + strings.Repeat("x", 30), 20, "Key: xxxxxxxxxxxxxxx\n     xxxxxxxxxxxxxxx"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := FitLine(tt.in, tt.width)
+			got := Line(tt.in, tt.width)
 			if got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -38,11 +38,11 @@ func TestFitLine(t *testing.T) {
 	}
 }
 
-// TestFitWriterPartial: a line written in parts is wrapped whole; Flush
+// TestWriterPartial: a line written in parts is wrapped whole; Flush
 // writes a last line without its newline.
-func TestFitWriterPartial(t *testing.T) {
+func TestWriterPartial(t *testing.T) {
 	var b strings.Builder
-	f := NewFitWriter(&b, 60)
+	f := NewWriter(&b, 60)
 	f.Write([]byte("Key:  " + strings.Repeat("word ", 10)))
 	f.Write([]byte(strings.Repeat("more ", 5) + "\nlast"))
 	if err := f.Flush(); err != nil {
