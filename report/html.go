@@ -329,6 +329,11 @@ func failingReasons(r *Run) []string {
 			out = append(out, DeliveryRow+": "+f)
 		}
 	}
+	for _, c := range r.ServerCriteria {
+		if !c.Pass {
+			out = append(out, c.Row()+": "+c.Reason())
+		}
+	}
 	return out
 }
 

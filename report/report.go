@@ -110,8 +110,15 @@ type Run struct {
 	// measured). When it was the bottleneck (GeneratorBound) the run is no
 	// result for the server.
 	Generator *GeneratorHealth `json:"generator,omitempty"`
-	Sink      SinkSummary      `json:"sink"`
-	Warnings  []string         `json:"warnings"`
+	// Server is what was observed of the server under test beside the run
+	// ([server] of the config); nil when nothing was watched. Observations
+	// made alongside the load, never a proven cause.
+	Server *metrics.ServerReport `json:"server,omitempty"`
+	// ServerCriteria are mailbench's own rows of the table ([server]
+	// criteria): a server figure's mean at most Max; Evaluate judges them.
+	ServerCriteria []ServerCriterion `json:"server_criteria,omitempty"`
+	Sink     SinkSummary           `json:"sink"`
+	Warnings []string              `json:"warnings"`
 	// Delivery is the reconciliation of what was sent with what arrived
 	// (nil when not measured); lost, duplicated or corrupted mail fails
 	// the run whatever the table says.
@@ -415,6 +422,44 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, ClientsRow)
 	}
+	for i := range r.ServerCriteria {
+		c := &r.ServerCriteria[i]
+		c.Mean, c.Pass = nil, false
+		if f, ok := r.Server.Figure(c.Figure); ok {
+			m := f.Mean
+			c.Mean, c.Pass = &m, m <= c.Max
+		}
+		if !c.Pass {
+			r.Table.Compliant = false
+			r.Table.Failing = append(r.Table.Failing, c.Row())
+		}
+	}
+}
+
+// ServerCriterion is a row of mailbench's own: a figure of the server
+// ([server] criteria) whose mean over the measurement window must be at
+// most Max. A figure never measured fails the row, as a function without
+// operations does.
+type ServerCriterion struct {
+	Figure string   `json:"figure"`
+	Max    float64  `json:"max"`
+	Mean   *float64 `json:"mean"` // nil: not measured
+	Pass   bool     `json:"pass"`
+}
+
+// Row is the criterion's name in the table and in Table.Failing.
+func (c ServerCriterion) Row() string { return "Server " + c.Figure }
+
+// Reason says why the row passes or fails.
+func (c ServerCriterion) Reason() string {
+	if c.Mean == nil {
+		return "never measured (is its source in [server], and did it answer?)"
+	}
+	rel := "is at most"
+	if !c.Pass {
+		rel = "is above"
+	}
+	return fmt.Sprintf("mean %s %s %s", FormatServerValue("", *c.Mean), rel, FormatServerValue("", c.Max))
 }
 
 // Merge combines the shards of one run, measured by several load generators
@@ -617,6 +662,21 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 	warn = append(warn, tw...)
 
 	m.Generator = mergeGenerator(runs)
+	// Each generator may watch the server; their observations are of the
+	// same server and window: the first shard's stands for them (the
+	// sums of per-process figures across machines would mean nothing).
+	for _, r := range runs {
+		if r.Server != nil {
+			m.Server = r.Server
+			break
+		}
+	}
+	for _, r := range runs {
+		if len(r.ServerCriteria) > 0 {
+			m.ServerCriteria = append([]ServerCriterion(nil), r.ServerCriteria...)
+			break
+		}
+	}
 
 	if w := mergeRelayDelay(&m.Sink, runs); w != "" {
 		warn = append(warn, w)

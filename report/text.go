@@ -99,6 +99,12 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 	if err := writeSummaryTable(bw, r, width); err != nil {
 		return err
 	}
+	if len(r.ServerCriteria) > 0 {
+		p("Server criteria (mailbench's own rows, not SPEC's; [server] criteria):\n")
+		for _, c := range r.ServerCriteria {
+			p("  %-40s %s  %s\n", c.Row(), passFail(c.Pass), c.Reason())
+		}
+	}
 	if classes := errorClasses(r.Table); classes != "" {
 		p("Errors by class: %s\n", classes)
 	}
@@ -174,6 +180,7 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 		return err
 	}
 	writeGenerator(bw, r.Generator)
+	writeServer(bw, r.Server)
 
 	if r.Connect != nil {
 		p("\n")
@@ -244,6 +251,11 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 		if r.Delivery != nil {
 			for _, f := range r.Delivery.Failing() {
 				p("  - %s: %s\n", DeliveryRow, f)
+			}
+		}
+		for _, c := range r.ServerCriteria {
+			if !c.Pass {
+				p("  - %s: %s\n", c.Row(), c.Reason())
 			}
 		}
 	}

@@ -30,6 +30,7 @@ type Config struct {
 	Compliance ComplianceConfig `toml:"compliance"`
 	Delivery   DeliveryConfig   `toml:"delivery"`
 	Clients    ClientsConfig    `toml:"clients"`
+	Server     ServerConfig     `toml:"server"`
 	Disclosure DisclosureConfig `toml:"disclosure"`
 
 	// ScheduleSeed, when not zero, replaces Seed for the arrival schedules

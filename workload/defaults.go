@@ -81,5 +81,6 @@ func DefaultConfig() *Config {
 		},
 		Delivery: DeliveryConfig{WatchUsers: 16, WatchPoll: Duration{500 * time.Millisecond}},
 		Clients:  ClientsConfig{IdleRenew: Duration{25 * time.Minute}, BackoffMin: Duration{time.Second}, BackoffMax: Duration{time.Minute}},
+		Server:   ServerConfig{Timeout: Duration{2 * time.Second}},
 	}
 }

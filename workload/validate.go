@@ -224,6 +224,7 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	c.Messages.validate(v)
 	c.Mailboxes.validate(v)
 	c.Compliance.validate(v)
+	c.Server.validate(v)
 	v.validateDisclosure(c.Disclosure)
 
 	// What one section needs of another.

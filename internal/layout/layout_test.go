@@ -38,7 +38,7 @@ var stage = map[string]int{
 	// 4: sessions, and init's mailbox filling that uses the same clients.
 	"internal/run/session": 4, "internal/run/connected": 4, "internal/setup/populate": 4,
 	// 5: observations: metrics, delivery accounting and its IMAP checkers.
-	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5,
+	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5, "internal/serverwatch": 5,
 	// 6: the verdict.
 	"compliance": 6,
 	// 7: the report, and the live status line that shows a run going.

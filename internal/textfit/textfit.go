@@ -63,10 +63,13 @@ func (f *Writer) Flush() error {
 	return err
 }
 
-// keyValue finds where the value of a key-value line starts: after "key:"
-// and its padding, or after the first run of two or more spaces that
-// follows some text.
-var keyValue = regexp.MustCompile(`^(\s*[^\s:][^:]{0,40}:\s+|\s*\S+(?: \S+)*\s{2,})`)
+// keyColon and keyGap find where the value of a key-value line starts:
+// after "key:" and its padding, or after the first run of two or more
+// spaces that follows some text.
+var (
+	keyColon = regexp.MustCompile(`^\s*[^\s:][^:]{0,40}:\s+`)
+	keyGap   = regexp.MustCompile(`^\s*\S+(?: \S+)*\s{2,}`)
+)
 
 // maxHangingIndent is the deepest a continuation line is indented under
 // its value; a longer key is prose, continued two columns in.
@@ -77,43 +80,46 @@ const maxHangingIndent = 28
 var columnGap = regexp.MustCompile(`\S {2,}\S`)
 
 // Line returns line wrapped to width columns (the lines joined by
-// "\n"), as Writer does. The line's head (its indentation, "- ", or
-// its key and padding) is kept as it is. It doesn't perform I/O.
+// "\n"), as Writer does: broken at the last space that fits, the text of
+// each piece as it was, continuation lines indented under the value of a
+// key-value line, under the text of a "- " item, else two columns in. It
+// doesn't perform I/O.
 func Line(line string, width int) string {
 	if utf8.RuneCountInString(line) <= width || len(columnGap.FindAllStringIndex(line, 3)) >= 3 {
 		return line // it fits, or it is a table's row: re-flowed it would be worse than wide
 	}
 	lead := len(line) - len(strings.TrimLeft(line, " "))
-	head, indent := line[:lead], lead+2
+	indent := lead + 2
 	if rest := line[lead:]; strings.HasPrefix(rest, "- ") || strings.HasPrefix(rest, "* ") {
-		head = line[:lead+2]
-	} else if m := keyValue.FindString(line); m != "" && utf8.RuneCountInString(m) <= maxHangingIndent {
-		head, indent = m, utf8.RuneCountInString(m)
+		indent = lead + 2
+	} else {
+		for _, re := range []*regexp.Regexp{keyColon, keyGap} {
+			if m := re.FindString(line); m != "" && utf8.RuneCountInString(m) <= maxHangingIndent {
+				indent = utf8.RuneCountInString(m)
+				break
+			}
+		}
 	}
 	pad := strings.Repeat(" ", indent)
 	var out []string
-	cur, curLen, atStart := head, utf8.RuneCountInString(head), true
-	for _, word := range strings.Fields(line[len(head):]) {
-		wl := utf8.RuneCountInString(word)
-		if !atStart {
-			if curLen+1+wl <= width {
-				cur += " "
-				curLen++
-			} else {
-				out = append(out, cur)
-				cur, curLen = pad, indent
+	cur, min := []rune(line), indent // a break before the value would leave an empty head
+	for len(cur) > width {
+		cut := -1
+		for k := width; k > min; k-- {
+			if cur[k] == ' ' {
+				cut = k
+				break
 			}
 		}
-		for curLen+wl > width && curLen < width { // a word wider than the room is cut
-			r := []rune(word)
-			n := width - curLen
-			out = append(out, cur+string(r[:n]))
-			word, wl = string(r[n:]), wl-n
-			cur, curLen = pad, indent
+		if cut < 0 {
+			cut = width // no space to break at: the word is cut
 		}
-		cur += word
-		curLen += wl
-		atStart = false
+		out = append(out, strings.TrimRight(string(cur[:cut]), " "))
+		rest := strings.TrimLeft(string(cur[cut:]), " ")
+		if rest == "" {
+			return strings.Join(out, "\n")
+		}
+		cur, min = []rune(pad+rest), indent
 	}
-	return strings.Join(append(out, cur), "\n")
+	return strings.Join(append(out, strings.TrimRight(string(cur), " ")), "\n")
 }

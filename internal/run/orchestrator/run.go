@@ -28,6 +28,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/connected"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/serverwatch"
 	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/internal/version"
@@ -172,6 +173,8 @@ type Execution struct {
 	heldAtEnd   *atomic.Int64                        // clients held at the window's end
 	runner      *session.Runner                      // the sessions and the inbound stream
 	live        *metrics.Live                        // the progress display's counts; nil: no display
+	server      *serverwatch.Watcher                 // [server]; nil: nothing watched
+	interval    time.Duration                        // the timeline's interval
 	worst       *session.WorstP95                    // live's last worst p95, kept between takes
 	worstAt     time.Time                            // when it was taken
 }
@@ -305,6 +308,8 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	}
 	e.checkClock(kill)
 	e.startRecorder()
+	endServer := e.startServerWatch(kill)
+	defer endServer()
 	endWatch := e.startDelivery(kill)
 	defer endWatch()
 
@@ -335,7 +340,26 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	}
 	e.settle(kill)
 	endWatch()
+	endServer()
 	return e.assemble(res, genUse, useOK)
+}
+
+// startServerWatch samples the server under test ([server]) every
+// timeline interval from now until the returned func is called (after
+// settle) or kill; none without a [server] source. It may be called more
+// than once.
+func (e *Execution) startServerWatch(kill context.Context) (end func()) {
+	if !e.cfg.Server.Watched() {
+		return func() {}
+	}
+	e.server = serverwatch.New(e.cfg.Server, serverwatch.Options{})
+	ctx, cancel := context.WithCancel(kill)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.server.Run(ctx, e.interval)
+	}()
+	return sync.OnceFunc(func() { cancel(); <-done })
 }
 
 // startClients starts the connected population of cfg's [clients], none

@@ -132,6 +132,7 @@ func (e *Execution) startRecorder() {
 	if interval <= 0 {
 		interval = metrics.AutoInterval(cfg.Phases.Measurement.Duration)
 	}
+	e.interval = interval
 	tlOpts := metrics.TimelineOptions{Interval: interval, Grace: 2*cfg.Load.OpTimeout.Duration + 10*time.Second}
 	if opts.Timeseries != nil {
 		tlOpts.CSV = notCloser{opts.Timeseries}
@@ -336,6 +337,12 @@ func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse
 
 	run := buildReport(cfg, e.plan, res, e.rec, e.sink)
 	run.Generator = generatorHealth(cfg, res, genUse, useOK, e.stalls)
+	if e.server != nil {
+		run.Server = e.server.Report(e.win.MeasureStart, e.win.MeasureEnd, e.interval)
+	}
+	for _, c := range cfg.Server.Criteria {
+		run.ServerCriteria = append(run.ServerCriteria, report.ServerCriterion{Figure: c.Figure, Max: c.Max})
+	}
 	run.Delivery = &rec2
 	if hint := relayDiagnosis(cfg, rec2, pending, run.Target.Sink); hint != "" {
 		run.Warnings = append(run.Warnings, hint)
