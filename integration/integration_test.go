@@ -13,6 +13,7 @@ import (
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
@@ -233,5 +234,31 @@ func TestShortRun(t *testing.T) {
 	}
 	if !strings.Contains(text, "Verdict:") {
 		t.Errorf("the text report has no Verdict line")
+	}
+	checkServerWatched(t, run)
+}
+
+// checkServerWatched: the shipped config's [server] sources saw the
+// Dovecot+Postfix the run loaded: their processes worked, Dovecot's own
+// statistics counted the IMAP commands and logins, and no source failed.
+func checkServerWatched(t *testing.T, run *report.Run) {
+	t.Helper()
+	s := run.Server
+	if s == nil {
+		t.Fatal("no server section: the shipped config watches the SUT")
+	}
+	for _, src := range s.Sources {
+		if src.Failures > 0 {
+			t.Errorf("source %s: %d of %d samples failed (last: %s)", src.Name, src.Failures, src.Samples, src.LastError)
+		}
+	}
+	for _, name := range []string{"dovecot.cpu_cores", "postfix.cpu_cores", "host.cpu_percent", "mailbench.cpu_cores",
+		"dovecot_stats.dovecot_imap_command_per_s", "dovecot_stats.dovecot_auth_success_per_s"} {
+		if f, ok := s.Figure(name); !ok || f.Peak <= 0 {
+			t.Errorf("figure %s: %+v (present %v): want some use during the run", name, f, ok)
+		}
+	}
+	if f, ok := s.Figure("dovecot.processes"); !ok || f.Mean < 2 {
+		t.Errorf("dovecot's processes: %+v", f)
 	}
 }

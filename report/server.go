@@ -29,16 +29,20 @@ func writeServer(w io.Writer, s *metrics.ServerReport) {
 		}
 		bySource[src] = append(bySource[src], fig+" "+FormatServerValue(f.Unit, f.Mean)+" / "+FormatServerValue(f.Unit, f.Peak)+unitSuffix(f.Unit, s.Cores))
 	}
+	col := 11
+	for _, src := range s.Sources {
+		col = max(col, len(src.Name))
+	}
 	for _, src := range order {
 		note := ""
 		if src == "mailbench" {
 			note = " (the generator itself, on the same host)"
 		}
-		fmt.Fprintf(w, "  %-11s %s%s\n", src, strings.Join(bySource[src], ", "), note)
+		fmt.Fprintf(w, "  %-*s %s%s\n", col, src, strings.Join(bySource[src], ", "), note)
 	}
 	for _, src := range s.Sources {
 		if src.Failures > 0 {
-			fmt.Fprintf(w, "  %-11s %d of %d samples failed (last: %s)\n", src.Name, src.Failures, src.Samples, src.LastError)
+			fmt.Fprintf(w, "  %-*s %d of %d samples failed (last: %s)\n", col, src.Name, src.Failures, src.Samples, src.LastError)
 		}
 	}
 	if s.Dropped > 0 {

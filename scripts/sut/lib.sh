@@ -13,6 +13,7 @@ SUT_IMAP_PORT=1143      # IMAP, STARTTLS offered
 SUT_IMAPS_PORT=1993     # IMAP over implicit TLS
 SUT_LMTP_PORT=24024     # Dovecot LMTP, used by Postfix only
 SUT_SMTP_PORT=2525      # Postfix SMTP, STARTTLS offered
+SUT_STATS_PORT=9900     # Dovecot's statistics in OpenMetrics (http://127.0.0.1:9900/metrics), for [server]
 SUT_DEFAULT_SINK=127.0.0.1:2526
 SUT_DOMAIN=example.test
 SUT_VMAIL_USER=mailbench-vmail
