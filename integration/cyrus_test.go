@@ -137,6 +137,7 @@ func TestCyrusEximShortRun(t *testing.T) {
 		sutLogTail(t, filepath.Join(sut2Dir(), "log", "cyrus-master.log"), 20)
 	}
 	checkShortRun(t, "Cyrus+Exim", run)
+	checkServerWatched(t, run, "cyrus.cpu_cores", "exim.cpu_cores", "cyrus.processes", "host.cpu_percent")
 	if errs := run.Table.Errors; errs.Errors > 0 {
 		t.Errorf("%d of %d operations failed", errs.Errors, errs.Operations)
 	}

@@ -235,13 +235,15 @@ func TestShortRun(t *testing.T) {
 	if !strings.Contains(text, "Verdict:") {
 		t.Errorf("the text report has no Verdict line")
 	}
-	checkServerWatched(t, run)
+	checkServerWatched(t, run, "dovecot.cpu_cores", "postfix.cpu_cores", "host.cpu_percent", "mailbench.cpu_cores",
+		"dovecot_stats.dovecot_imap_command_per_s", "dovecot_stats.dovecot_auth_success_per_s", "dovecot.processes")
 }
 
 // checkServerWatched: the shipped config's [server] sources saw the
-// Dovecot+Postfix the run loaded: their processes worked, Dovecot's own
-// statistics counted the IMAP commands and logins, and no source failed.
-func checkServerWatched(t *testing.T, run *report.Run) {
+// servers the run loaded: no source failed, and each named figure shows
+// some use during the run (their processes worked, a server's own
+// statistics counted the IMAP commands and logins).
+func checkServerWatched(t *testing.T, run *report.Run, figures ...string) {
 	t.Helper()
 	s := run.Server
 	if s == nil {
@@ -252,13 +254,9 @@ func checkServerWatched(t *testing.T, run *report.Run) {
 			t.Errorf("source %s: %d of %d samples failed (last: %s)", src.Name, src.Failures, src.Samples, src.LastError)
 		}
 	}
-	for _, name := range []string{"dovecot.cpu_cores", "postfix.cpu_cores", "host.cpu_percent", "mailbench.cpu_cores",
-		"dovecot_stats.dovecot_imap_command_per_s", "dovecot_stats.dovecot_auth_success_per_s"} {
+	for _, name := range figures {
 		if f, ok := s.Figure(name); !ok || f.Peak <= 0 {
 			t.Errorf("figure %s: %+v (present %v): want some use during the run", name, f, ok)
 		}
-	}
-	if f, ok := s.Figure("dovecot.processes"); !ok || f.Mean < 2 {
-		t.Errorf("dovecot's processes: %+v", f)
 	}
 }
