@@ -159,6 +159,21 @@ func (p *Probe) unsteady(f measure.Function) bool {
 	return false
 }
 
+// curveServerFigures are the server figures of any point of the curve,
+// sorted.
+func curveServerFigures(curve []CurvePoint) []string {
+	var out []string
+	for _, c := range curve {
+		for name := range c.Server {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // BoundingRowLine renders BoundingRow ("" when none).
 func (r *Result) BoundingRowLine() string {
 	b := r.BoundingRow()
@@ -168,6 +183,32 @@ func (r *Result) BoundingRowLine() string {
 	return fmt.Sprintf("Bounding row (the server's): %s, p95 %s ms, %s%% within %v against >%s%% required (%s operations)",
 		b.Function, report.FormatMS(b.P95), report.FormatFloat(math.Floor(b.PercentCompliant*100)/100, 2), b.Limit,
 		report.FormatFloat(b.RequiredPercent, 1), report.FormatCount(b.Operations))
+}
+
+// KneeLines say what was observed of the server ([server]) at the
+// knee: beside the bounding run, and beside the highest run that passed
+// below it, so that what rose between them shows; none without server
+// figures. An observation alongside the failing row, not a proven cause.
+func (r *Result) KneeLines() []string {
+	if r.Bounding < 0 || r.Bounding >= len(r.Probes) {
+		return nil
+	}
+	b := r.Probes[r.Bounding]
+	if b.Run == nil || b.Run.ServerLine() == "" {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("Observed at the knee, beside the bounding run (not a proven cause): at %s: %s", r.stepText(b.Rate, b.Connected), b.Run.ServerLine())}
+	best := -1
+	for i, p := range r.Probes {
+		if p.Pass && p.Run != nil && p.Level < b.Level && (best < 0 || p.Level > r.Probes[best].Level) {
+			best = i
+		}
+	}
+	if best >= 0 && r.Probes[best].Run.ServerLine() != "" {
+		p := r.Probes[best]
+		lines = append(lines, fmt.Sprintf("  and at %s, the highest that passed: %s", r.stepText(p.Rate, p.Connected), p.Run.ServerLine()))
+	}
+	return lines
 }
 
 // PrepareLine says what growing the population cost ("" when nothing was
@@ -194,7 +235,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Sprintf("Sizing: %q (%s), precision %s%%, %d runs in %v", r.Name, target, report.FormatFloat(r.Precision, 1), len(r.Probes), r.Elapsed.Round(time.Second)),
 	}}
 	head := []string{r.CapacityLine()}
-	for _, l := range []string{r.BoundingLine(), r.BoundingRowLine(), r.PrepareLine()} {
+	for _, l := range append([]string{r.BoundingLine(), r.BoundingRowLine()}, append(r.KneeLines(), r.PrepareLine())...) {
 		if l != "" {
 			head = append(head, l)
 		}
@@ -234,6 +275,18 @@ func (r *Result) WriteText(w io.Writer) error {
 				return "-"
 			}
 			return report.FormatMS(d)
+		})
+	}
+	for _, name := range curveServerFigures(curve) {
+		t.Add("server "+name, func(i int) string {
+			v, ok := curve[i].Server[name]
+			if !ok {
+				return "-"
+			}
+			if strings.HasSuffix(name, "_percent") {
+				return report.FormatFloat(v, 0) + "%"
+			}
+			return report.FormatFloat(v, 2)
 		})
 	}
 	for _, fn := range fns {
@@ -296,6 +349,8 @@ type jsonResult struct {
 	FixedWhy    string           `json:"fixed_users_why,omitempty"`
 	Mailbench   string           `json:"mailbench_bound,omitempty"`
 	BoundingRow *jsonRowSummary  `json:"bounding_row"`
+	// Knee is what was observed of the server at the knee (KneeLines).
+	Knee []string `json:"knee_server,omitempty"`
 	Prepared    jsonPrepared     `json:"prepared"`
 	Bounding    *int             `json:"bounding_run"` // 0-based index into runs; null: none
 	ElapsedS    float64          `json:"elapsed_s"`
@@ -343,6 +398,8 @@ type jsonCurvePoint struct {
 	Pass      bool             `json:"pass"`
 	Purpose   Purpose          `json:"purpose"`
 	P95US     map[string]int64 `json:"p95_us"`
+	// Server are the step's server figures (CurvePoint.Server).
+	Server map[string]float64 `json:"server,omitempty"`
 	// The fields below are absent in schema version 1.
 	Users     int                `json:"users"`
 	Outcome   Outcome            `json:"outcome"`
@@ -375,7 +432,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Axis:        r.Axis,
 		PerUserHour: r.PerUserHour, Precision: r.Precision, BudgetS: r.Budget.Seconds(), Start: r.Start,
 		Stopped: r.Stopped, ElapsedS: r.Elapsed.Seconds(), Runs: []jsonProbe{}, Curve: []jsonCurvePoint{},
-		FixedUsers: r.FixedUsers, FixedWhy: r.FixedUsersWhy, Mailbench: r.MailbenchBound,
+		FixedUsers: r.FixedUsers, FixedWhy: r.FixedUsersWhy, Mailbench: r.MailbenchBound, Knee: r.KneeLines(),
 		Prepared: jsonPrepared{Users: r.PreparedUsers, Messages: r.PreparedMessages, ElapsedS: r.PrepareTime.Seconds()},
 		Capacity: jsonCapacity{Found: r.Found(), Converged: r.Converged, Confirmed: r.Confirmed,
 			SessionsPerH: r.Low, Users: r.Users(r.Low), BracketLow: r.Low},
@@ -417,7 +474,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	for _, c := range r.Curve() {
 		jc := jsonCurvePoint{Rate: c.Rate, Level: c.Level, Connected: c.Connected, Achieved: c.Achieved, Pass: c.Pass, Purpose: c.Purpose, P95US: map[string]int64{},
-			Users: c.Users, Outcome: c.Outcome, BandLow: c.BandLow, BandHigh: c.BandHigh, Compliant: c.Compliant}
+			Users: c.Users, Outcome: c.Outcome, BandLow: c.BandLow, BandHigh: c.BandHigh, Compliant: c.Compliant, Server: c.Server}
 		for fn, d := range c.P95 {
 			jc.P95US[fn] = d.Microseconds()
 		}

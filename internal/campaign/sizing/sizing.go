@@ -827,6 +827,17 @@ type CurvePoint struct {
 	Purpose           Purpose
 	P95               map[string]time.Duration // per function row that ran
 	Compliant         map[string]float64       // percent within the limit, per function row that ran
+	// Server is what was observed of the server ([server]): each CPU,
+	// disk and memory figure's mean over the run's measurement window.
+	Server map[string]float64
+}
+
+// kneeFigure reports whether a server figure is one the curve and the knee
+// line show: the CPU of the host and of each process group (the
+// generator's too), the busiest disk and the memory used.
+func kneeFigure(name string) bool {
+	return name == "host.cpu_percent" || strings.HasSuffix(name, ".cpu_cores") && name != "host.cpu_cores" ||
+		name == "host.disk_util_percent" || name == "host.mem_used_percent"
 }
 
 // Curve is every run that produced a report, by rate (then by order run):
@@ -847,6 +858,14 @@ func (r *Result) Curve() []CurvePoint {
 			if row.Operations > 0 {
 				cp.P95[string(row.Function)] = row.P95
 				cp.Compliant[string(row.Function)] = 100 * float64(row.WithinLimit) / float64(row.Operations)
+			}
+		}
+		if s := p.Run.Server; s != nil {
+			cp.Server = map[string]float64{}
+			for _, f := range s.Figures {
+				if kneeFigure(f.Name) {
+					cp.Server[f.Name] = f.Mean
+				}
 			}
 		}
 		out = append(out, cp)

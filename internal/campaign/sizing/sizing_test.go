@@ -116,6 +116,12 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 
 		Functions: stats,
 	}
+	// The server's CPU rises with the load: what the knee lines report.
+	run.Server = &metrics.ServerReport{Cores: 2, Figures: []metrics.ServerFigure{
+		{Name: "host.cpu_percent", Unit: "%", Mean: 90 * load / s.capacity, Peak: 95 * load / s.capacity, Samples: 10},
+		{Name: "dovecot.cpu_cores", Unit: "cores", Mean: 1.5 * load / s.capacity, Peak: 1.6 * load / s.capacity, Samples: 10},
+		{Name: "dovecot.rss_bytes", Unit: "bytes", Mean: 1 << 20, Peak: 1 << 20, Samples: 10},
+	}}
 	if s.late != nil {
 		run.SessionsLate = s.late(rate)
 	}
@@ -221,7 +227,9 @@ func TestSearchCurveAndRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Capacity: ", "confirmed", "Bounded by ", "IMAP Connect", "SMTP Data", "p95 (ms) and % compliant per function against load",
-		"Bounding row (the server's): ", "users", "target's 95% band"} {
+		"Bounding row (the server's): ", "users", "target's 95% band",
+		"Observed at the knee, beside the bounding run (not a proven cause): at ", "host CPU ", "of 2 cores", "dovecot ", "the highest that passed: ",
+		"server dovecot.cpu_cores", "server host.cpu_percent"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -236,6 +244,12 @@ func TestSearchCurveAndRender(t *testing.T) {
 	}
 	if back.Low != res.Low || back.High != res.High || len(back.Probes) != len(res.Probes) || !back.Found() || back.Bounding != res.Bounding {
 		t.Errorf("read back: %+v", back)
+	}
+	if !strings.Contains(js.String(), `"knee_server": [`) || !strings.Contains(js.String(), `"dovecot.cpu_cores":`) {
+		t.Error("the JSON lacks the knee's server line or the steps' server figures")
+	}
+	if strings.Contains(text.String(), "server dovecot.rss_bytes") {
+		t.Error("the curve shows a figure that is not a knee figure")
 	}
 	var text2 bytes.Buffer
 	back.Elapsed = res.Elapsed
