@@ -88,6 +88,11 @@ func (f *fakeServer) run(stop, kill context.Context, cfg *workload.Config) (*rep
 	if rate > f.capacity*1.1 {
 		run.Delivery.Duplicated = 1
 	}
+	// The server's CPU with the load, a little different each iteration.
+	run.Server = &metrics.ServerReport{Cores: 2, Figures: []metrics.ServerFigure{
+		{Name: "host.cpu_percent", Unit: "%", Mean: 60*rate/f.capacity + float64(pos), Samples: 6},
+		{Name: "postfix.cpu_cores", Unit: "cores", Mean: 0.5 * rate / f.capacity, Samples: 6},
+	}}
 	run.Evaluate(rules)
 	if f.onCall != nil {
 		f.onCall(call, run)
@@ -229,6 +234,11 @@ func TestRunLevelsAndIterations(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "three-iterations.txt", buf.Bytes())
+	for _, want := range []string{"server host.cpu_percent", "server postfix.cpu_cores", "0.50"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("sweep text lacks %q", want)
+		}
+	}
 	if !strings.Contains(buf.String(), "Capacity: the highest level compliant in every iteration: 100% (11,880 sessions/hour ≡ 2,500 users)") {
 		t.Errorf("capacity line:\n%s", buf.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/mailbench/mailbench/report"
@@ -75,6 +76,18 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		return report.FormatCount(l.Lost) + " / " + report.FormatCount(l.Duplicated)
 	})
+	for _, name := range r.serverFigures() {
+		line("server "+name, func(l *Level) string {
+			v, ok := l.serverMedian(name)
+			if !ok {
+				return "-"
+			}
+			if strings.HasSuffix(name, "_percent") {
+				return report.FormatFloat(v, 0) + "%"
+			}
+			return report.FormatFloat(v, 2)
+		})
+	}
 	always("iterations", func(l *Level) string {
 		vs := make([]string, len(l.Iterations))
 		for i, it := range l.Iterations {
@@ -150,4 +163,50 @@ func decimals(pct float64) int {
 		return 0
 	}
 	return 1
+}
+
+// serverFigures are the server figures ([server]) that run out first, of
+// any iteration of any level: the host's CPU share, each process group's
+// cores (the generator's too), the busiest disk, the memory used.
+func (r *Result) serverFigures() []string {
+	var out []string
+	for _, l := range r.Levels {
+		for _, it := range l.Iterations {
+			if it.Run == nil || it.Run.Server == nil {
+				continue
+			}
+			for _, f := range it.Run.Server.Figures {
+				n := f.Name
+				keep := n == "host.cpu_percent" || n == "host.disk_util_percent" || n == "host.mem_used_percent" ||
+					strings.HasSuffix(n, ".cpu_cores") && n != "host.cpu_cores"
+				if keep && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// serverMedian is the median over the level's iterations of a server
+// figure's mean over each measurement window.
+func (l *Level) serverMedian(name string) (float64, bool) {
+	var vs []float64
+	for _, it := range l.Iterations {
+		if it.Run == nil {
+			continue
+		}
+		if f, ok := it.Run.Server.Figure(name); ok {
+			vs = append(vs, f.Mean)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 0 {
+		return (vs[n/2-1] + vs[n/2]) / 2, true
+	}
+	return vs[len(vs)/2], true
 }
