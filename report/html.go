@@ -186,6 +186,8 @@ type htmlRun struct {
 	Health []string
 	// OverTime is the "Over time" table (text lines).
 	OverTime []string
+	// Server is what was observed of the server ([server]; text lines).
+	Server []string
 	Charts   []htmlChart
 }
 
@@ -452,6 +454,9 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		fmt.Fprintf(&health, "GENERATOR-BOUND: %s\n", joinReasons(why))
 	}
 	v.Health = textLines(health.String())
+	var server bytes.Buffer
+	writeServer(&server, r.Server)
+	v.Server = textLines(server.String())
 	var overTime bytes.Buffer
 	writeTimeline(&overTime, r.Timeline, DefaultTextWidth)
 	v.OverTime = textLines(overTime.String())
@@ -474,6 +479,10 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	}
 	if s, ok := timelineDeliveryChart(r.Timeline, r.Table); ok {
 		add(s, "Delivery times over time (p95)", "The 95th percentile per interval of each delivery time, by the time the mail was accepted, against its limit (dashed); logarithmic scale."+interval, 300)
+	}
+	if s, ok := serverChart(r.Server); ok {
+		add(s, "Server over time", "What the server used beside the run ([server]): the CPU of each process group and of the generator in cores (left axis), the host's CPU and busiest disk in percent (right axis, dashed); sampled every "+
+			trimFloat(r.Server.IntervalSeconds)+" s from the run's start. Observations alongside the load, not a proven cause.", 300)
 	}
 	if s, ok := timelineLoadChart(r.Timeline, r.TargetSessionsPerHour); ok {
 		add(s, "Load over time", "Sessions started per interval (bars, left axis); protocol operations and their errors per second, and deliveries per second when timed (lines, right axis).", 300)
@@ -616,6 +625,41 @@ func timelineDeliveryChart(tl []metrics.Point, t compliance.Table) (chartSpec, b
 		ds := chartDataset{Label: "limit (" + compliance.FormatLimitSeconds(l) + " s)", Color: colorLimit, Dash: true, Data: make([]*float64, len(tl))}
 		for k := range tl {
 			ds.Data[k] = logMS(l)
+		}
+		s.Datasets = append(s.Datasets, ds)
+	}
+	return s, true
+}
+
+// serverChart draws the server's CPU and disk over the run, when
+// [server] watched anything with those figures.
+func serverChart(srv *metrics.ServerReport) (chartSpec, bool) {
+	if srv == nil || len(srv.Timeline) < 2 {
+		return chartSpec{}, false
+	}
+	var names []string
+	for _, f := range srv.Figures {
+		if strings.HasSuffix(f.Name, ".cpu_cores") && f.Name != "host.cpu_cores" || f.Name == "host.cpu_percent" || f.Name == "host.disk_util_percent" {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) == 0 {
+		return chartSpec{}, false
+	}
+	t0 := srv.Timeline[0].At
+	s := chartSpec{ID: "server", Type: "line", XTitle: "time into the run (m:ss)", YTitle: "cores", Y2Title: "percent"}
+	for _, p := range srv.Timeline {
+		s.Labels = append(s.Labels, fmtOffset(p.At.Sub(t0)))
+	}
+	for i, name := range names {
+		ds := chartDataset{Label: name, Color: distinctColors[i%len(distinctColors)], Data: make([]*float64, len(srv.Timeline))}
+		if strings.HasSuffix(name, "_percent") {
+			ds.Axis, ds.Dash = "y2", true
+		}
+		for k, p := range srv.Timeline {
+			if v, ok := p.Values[name]; ok {
+				ds.Data[k] = num(math.Round(v*1000) / 1000)
+			}
 		}
 		s.Datasets = append(s.Datasets, ds)
 	}
@@ -1176,6 +1220,14 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
 <h3>Is the run valid? The generator's health and the server's clock</h3>
 <pre class="lines health">
 {{- range .Health}}
+{{.}}
+{{- end}}
+</pre>
+{{- end}}
+{{- if .Server}}
+<h3>The server's resources</h3>
+<pre class="lines server">
+{{- range .Server}}
 {{.}}
 {{- end}}
 </pre>

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // The browser test opens the HTML report in headless Chromium (Debian's
@@ -98,6 +100,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}{
 		{"html-report-single", []*Run{full}, HTMLOptions{}},
 		{"html-report-compare", []*Run{full, failing}, HTMLOptions{Labels: []string{"dovecot-2.3", ""}}},
+		{"html-report-server", []*Run{withServer(readFixture(t, "html_full.json.golden"))}, HTMLOptions{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
@@ -200,4 +203,14 @@ func checkScreenshot(t *testing.T, path string, width int) {
 	if len(colours) < 64 {
 		t.Errorf("screenshot %s has %d colours: blank or unstyled?", path, len(colours))
 	}
+}
+
+// withServer gives r a [server] section: CPU rising over ten samples.
+func withServer(r *Run) *Run {
+	r.Server = serverFixture()
+	for i := range 10 {
+		r.Server.Timeline = append(r.Server.Timeline, metrics.ServerPoint{At: r.Started.Add(time.Duration(i) * 10 * time.Second),
+			Values: map[string]float64{"host.cpu_percent": 50 + 5*float64(i), "host.disk_util_percent": 20, "dovecot.cpu_cores": 0.5 + 0.1*float64(i), "mailbench.cpu_cores": 0.4}})
+	}
+	return r
 }

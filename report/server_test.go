@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -72,5 +73,27 @@ func TestServerSection(t *testing.T) {
 	}
 	if back.Server == nil || len(back.Server.Figures) != 5 || len(back.ServerCriteria) != 3 || back.ServerCriteria[0].Pass {
 		t.Errorf("read back: %+v %+v", back.Server, back.ServerCriteria)
+	}
+}
+
+// TestServerInHTML: the page has the server's section and its chart,
+// with the process groups' cores and the host's percent on their own axis.
+func TestServerInHTML(t *testing.T) {
+	r := compliantRun()
+	r.Server = serverFixture()
+	for i := range 3 {
+		r.Server.Timeline = append(r.Server.Timeline, metrics.ServerPoint{At: r.Started.Add(time.Duration(i) * 10 * time.Second),
+			Values: map[string]float64{"host.cpu_percent": 80 + float64(i), "dovecot.cpu_cores": 1 + 0.1*float64(i), "mailbench.cpu_cores": 0.4}})
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, []*Run{r}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{"<h3>The server's resources</h3>", `id="run-server"`, "dovecot     cpu_cores 1.10 / 1.60 cores",
+		`"label":"host.cpu_percent"`, `"axis":"y2"`, `"label":"dovecot.cpu_cores"`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
 	}
 }
