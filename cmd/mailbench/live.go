@@ -7,6 +7,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/telemetry/promexport"
+	"github.com/mailbench/mailbench/metrics"
 )
 
 // runOptions are the library options of run, sweep and compare-tls: the
@@ -30,6 +31,7 @@ func (f runFlags) runOptions(e *env, quiet bool, name string) (orchestrator.Opti
 		fmt.Fprintf(e.stderr, "metrics: http://%s/metrics\n", addr)
 	}
 	opts.Observer = exp
+	opts.ServerSample = func(p metrics.ServerPoint) { exp.SetServer(p.Values) }
 	progress := opts.Progress
 	opts.Progress = func(p session.RunProgress) {
 		exp.SetSessions(promexport.Sessions{User: p.Sessions, Active: p.Active, Elapsed: p.Elapsed, Connected: p.Connected, ConnectedTarget: p.ConnectedTarget})

@@ -42,6 +42,9 @@ type Options struct {
 	// Self is mailbench's own pid, whose CPU the host source gives apart
 	// ("mailbench.cpu_cores"); 0: os.Getpid().
 	Self int
+	// OnSample, when set, is told of every sample as it is recorded (a
+	// live metrics endpoint). It must not block.
+	OnSample func(metrics.ServerPoint)
 }
 
 // Watcher samples the sources of a [server] config.
@@ -56,6 +59,8 @@ type Watcher struct {
 	order   []string
 	units   map[string]string
 	stats   []metrics.ServerSource
+
+	onSample func(metrics.ServerPoint)
 }
 
 // New returns the Watcher of cfg. It performs no I/O: a source that
@@ -73,7 +78,7 @@ func New(cfg workload.ServerConfig, opts Options) *Watcher {
 	if opts.Self == 0 {
 		opts.Self = os.Getpid()
 	}
-	w := &Watcher{timeout: cfg.Timeout.Duration, units: map[string]string{}}
+	w := &Watcher{timeout: cfg.Timeout.Duration, units: map[string]string{}, onSample: opts.OnSample}
 	if w.timeout <= 0 {
 		w.timeout = 2 * time.Second
 	}
@@ -130,6 +135,9 @@ func (w *Watcher) Sample(ctx context.Context, now time.Time) {
 			}
 			p.Values[v.name] = v.v
 		}
+	}
+	if w.onSample != nil {
+		w.onSample(p)
 	}
 	if len(w.points) >= metrics.MaxServerPoints {
 		w.dropped++

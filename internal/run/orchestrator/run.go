@@ -72,6 +72,9 @@ type Options struct {
 	// phase, as the recorder does (a live metrics endpoint, say). It must
 	// be safe for concurrent use and must not block.
 	Observer measure.Observer
+	// ServerSample, when set, is told of every sample of the server
+	// ([server]) as it is taken. It must not block.
+	ServerSample func(metrics.ServerPoint)
 	// IgnoreMemoryBudget runs a plan whose memory estimate exceeds the
 	// machine's available memory (workload.Plan.Memory); by default Run
 	// refuses it with a ConfigError before any work starts.
@@ -352,7 +355,7 @@ func (e *Execution) startServerWatch(kill context.Context) (end func()) {
 	if !e.cfg.Server.Watched() {
 		return func() {}
 	}
-	e.server = serverwatch.New(e.cfg.Server, serverwatch.Options{})
+	e.server = serverwatch.New(e.cfg.Server, serverwatch.Options{OnSample: e.opts.ServerSample})
 	ctx, cancel := context.WithCancel(kill)
 	done := make(chan struct{})
 	go func() {

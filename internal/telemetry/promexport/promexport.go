@@ -38,6 +38,7 @@ type Exporter struct {
 	duration   *prometheus.HistogramVec
 	operations *prometheus.CounterVec
 	sessions   atomic.Pointer[Sessions]
+	server     *prometheus.GaugeVec
 }
 
 // Sessions are the open model's counts so far (see schedule.Counts).
@@ -68,7 +69,12 @@ func New(name string) *Exporter {
 		Help:        "Timed operations by function and result class (ok, or the error class).",
 		ConstLabels: constLabels,
 	}, []string{"function", "class"})
-	e.reg.MustRegister(e.duration, e.operations,
+	e.server = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "mailbench", Name: "server_figure",
+		Help:        "The server under test's figures at the last [server] sample (figure: source.figure, e.g. host.cpu_percent, dovecot.cpu_cores).",
+		ConstLabels: constLabels,
+	}, []string{"figure"})
+	e.reg.MustRegister(e.duration, e.operations, e.server,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, get func(Sessions) float64) prometheus.Collector {
@@ -135,6 +141,14 @@ func (e *Exporter) Observe(o measure.Observation) {
 // SetSessions records the latest session counts (from the run's progress
 // callback, about once a second).
 func (e *Exporter) SetSessions(s Sessions) { e.sessions.Store(&s) }
+
+// SetServer publishes the figures of a [server] sample; a figure the
+// sample lacks keeps its last value.
+func (e *Exporter) SetServer(values map[string]float64) {
+	for name, v := range values {
+		e.server.WithLabelValues(name).Set(v)
+	}
+}
 
 // Handler serves the registry in the Prometheus exposition formats.
 func (e *Exporter) Handler() http.Handler {

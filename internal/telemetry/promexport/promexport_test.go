@@ -19,6 +19,8 @@ func TestEndpointServesTheRun(t *testing.T) {
 	e.Observe(measure.Observation{Function: measure.IMAPConnect, Duration: 7 * time.Second, Class: measure.Timeout, Err: errors.New("timed out")})
 	e.Observe(measure.Observation{Function: measure.DeliveryLocal, Duration: 2 * time.Second})
 	e.SetSessions(Sessions{User: schedule.Counts{Scheduled: 10, Started: 9, Late: 2, Dropped: 1}, Active: 4, Elapsed: 90 * time.Second, Connected: 7, ConnectedTarget: 8})
+	e.SetServer(map[string]float64{"host.cpu_percent": 42.5, "dovecot.cpu_cores": 0.8})
+	e.SetServer(map[string]float64{"host.cpu_percent": 61})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -49,6 +51,8 @@ func TestEndpointServesTheRun(t *testing.T) {
 		`mailbench_connected_clients{run="quick"} 7`,
 		`mailbench_connected_clients_target{run="quick"} 8`,
 		`mailbench_run_elapsed_seconds{run="quick"} 90`,
+		`mailbench_server_figure{figure="host.cpu_percent",run="quick"} 61`,
+		`mailbench_server_figure{figure="dovecot.cpu_cores",run="quick"} 0.8`,
 		`go_gc_duration_seconds`,
 		`process_cpu_seconds_total`,
 	} {
