@@ -1072,7 +1072,7 @@ section.card, details.run > .body { background: #fff; border: 1px solid var(--li
 details.run > summary { cursor: pointer; font-size: 18px; font-weight: 600; margin: 24px 0 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: right; vertical-align: top; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; white-space: normal; word-break: break-all; }
+th:first-child, td:first-child { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
 thead th { background: #eef1f5; font-weight: 600; }
 table.kv th { text-align: left; width: 15em; font-weight: 600; background: none; white-space: nowrap; word-break: normal; }
 table.kv td { text-align: left; white-space: normal; }
