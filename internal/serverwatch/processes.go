@@ -26,10 +26,10 @@ type processes struct {
 	cfg  workload.ServerProcessSource
 	opts Options
 
-	prevAt                                 time.Time
-	prevCPU, prevRead, prevWrite, prevRops float64
-	prevWops, prevCtx                      float64
-	ioKnown                                bool
+	prevAt                                          time.Time
+	prevCPU, prevSys, prevRead, prevWrite, prevRops float64
+	prevWops, prevCtx                               float64
+	ioKnown                                         bool
 }
 
 func newProcesses(cfg workload.ServerProcessSource, opts Options) *processes {
@@ -111,7 +111,7 @@ func (p *processes) sample(_ context.Context, now time.Time) ([]value, error) {
 	if len(procs) == 0 {
 		return []value{{p.cfg.Name + ".processes", "", 0}}, fmt.Errorf("no process matches")
 	}
-	var cpu, rss, threads, read, write, rops, wops, ctxs, files float64
+	var cpu, sys, rss, threads, read, write, rops, wops, ctxs, files float64
 	ioKnown, filesKnown := true, true
 	n := 0
 	for _, pr := range procs {
@@ -121,6 +121,7 @@ func (p *processes) sample(_ context.Context, now time.Time) ([]value, error) {
 		}
 		n++
 		cpu += st.CPUTime() + float64(st.CUTime+st.CSTime)/userHZ
+		sys += float64(int(st.STime)+st.CSTime) / userHZ
 		rss += float64(st.ResidentMemory())
 		threads += float64(st.NumThreads)
 		if io, err := pr.IO(); err == nil {
@@ -148,6 +149,7 @@ func (p *processes) sample(_ context.Context, now time.Time) ([]value, error) {
 			// group takes its time with it: the drop is no negative use.
 			rate := func(cur, prev float64) float64 { return max(cur-prev, 0) / secs }
 			out = append(out, value{name + ".cpu_cores", "cores", rate(cpu, p.prevCPU)},
+				value{name + ".cpu_system_cores", "cores", rate(sys, p.prevSys)},
 				value{name + ".ctx_switches_per_s", "/s", rate(ctxs, p.prevCtx)})
 			if ioKnown && p.ioKnown {
 				out = append(out, value{name + ".read_bytes_per_s", "bytes/s", rate(read, p.prevRead)},
@@ -157,7 +159,7 @@ func (p *processes) sample(_ context.Context, now time.Time) ([]value, error) {
 			}
 		}
 	}
-	p.prevAt, p.prevCPU, p.prevCtx = now, cpu, ctxs
+	p.prevAt, p.prevCPU, p.prevSys, p.prevCtx = now, cpu, sys, ctxs
 	p.prevRead, p.prevWrite, p.prevRops, p.prevWops, p.ioKnown = read, write, rops, wops, ioKnown
 	return out, nil
 }

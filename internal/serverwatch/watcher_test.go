@@ -99,7 +99,7 @@ func TestFakeProc(t *testing.T) {
 	last := rep.Timeline[1].Values
 	want := map[string]float64{
 		"dovecot.processes": 3, "dovecot.threads": 4, "dovecot.rss_bytes": float64(1600 * os.Getpagesize()), "dovecot.cpu_cores": 0.25,
-		"dovecot.open_files": 3, "dovecot.read_ops_per_s": 15, "dovecot.ctx_switches_per_s": 150,
+		"dovecot.open_files": 3, "dovecot.cpu_system_cores": 0, "dovecot.read_ops_per_s": 15, "dovecot.ctx_switches_per_s": 150,
 		"byname.processes": 1, "byname.cpu_cores": 1,
 		"host.cpu_percent": 50, "host.cpu_cores": 1, "host.mem_used_bytes": 1000000 * 1024, "host.mem_used_percent": 25, "host.load1": 1.5,
 		"host.disk_util_percent": 25, "mailbench.cpu_cores": 1,
