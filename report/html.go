@@ -180,15 +180,19 @@ type htmlRun struct {
 	// ConnectNotes: the TLS attribution of each connect function
 	// (metrics.FunctionBreakdown.StallLine).
 	ConnectNotes []string
-	Delivery     []string
-	// Health is the evidence that the run is valid: the generator's own
-	// lateness, CPU and GC, and the server's clock (text lines).
-	Health []string
-	// OverTime is the "Over time" table (text lines).
-	OverTime []string
-	// Server is what was observed of the server ([server]; text lines).
-	Server []string
+	// Sections are the report's text sections, each under its title:
+	// the evidence that the run is valid (the generator's health, the
+	// server's clock), the server's resources, the over-time table and
+	// the delivery accounting; a section without lines is left out.
+	Sections []htmlLines
 	Charts   []htmlChart
+}
+
+// htmlLines is a text section of the page, its lines as the text report
+// has them.
+type htmlLines struct {
+	Title, Class string
+	Lines        []string
 }
 
 type htmlRow struct {
@@ -437,10 +441,11 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 			}
 		}
 	}
+	var deliveryLines []string
 	if r.Delivery != nil {
-		v.Delivery = r.Delivery.Lines()
+		deliveryLines = r.Delivery.Lines()
 		if c := r.DeliveryChecks; c != nil {
-			v.Delivery = append(v.Delivery, fmt.Sprintf("Delivery checker       %s checks, %s IMAP commands (not timed), %s errors",
+			deliveryLines = append(deliveryLines, fmt.Sprintf("Delivery checker       %s checks, %s IMAP commands (not timed), %s errors",
 				fmtInt(c.Checks), fmtInt(c.Commands), fmtInt(c.Errors)))
 		}
 	}
@@ -453,13 +458,19 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if why := r.GeneratorBound(); len(why) > 0 {
 		fmt.Fprintf(&health, "GENERATOR-BOUND: %s\n", joinReasons(why))
 	}
-	v.Health = textLines(health.String())
-	var server bytes.Buffer
+	var server, overTime bytes.Buffer
 	writeServer(&server, r.Server)
-	v.Server = textLines(server.String())
-	var overTime bytes.Buffer
 	writeTimeline(&overTime, r.Timeline, DefaultTextWidth)
-	v.OverTime = textLines(overTime.String())
+	for _, sec := range []htmlLines{
+		{"Is the run valid? The generator's health and the server's clock", "health", textLines(health.String())},
+		{"The server's resources", "server", textLines(server.String())},
+		{"Over time", "overtime", textLines(overTime.String())},
+		{"Delivery accounting", "delivery", deliveryLines},
+	} {
+		if len(sec.Lines) > 0 {
+			v.Sections = append(v.Sections, sec)
+		}
+	}
 
 	var specs []chartSpec
 	add := func(s chartSpec, title, note string, height int) {
@@ -1216,34 +1227,10 @@ window.addEventListener("unhandledrejection", function (e) { window.mbError("unh
 <p class="connect-note">{{.}}</p>
 {{- end}}
 {{- end}}
-{{- if .Health}}
-<h3>Is the run valid? The generator's health and the server's clock</h3>
-<pre class="lines health">
-{{- range .Health}}
-{{.}}
-{{- end}}
-</pre>
-{{- end}}
-{{- if .Server}}
-<h3>The server's resources</h3>
-<pre class="lines server">
-{{- range .Server}}
-{{.}}
-{{- end}}
-</pre>
-{{- end}}
-{{- if .OverTime}}
-<h3>Over time</h3>
-<pre class="lines overtime">
-{{- range .OverTime}}
-{{.}}
-{{- end}}
-</pre>
-{{- end}}
-{{- if .Delivery}}
-<h3>Delivery accounting</h3>
-<pre class="lines delivery">
-{{- range .Delivery}}
+{{- range .Sections}}
+<h3>{{.Title}}</h3>
+<pre class="lines {{.Class}}">
+{{- range .Lines}}
 {{.}}
 {{- end}}
 </pre>

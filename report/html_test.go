@@ -173,7 +173,7 @@ func TestWriteHTMLStructure(t *testing.T) {
 		t.Errorf("body data-charts: %q, want 7", m)
 	}
 	checkChartsReadFirst(t, page)
-	for _, s := range []string{"<h3>Is the run valid? The generator's health and the server's clock</h3>", "Session start lateness", "<h3>Over time</h3>"} {
+	for _, s := range []string{"<h3>Is the run valid? The generator&#39;s health and the server&#39;s clock</h3>", "Session start lateness", "<h3>Over time</h3>"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}

@@ -90,7 +90,7 @@ func TestServerInHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, s := range []string{"<h3>The server's resources</h3>", `id="run-server"`, "dovecot     cpu_cores 1.10 / 1.60 cores",
+	for _, s := range []string{"<h3>The server&#39;s resources</h3>", `id="run-server"`, "dovecot     cpu_cores 1.10 / 1.60 cores",
 		`"label":"host.cpu_percent"`, `"axis":"y2"`, `"label":"dovecot.cpu_cores"`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
