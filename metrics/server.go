@@ -12,8 +12,8 @@ import (
 // the load, never a proven cause of a result.
 type ServerReport struct {
 	// IntervalSeconds is the time between samples (the timeline's).
-	IntervalSeconds float64 `json:"interval_seconds"`
-	Sources  []ServerSource `json:"sources"`
+	IntervalSeconds float64        `json:"interval_seconds"`
+	Sources         []ServerSource `json:"sources"`
 	// Figures are over the measurement window, in the order the sources
 	// gave them.
 	Figures []ServerFigure `json:"figures"`

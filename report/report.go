@@ -117,8 +117,8 @@ type Run struct {
 	// ServerCriteria are mailbench's own rows of the table ([server]
 	// criteria): a server figure's mean at most Max; Evaluate judges them.
 	ServerCriteria []ServerCriterion `json:"server_criteria,omitempty"`
-	Sink     SinkSummary           `json:"sink"`
-	Warnings []string              `json:"warnings"`
+	Sink           SinkSummary       `json:"sink"`
+	Warnings       []string          `json:"warnings"`
 	// Delivery is the reconciliation of what was sent with what arrived
 	// (nil when not measured); lost, duplicated or corrupted mail fails
 	// the run whatever the table says.

@@ -337,25 +337,25 @@ type jsonResult struct {
 	campaign.Envelope
 	// Axis and Rate are absent in results before the connected axis
 	// (which read as the rate axis).
-	Axis        Axis             `json:"axis,omitempty"`
-	Rate        float64          `json:"rate_per_hour,omitempty"` // every step's rate, axis connected
-	PerUserHour float64          `json:"sessions_per_user_hour"`
-	Precision   float64          `json:"precision_percent"`
-	BudgetS     float64          `json:"budget_s"`
-	Start       float64          `json:"start_per_hour"`
-	Capacity    jsonCapacity     `json:"capacity"`
-	Stopped     string           `json:"stopped"`
-	FixedUsers  bool             `json:"fixed_users"`
-	FixedWhy    string           `json:"fixed_users_why,omitempty"`
-	Mailbench   string           `json:"mailbench_bound,omitempty"`
-	BoundingRow *jsonRowSummary  `json:"bounding_row"`
+	Axis        Axis            `json:"axis,omitempty"`
+	Rate        float64         `json:"rate_per_hour,omitempty"` // every step's rate, axis connected
+	PerUserHour float64         `json:"sessions_per_user_hour"`
+	Precision   float64         `json:"precision_percent"`
+	BudgetS     float64         `json:"budget_s"`
+	Start       float64         `json:"start_per_hour"`
+	Capacity    jsonCapacity    `json:"capacity"`
+	Stopped     string          `json:"stopped"`
+	FixedUsers  bool            `json:"fixed_users"`
+	FixedWhy    string          `json:"fixed_users_why,omitempty"`
+	Mailbench   string          `json:"mailbench_bound,omitempty"`
+	BoundingRow *jsonRowSummary `json:"bounding_row"`
 	// Knee is what was observed of the server at the knee (KneeLines).
-	Knee []string `json:"knee_server,omitempty"`
-	Prepared    jsonPrepared     `json:"prepared"`
-	Bounding    *int             `json:"bounding_run"` // 0-based index into runs; null: none
-	ElapsedS    float64          `json:"elapsed_s"`
-	Runs        []jsonProbe      `json:"runs"`
-	Curve       []jsonCurvePoint `json:"curve"`
+	Knee     []string         `json:"knee_server,omitempty"`
+	Prepared jsonPrepared     `json:"prepared"`
+	Bounding *int             `json:"bounding_run"` // 0-based index into runs; null: none
+	ElapsedS float64          `json:"elapsed_s"`
+	Runs     []jsonProbe      `json:"runs"`
+	Curve    []jsonCurvePoint `json:"curve"`
 }
 
 type jsonCapacity struct {
