@@ -1,4 +1,4 @@
-// Package connstats aggregates where the time of IMAP Connect and SMTP
+// This file aggregates where the time of IMAP Connect and SMTP
 // Connect went: TCP connect, TLS handshake, greeting (IMAP greeting, SMTP
 // banner + EHLO) and authentication, with counts of TLS handshakes and of
 // those that resumed an earlier session.
@@ -6,6 +6,7 @@
 // A Breakdown is fed observations (it is a measure.Observer) and hands out
 // Snapshots, which the report prints (WriteText) or stores (JSON). Nothing
 // here performs I/O except on the io.Writer given to WriteText.
+
 package metrics
 
 import (

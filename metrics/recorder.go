@@ -1,9 +1,10 @@
-// Package recorder routes timed operations to the statistics of the phase
+// This file routes timed operations to the statistics of the phase
 // they started in, and streams one record per operation to disk.
 //
 // Memory is bounded: a Recorder keeps exact counters and an HDR histogram per
 // function and phase (in Stats) and a few sample error messages,
 // never per-operation samples.
+
 package metrics
 
 import (

@@ -1,3 +1,8 @@
+// Package workload is the definition of a run: the config model (strict
+// TOML, file:line errors, defaults decoded over), the users, the phases
+// and the run's Window, and the plan (the session steps, the expected
+// load and the compliance rows) that `mailbench check` prints. It doesn't
+// perform network I/O.
 package workload
 
 import (

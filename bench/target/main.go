@@ -1,4 +1,4 @@
-// Command target serves mailbench's embedded target (package target) in a
+// Command target serves mailbench's embedded target (package demo) in a
 // process of its own, populated exactly as `mailbench run` populates it for
 // a workload file, so that the generator's CPU and the target's CPU can be
 // measured apart (bench/imap-cost, bench/rate, docs/performance.md). It

@@ -1,4 +1,4 @@
-// Package target is mailbench's embedded demo system under test: an
+// Package demo is mailbench's embedded demo system under test: an
 // in-memory IMAP server (go-imap v2's imapserver + imapmemserver) and an
 // SMTP server (go-smtp) on loopback listeners, so that `mailbench run`
 // works with zero set-up and unit tests need no external server. It is a

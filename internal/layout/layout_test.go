@@ -11,6 +11,8 @@ package layout
 import (
 	"encoding/json"
 	"errors"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -277,4 +279,62 @@ func TestReportNeedsNoProtocol(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPackageDocs: every package says what it is in one package comment
+// that names it ("// Package <name> ..."; a program: "// Command ..."),
+// and no file's comment above its package clause names another package.
+// The vendored go-imap and go-smtp keep upstream's comments.
+func TestPackageDocs(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}} {{join .GoFiles \",\"}}", "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		path, name, dir, files := strings.TrimPrefix(f[0], module), f[1], f[2], strings.Split(f[3], ",")
+		if strings.HasPrefix(path, "internal/goimap") || strings.HasPrefix(path, "internal/gosmtp") {
+			continue
+		}
+		want := "Package " + name + " "
+		if name == "main" {
+			want = "Command "
+		}
+		documented := false
+		for _, file := range files {
+			doc := packageComment(t, filepath.Join(dir, file))
+			switch {
+			case doc == "":
+			case strings.HasPrefix(doc, want):
+				documented = true
+			case strings.HasPrefix(doc, "Package ") || strings.HasPrefix(doc, "Command "):
+				t.Errorf("%s/%s: its package comment begins %q: this is package %s", path, file, firstWords(doc, 3), name)
+			}
+		}
+		if !documented {
+			t.Errorf("%s: no package comment beginning %q", path, want)
+		}
+	}
+}
+
+// packageComment is the comment directly above file's package clause ("":
+// none).
+func packageComment(t *testing.T, file string) string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Doc == nil {
+		return ""
+	}
+	return f.Doc.Text()
+}
+
+func firstWords(s string, n int) string {
+	w := strings.Fields(s)
+	return strings.Join(w[:min(n, len(w))], " ")
 }

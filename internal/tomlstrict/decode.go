@@ -1,3 +1,6 @@
+// Package tomlstrict decodes TOML strictly: every unknown key and every
+// value of the wrong type is an error naming its file and line, all of
+// them at once, and the lines of the keys stay known for later checks.
 package tomlstrict
 
 import (

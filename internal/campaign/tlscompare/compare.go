@@ -1,4 +1,4 @@
-// Package compare runs one workload at one load several times, once per
+// Package tlscompare runs one workload at one load several times, once per
 // way of reaching the server — plaintext, TLS, TLS with session resumption —
 // and puts the results side by side: sessions/hour achieved, connect time
 // and its breakdown, resumed handshakes, compliance, and the generator's CPU

@@ -1,4 +1,4 @@
-// Package deliverywatch times local deliveries to the millisecond: it
+// Package idlewatch times local deliveries to the millisecond: it
 // watches a few users' INBOXes for the whole run, each on its own IMAP
 // connection in IDLE (RFC 2177), and tells the ledger the moment the
 // server announced each new message (EXISTS). On a server without IDLE it

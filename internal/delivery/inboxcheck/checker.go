@@ -1,4 +1,4 @@
-// Package deliverycheck finds the mail a run delivered in the INBOXes that
+// Package inboxcheck finds the mail a run delivered in the INBOXes that
 // no session visits: an IMAP client that checks users with pending
 // deliveries during the run and until they settle, reporting what it sees
 // to the ledger. Its commands are not timed functions.

@@ -1,3 +1,8 @@
+// Package schedule is the open model: when sessions start. An
+// ArrivalSchedule gives the i-th arrival's offset from the run's start
+// (Poisson, from the seed), never from completions; a Scheduler hands
+// arrivals out on time and counts those it could not start (late,
+// dropped). It knows nothing of IMAP or SMTP.
 package schedule
 
 import (

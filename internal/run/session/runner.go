@@ -1,3 +1,7 @@
+// Package session runs the sessions of a workload: the five session
+// scripts and the inbound mail stream, the pool of users, and the Runner
+// that drives them from the schedules through warm-up, measurement and
+// ramp-down, reporting every timed operation to its Observer.
 package session
 
 import (
