@@ -27,7 +27,7 @@ func writeServer(w io.Writer, s *metrics.ServerReport) {
 		if _, ok := bySource[src]; !ok {
 			order = append(order, src)
 		}
-		bySource[src] = append(bySource[src], fig+" "+FormatServerValue(f.Unit, f.Mean)+" / "+FormatServerValue(f.Unit, f.Peak)+unitSuffix(f.Unit, s.Cores))
+		bySource[src] = append(bySource[src], fig+" "+FormatServerValue(f.Unit, f.Mean)+" / "+FormatServerValue(f.Unit, f.Peak)+unitSuffix(f.Unit))
 	}
 	col := 11
 	for _, src := range s.Sources {
@@ -52,7 +52,7 @@ func writeServer(w io.Writer, s *metrics.ServerReport) {
 
 // unitSuffix is what follows a figure's values: its unit, where the
 // value does not carry it.
-func unitSuffix(unit string, _ int) string {
+func unitSuffix(unit string) string {
 	switch unit {
 	case "%":
 		return "%"

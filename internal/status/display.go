@@ -50,12 +50,6 @@ func NewDisplayFor(w io.Writer, tty bool, width int, now func() time.Time) *Disp
 	return &Display{w: w, tty: tty, width: func() int { return width }, now: now}
 }
 
-// TTY reports whether the display redraws in place.
-func (d *Display) TTY() bool { return d.tty }
-
-// Width is the terminal's width now (DefaultWidth when unknown).
-func (d *Display) Width() int { return d.width() }
-
 // Show draws f. The step named by the last log line is put in front of
 // a frame that names none.
 func (d *Display) Show(f Frame) {
