@@ -38,11 +38,30 @@ const (
 	// of it, a delivery time like DeliveryLocal.
 	IMAPIdle            Function = "IMAP IDLE"
 	NewMailNotification Function = "New-mail notification"
+
+	// The client profiles' actions ([population]), each as the user waits
+	// for it: ClientConnect from the dial to the end of SELECT; ClientResync
+	// the cache's update after it (CONDSTORE's CHANGEDSINCE, or the flags
+	// of a UID window); ClientList the message list's FETCH; ClientNewMail
+	// the FETCH of new messages (the profile's fetch_new); ClientOpen the
+	// FETCH of a message the user opens (fetch_open); ClientChange a flag,
+	// move or delete (UID STORE, UID MOVE, UID EXPUNGE); ClientStatus one
+	// STATUS of a folder; ClientSend a message's submission, from the dial
+	// to the 250 after DATA.
+	ClientConnect Function = "Client connect"
+	ClientResync  Function = "Client resync on connect"
+	ClientList    Function = "Client message list"
+	ClientNewMail Function = "Client fetch new mail"
+	ClientOpen    Function = "Client open message"
+	ClientChange  Function = "Client flag/move/delete"
+	ClientStatus  Function = "Client folder status"
+	ClientSend    Function = "Client send"
 )
 
 // ClientFunctions are the connected clients' timed functions, in table
 // order.
-var ClientFunctions = []Function{IMAPIdle, NewMailNotification}
+var ClientFunctions = []Function{IMAPIdle, NewMailNotification,
+	ClientConnect, ClientResync, ClientList, ClientNewMail, ClientOpen, ClientChange, ClientStatus, ClientSend}
 
 // IsDelivery reports whether f times mail rather than an operation of the
 // server: the delivery times and the new-mail notification. They are not

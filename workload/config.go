@@ -35,6 +35,8 @@ type Config struct {
 	Compliance ComplianceConfig `toml:"compliance"`
 	Delivery   DeliveryConfig   `toml:"delivery"`
 	Clients    ClientsConfig    `toml:"clients"`
+	Population PopulationConfig `toml:"population"`
+	Profiles   ProfilesConfig   `toml:"profiles"`
 	Server     ServerConfig     `toml:"server"`
 	Disclosure DisclosureConfig `toml:"disclosure"`
 

@@ -194,6 +194,9 @@ func (c *Config) keyError(p tomlstrict.Path, format string, args ...any) *Config
 // load.sessions_per_hour when set, else users.count ×
 // load.sessions_per_user_hour. It doesn't perform I/O.
 func (c *Config) TargetRate() float64 {
+	if c.HasPopulation() {
+		return float64(c.SPECUsers()) * c.Load.SessionsPerUserHour
+	}
 	if c.Load.SessionsPerHour > 0 {
 		return c.Load.SessionsPerHour
 	}

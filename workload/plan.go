@@ -70,6 +70,11 @@ type Plan struct {
 	// Warnings are things a user likely wants to know before a run.
 	Warnings []string
 
+	// Groups is the population of [population], by entry (nil without
+	// it); Population its lines for `check`.
+	Groups     []GroupPlan
+	Population []string
+
 	mem memoryInputs
 
 	// Endpoints are the connections of the run as `check` shows them:
@@ -93,6 +98,13 @@ type EndpointPlan struct {
 	MinTLS   string          // min_tls_version; "" : Go's default
 	CertFile string          // the sink's certificate
 	Auth     string          // the mechanism; "" for the sink (it takes no authentication)
+}
+
+// GroupPlan is one entry of the population with its derived rates.
+type GroupPlan struct {
+	Name   string // "heavy/desktop"
+	Client string // the client profile's source
+	GroupRates
 }
 
 // SessionPlan is one session type of the mix.
@@ -225,6 +237,8 @@ func NewPlan(c *Config) (*Plan, error) {
 		opsPerHour[measure.IMAPIdle] = float64(n)*3600/max(c.Clients.IdleRenew.Seconds(), 1) + notified
 	}
 
+	p.addPopulation(c, opsPerHour, local, remote)
+
 	for _, f := range measure.AllFunctions {
 		if opsPerHour[f] <= 0 {
 			continue
@@ -234,6 +248,9 @@ func NewPlan(c *Config) (*Plan, error) {
 	}
 
 	for _, f := range measure.SPECFunctions {
+		if c.HasPopulation() && p.SessionsPerHour == 0 {
+			break // no SPEC users: no SPEC rows
+		}
 		limit, req := c.Limit(f)
 		p.Rules = append(p.Rules, FunctionPlan{Function: f, PerHour: opsPerHour[f], Limit: limit, RequiredPercent: req})
 	}
@@ -258,6 +275,53 @@ func NewPlan(c *Config) (*Plan, error) {
 	p.Warnings = planWarnings(c, p)
 	p.Endpoints, p.PasswordFrom = endpointPlans(c)
 	return p, nil
+}
+
+// addPopulation adds the population's groups and their expected
+// operations (derived from the profiles, as every figure of a plan).
+func (p *Plan) addPopulation(c *Config, opsPerHour map[measure.Function]float64, local, remote float64) {
+	folders := len(c.Mailboxes.Standard()) + len(c.Mailboxes.Folders)
+	renew := c.Clients.IdleRenew.Duration
+	if renew <= 0 {
+		renew = 25 * time.Minute
+	}
+	for _, g := range c.Groups() {
+		r := g.Rates(c.Load.SessionsPerUserHour)
+		p.Groups = append(p.Groups, GroupPlan{Name: g.Name(), Client: g.Client.Source, GroupRates: r})
+		if g.User.SPEC {
+			continue
+		}
+		cl := g.Client
+		online := cl.HourFraction()
+		inboxConnects := r.ConnectsPerHour / float64(cl.Connections)
+		opsPerHour[measure.ClientConnect] += r.ConnectsPerHour
+		if cl.Resync != ResyncNone {
+			opsPerHour[measure.ClientResync] += inboxConnects
+		}
+		if cl.ListMessages > 0 {
+			opsPerHour[measure.ClientList] += inboxConnects
+		}
+		noticed := r.ReceivedPerHour * online
+		opsPerHour[measure.ClientNewMail] += noticed
+		opsPerHour[measure.ClientOpen] += r.OpenedPerHour
+		opsPerHour[measure.ClientChange] += r.ChangedPerHour
+		opsPerHour[measure.ClientSend] += r.SentPerHour
+		if cl.Poll > 0 {
+			unwatched := max(folders-(cl.Connections-1), 0)
+			opsPerHour[measure.ClientStatus] += float64(g.Count) * online * float64(unwatched) * float64(time.Hour) / float64(cl.Poll)
+		}
+		if cl.Idle {
+			opsPerHour[measure.NewMailNotification] += noticed
+			// An IDLE per renewal, and again after everything the
+			// client does on its INBOX connection.
+			opsPerHour[measure.IMAPIdle] += r.ConnectionsHeld*float64(time.Hour)/float64(renew) + noticed + r.OpenedPerHour + r.ChangedPerHour
+		}
+		opsPerHour[measure.DeliveryLocal] += r.ReceivedPerHour + r.SentPerHour*local
+		if c.Sink.Enabled {
+			opsPerHour[measure.DeliveryRemote] += r.SentPerHour * remote
+		}
+	}
+	p.Population = c.describeGroups()
 }
 
 // endpointPlans lists c's endpoints and where its password comes from.
@@ -363,12 +427,28 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	ew.printf("users:       %s\n", users)
 	load := p.SessionsPerHour / p.SessionsPerUserHour
-	ew.printf("rate:        %s sessions/hour (%.2f/s): the load of %s users at %s sessions/user-hour\n",
-		fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(math.Ceil(load)), fmtNum(p.SessionsPerUserHour))
-	if p.UsersFile == "" && p.Users > 0 && math.Abs(float64(p.Users)-load) > max(1, 0.02*load) {
+	if len(p.Groups) > 0 {
+		ew.printf("rate:        %s SPEC sessions/hour (%.2f/s): the spec users' %s sessions/user-hour\n",
+			fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(p.SessionsPerUserHour))
+	} else {
+		ew.printf("rate:        %s sessions/hour (%.2f/s): the load of %s users at %s sessions/user-hour\n",
+			fmtNum(p.SessionsPerHour), p.SessionsPerHour/3600, fmtNum(math.Ceil(load)), fmtNum(p.SessionsPerUserHour))
+	}
+	if len(p.Groups) == 0 && p.UsersFile == "" && p.Users > 0 && math.Abs(float64(p.Users)-load) > max(1, 0.02*load) {
 		// The report's rule (report.UsersFigure): said here as run will say it.
 		ew.printf("             with %d users configured (%s sessions an hour each), the report gives no users figure\n",
 			p.Users, fmtNum(p.SessionsPerHour/float64(p.Users)))
+	}
+	if len(p.Population) > 0 {
+		ew.printf("population:  %d groups (every figure derived from the profiles, per hour of the working day):\n", len(p.Population))
+		for _, l := range p.Population {
+			ew.printf("  - %s\n", l)
+		}
+		for _, g := range p.Groups {
+			if g.Client != "" {
+				ew.printf("    %s: %s\n", g.Name, g.Client)
+			}
+		}
 	}
 	var phases []string
 	var total time.Duration

@@ -225,6 +225,7 @@ func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
 	c.Mailboxes.validate(v)
 	c.Compliance.validate(v)
 	c.Server.validate(v)
+	c.validatePopulation(v)
 	v.validateDisclosure(c.Disclosure)
 
 	// What one section needs of another.
