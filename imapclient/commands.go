@@ -38,6 +38,8 @@ type Mailbox struct {
 	Messages    uint32 // EXISTS
 	UIDNext     uint32
 	UIDValidity uint32
+	// HighestModSeq is the server's (CONDSTORE), from SelectAs; 0 else.
+	HighestModSeq uint64
 }
 
 // MessageInfo is what the range fetches return per message.
@@ -48,6 +50,7 @@ type MessageInfo struct {
 	ID           string    // X-Mailbench-Id, "" if absent
 	Sent         time.Time // X-Mailbench-Sent (RFC 3339), zero if absent or malformed
 	InternalDate time.Time // only FetchRangeEnvelope asks for it
+	ModSeq       uint64    // only FetchItems with MODSEQ (or CHANGEDSINCE) asks for it
 	Subject      string    // from ENVELOPE; only FetchRangeEnvelope asks for it
 }
 

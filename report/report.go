@@ -128,6 +128,8 @@ type Run struct {
 	DeliveryChecks *CheckerSummary `json:"delivery_checks,omitempty"`
 	// Clients is the connected population of [clients]; nil without one.
 	Clients *ClientsSummary `json:"clients,omitempty"`
+	// Population is [population] by group; nil without one.
+	Population *PopulationSummary `json:"population,omitempty"`
 	// ServerClock is the server's clock against mailbench's (nil when not
 	// checked), which INTERNALDATE-based delivery times depend on.
 	ServerClock *delivery.ClockCheck `json:"server_clock,omitempty"`
@@ -600,6 +602,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		}
 		m.DeliveryChecks = m.DeliveryChecks.add(r.DeliveryChecks)
 		m.Clients = m.Clients.add(r.Clients)
+		m.Population = m.Population.add(r.Population)
 	}
 	if m.SessionsStarted > 0 {
 		m.MeanSessionDuration = Duration(time.Duration(sessionTime / float64(m.SessionsStarted) * float64(time.Second)).Truncate(time.Microsecond))

@@ -228,6 +228,8 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 		}
 	}
 
+	writePopulation(bw, r.Population)
+
 	if !r.Table.Compliant {
 		if r.Partial {
 			// A partial run has no verdict: rows that merely had no

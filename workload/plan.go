@@ -316,6 +316,7 @@ func (p *Plan) addPopulation(c *Config, opsPerHour map[measure.Function]float64,
 			// client does on its INBOX connection.
 			opsPerHour[measure.IMAPIdle] += r.ConnectionsHeld*float64(time.Hour)/float64(renew) + noticed + r.OpenedPerHour + r.ChangedPerHour
 		}
+		p.InboundPerHour += r.ReceivedPerHour
 		opsPerHour[measure.DeliveryLocal] += r.ReceivedPerHour + r.SentPerHour*local
 		if c.Sink.Enabled {
 			opsPerHour[measure.DeliveryRemote] += r.SentPerHour * remote

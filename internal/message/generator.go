@@ -471,3 +471,20 @@ func renderMultipart(r *rand.Rand, textLen, rawLen int) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// messageIDDomain is the domain part of the Message-Id of every message
+// the generator writes: <ID@mailbench>.
+const messageIDDomain = "mailbench"
+
+// IDFromMessageID returns the ID of a Message-Id the generator wrote,
+// with or without its angle brackets (an ENVELOPE gives it without);
+// "" when the value is not one of mailbench's.
+func IDFromMessageID(v string) string {
+	v = strings.TrimSpace(v)
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "<"), ">")
+	id, domain, ok := strings.Cut(v, "@")
+	if !ok || domain != messageIDDomain || id == "" || id[0] != 'r' {
+		return ""
+	}
+	return id
+}

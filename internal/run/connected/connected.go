@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,18 @@ type Config struct {
 	// message), when a later look found them: visibleAt is that look's
 	// start. The ledger times them by it, not by the announcement.
 	OnVisible func(u workload.User, infos []imapclient.MessageInfo, visibleAt, announcedAt time.Time)
+
+	// Groups are the clients of [population]'s profiles, beside Users
+	// (the [clients] population). Observer receives their timed actions
+	// (the Client rows); IMAP.Observer their IDLEs.
+	Groups   []Group
+	Observer measure.Observer
+	// MoveTo are the folders a client moves messages to.
+	MoveTo []string
+	// OnRemoved, when set, is told of messages a client is about to
+	// delete or move out of the INBOX (the ledger counts them as removed
+	// by the workload unless seen).
+	OnRemoved func(u workload.User, infos []imapclient.MessageInfo)
 }
 
 // Looking again after an EXISTS that ran ahead of its messages: pauses of
@@ -119,6 +132,13 @@ func New(cfg Config) *Population {
 	if cfg.BackoffMax < cfg.BackoffMin {
 		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffMin)
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = measure.Discard
+	}
+	cfg.Groups = slices.Clone(cfg.Groups)
+	for i := range cfg.Groups {
+		cfg.Groups[i].stats = &groupCounts{}
+	}
 	return &Population{cfg: cfg, drops: map[string]int64{}}
 }
 
@@ -139,10 +159,35 @@ func (p *Population) Run(ctx context.Context, start time.Time) {
 			p.client(ctx, i, u, at)
 		}()
 	}
+	// The profiles' clients: connection k of every user, spread over the
+	// ramp like the others (all of a group's connections together).
+	total := 0
+	for _, g := range p.cfg.Groups {
+		total += len(g.Users) * g.Client.Connections
+	}
+	k := 0
+	for gi := range p.cfg.Groups {
+		g := &p.cfg.Groups[gi]
+		for ui, u := range g.Users {
+			for conn := range g.Client.Connections {
+				at := start
+				if total > 0 {
+					at = start.Add(time.Duration(int64(p.cfg.Ramp) * int64(k) / int64(total)))
+				}
+				k++
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p.groupClient(ctx, g, u, conn, uint64(gi)<<32|uint64(ui), at)
+				}()
+			}
+		}
+	}
 	wg.Wait()
 }
 
-// Users are the population's users, one client each.
+// Users are the [clients] population's users, one client each (the
+// groups' users are in GroupStats).
 func (p *Population) Users() []workload.User { return p.cfg.Users }
 
 // Stats returns the counts so far.

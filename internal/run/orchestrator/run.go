@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -330,6 +331,7 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 	stopRunner()
 	if e.pop != nil && time.Now().Before(e.win.MeasureEnd) { // stopped before the window's end
 		e.heldAtEnd.Store(e.pop.Stats().Connected)
+		e.pop.MarkHeld()
 	}
 	stopChecker()
 	<-checkerDone
@@ -374,11 +376,15 @@ func (e *Execution) startServerWatch(kill context.Context) (end func()) {
 func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *ledger.Ledger, obs measure.Observer) (*connected.Population, *atomic.Int64) {
 	cl := e.cfg.Clients
 	held := &atomic.Int64{}
-	if cl.Connected <= 0 {
-		return nil, held
+	var us []workload.User
+	if cl.Connected > 0 {
+		us = clientUsers(e.users, e.opts.Shard, cl.Connected)
 	}
-	us := clientUsers(e.users, e.opts.Shard, cl.Connected)
+	groups := populationClients(e.cfg, e.users, e.opts.Shard)
 	n := len(us)
+	for _, g := range groups {
+		n += len(g.Users)
+	}
 	if n == 0 {
 		return nil, held
 	}
@@ -388,15 +394,19 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 	}
 	// Of the clients' own operations only IDLE is a row of the table: their
 	// connects, SELECTs and FETCHes are a client's, not the SPEC sessions'.
+	// The profiles' clients time their actions as the Client rows.
 	imapCfg.Observer = measure.ObserverFunc(func(o measure.Observation) {
-		if o.Function == measure.IMAPIdle {
+		if o.Function == measure.IMAPIdle || (o.Function != measure.NewMailNotification && slices.Contains(measure.ClientFunctions, o.Function)) {
 			obs.Observe(o)
 		}
 	})
+	mailboxFolders := append([]string(nil), e.cfg.Mailboxes.Folders...)
 	pop := connected.New(connected.Config{
 		IMAP: imapCfg, Users: us, Ramp: ramp, Renew: cl.IdleRenew.Duration, Poll: cl.Poll.Duration,
 		Folders:    append(e.cfg.Mailboxes.Standard(), e.cfg.Mailboxes.Folders...),
 		BackoffMin: cl.BackoffMin.Duration, BackoffMax: cl.BackoffMax.Duration, Seed: uint64(e.cfg.ArrivalSeed()),
+		Groups: groups, Observer: obs, MoveTo: mailboxFolders,
+		OnRemoved: func(u workload.User, infos []imapclient.MessageInfo) { led.Deleted(u.Address, infos) },
 		OnNewMail: func(u workload.User, infos []imapclient.MessageInfo, at time.Time) {
 			ats := make([]time.Time, len(infos))
 			for i := range ats {
@@ -432,10 +442,35 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 		defer close(done)
 		pop.Run(ctx, win.Start)
 	}()
-	timer := time.AfterFunc(time.Until(win.MeasureEnd), func() { held.Store(pop.Stats().Connected) })
+	timer := time.AfterFunc(time.Until(win.MeasureEnd), func() { held.Store(pop.Stats().Connected); pop.MarkHeld() })
 	e.started(func() { timer.Stop(); <-done })
-	e.logf("connected clients: %d, connecting over %v", n, ramp)
+	if len(groups) > 0 {
+		e.logf("connected clients: %d users (%d of [clients], the rest of [population]'s profiles), connecting over %v", n, len(us), ramp)
+	} else {
+		e.logf("connected clients: %d, connecting over %v", n, ramp)
+	}
 	return pop, held
+}
+
+// populationClients are the groups of [population] with connected
+// clients, each with those of its users that are this shard's.
+func populationClients(cfg *workload.Config, users []workload.User, shard schedule.Shard) []connected.Group {
+	var out []connected.Group
+	for _, g := range cfg.Groups() {
+		if g.Client.SPEC || g.Count == 0 {
+			continue
+		}
+		cg := connected.Group{Name: g.Name(), User: g.User, Client: g.Client}
+		for j := range shard.Users(len(users)) {
+			if u := shard.User(j); u >= g.First && u < g.First+g.Count {
+				cg.Users = append(cg.Users, users[u])
+			}
+		}
+		if len(cg.Users) > 0 {
+			out = append(out, cg)
+		}
+	}
+	return out
 }
 
 // clientUsers are the users of the connected population: the first

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/mailbench/mailbench/internal/run/connected"
 	"io"
 	"sync"
 	"time"
@@ -240,8 +241,15 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 	e.ledgerPtr.Store(e.led)
 	e.checker = inboxcheck.New(e.led, inboxcheck.Config{IMAP: e.imapCfg, Users: users, SettleMargin: cfg.Phases.Settle.Duration})
 	led, sink := e.led, e.sink
+	// With [population] the SPEC sessions are the spec users'; the
+	// groups' mail streams reach every user.
+	runUsers, groups := users, cfg.Groups()
+	if spec := specUsers(users, groups); len(spec) > 0 {
+		runUsers = spec
+	}
 	e.runner = &session.Runner{
-		Config: cfg, Window: e.win, Shard: opts.Shard, Users: users, IMAP: e.imapCfg, SMTP: e.smtpCfg, Gen: e.gen, RunID: e.runID,
+		Groups: groups, AllUsers: users,
+		Config: cfg, Window: e.win, Shard: opts.Shard, Users: runUsers, IMAP: e.imapCfg, SMTP: e.smtpCfg, Gen: e.gen, RunID: e.runID,
 		Inbound:  inboundFor(cfg, e.smtpCfg, e.inboundCfg),
 		Observer: e.observer, Progress: e.progress,
 		OnSent: func(m measure.Submission) {
@@ -272,6 +280,49 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 		e.popNow.Store(e.pop)
 	}
 	return sync.OnceFunc(func() { stopWatch(); waitWatch() })
+}
+
+// populationSummary is the report's population: each group's plan
+// (from the profiles, this shard's users) and its clients' counts.
+func populationSummary(cfg *workload.Config, pop *connected.Population) *report.PopulationSummary {
+	groups := cfg.Groups()
+	if len(groups) == 0 {
+		return nil
+	}
+	var stats []connected.GroupStats
+	if pop != nil {
+		stats = pop.GroupStats()
+	}
+	ps := &report.PopulationSummary{}
+	for _, g := range groups {
+		r := g.Rates(cfg.Load.SessionsPerUserHour)
+		pg := report.PopulationGroup{Name: g.Name(), Users: g.Count, PlannedSessionsPerHour: r.SessionsPerHour,
+			PlannedConnections: r.ConnectionsHeld, PlannedReceivedPerHour: r.ReceivedPerHour, PlannedSentPerHour: r.SentPerHour}
+		if !g.Client.SPEC {
+			pg.Client = g.Client.Source
+		}
+		for _, st := range stats {
+			if st.Name == g.Name() {
+				pg.Users = st.Users
+				pg.Held, pg.Connects, pg.Attempts, pg.Resyncs = st.Held, st.Connects, st.Attempts, st.Resyncs
+				pg.NewMail, pg.Opened, pg.Removed, pg.Forgotten = st.NewMail, st.Opened, st.Removed, st.Forgotten
+			}
+		}
+		ps.Groups = append(ps.Groups, pg)
+	}
+	return ps
+}
+
+// specUsers are the users of the spec groups of a population, in order;
+// nil without one.
+func specUsers(users []workload.User, groups []workload.Group) []workload.User {
+	var out []workload.User
+	for _, g := range groups {
+		if g.User.SPEC {
+			out = append(out, users[g.First:min(g.First+g.Count, len(users))]...)
+		}
+	}
+	return out
 }
 
 // settle lets accepted mail reach mailboxes and the sink, checking the
@@ -351,7 +402,8 @@ func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse
 	run.Connect = e.connect.Snapshot()
 	run.ServerClock = e.clock
 	run.DeliveryTiming = deliveryTiming(e.watcher)
-	if e.pop != nil {
+	run.Population = populationSummary(cfg, e.pop)
+	if e.pop != nil && len(e.pop.Users()) > 0 {
 		st := e.pop.Stats()
 		run.Clients = &report.ClientsSummary{Target: len(e.pop.Users()), Held: e.heldAtEnd.Load(), Connects: st.Connects, Reconnects: st.Reconnects,
 			Attempts: st.Attempts, Drops: st.Drops, Idles: st.Idles, Announced: st.Notified}

@@ -27,6 +27,13 @@ import (
 type Runner struct {
 	Config *workload.Config
 	Users  []workload.User
+	// Groups are [population]'s groups, and AllUsers the users their
+	// First and Count index (Users then holds the spec users). The Runner
+	// delivers each group's received mail (inbound, one recipient of the
+	// group each) and submits its users' sent mail (Client send), both
+	// open-model streams at the profiles' rates. Nil without [population].
+	Groups   []workload.Group
+	AllUsers []workload.User
 	// IMAP and SMTP are the client settings; their Observer is replaced by
 	// the Runner's Observer.
 	IMAP imapclient.Config
@@ -127,12 +134,14 @@ type WorstP95 struct {
 
 // RunResult is what the Runner measured besides the operation timings.
 type RunResult struct {
-	Start          time.Time // the run's clock origin
-	MeasureStart   time.Time
-	MeasureEnd     time.Time
-	Ended          time.Time
-	Sessions       schedule.Counts // arrivals due in the measurement window
-	Inbound        schedule.Counts
+	Start        time.Time // the run's clock origin
+	MeasureStart time.Time
+	MeasureEnd   time.Time
+	Ended        time.Time
+	Sessions     schedule.Counts // arrivals due in the measurement window
+	Inbound      schedule.Counts
+	// ClientSends are the population's sent messages (none without it).
+	ClientSends    schedule.Counts
 	SessionsByKind map[workload.SessionKind]int64 // started in the measurement window
 	SessionsFailed int64                          // ended early by an error (measurement window)
 	// SessionsLoggedIn connected and logged in (their first step
@@ -181,6 +190,10 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		env.runID = NewRunID()
 	}
 	env.folders = append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...)
+	env.allUsers = r.Users
+	if len(r.AllUsers) > 0 {
+		env.allUsers = r.AllUsers
+	}
 
 	win := r.Window
 	if win.Start.IsZero() {
@@ -268,15 +281,46 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 			}, true
 		},
 	}
+	// The inbound stream: the spec sessions' background mail, and the
+	// mail the population's users receive, one recipient of a group each.
+	specInbound := target * cfg.Load.InboundPerSession
+	received, sent := groupRates(r.Groups, cfg.Load.SessionsPerUserHour)
+	inboundRate := specInbound + sum(received)
 	inbound := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target*cfg.Load.InboundPerSession, cfg.ArrivalSeed(), 1).Partition(r.Shard),
+		Schedule:      schedule.NewArrivalSchedule(inboundRate, cfg.ArrivalSeed(), 1).Partition(r.Shard),
 		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       inWindow,
 		Admit: func(a schedule.Arrival) (func(), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
+			var to workload.User
+			if len(r.Groups) > 0 { // drawn only with a population: SPEC runs keep their draws
+				if g := pickGroup(rng, specInbound, received); g >= 0 {
+					to = env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
+				}
+			}
 			return func() {
-				if _, err := env.run(sessionCtx, workload.Inbound, workload.User{}, workload.User{}, rng); err != nil && sessionCtx.Err() != nil {
+				if _, err := env.run(sessionCtx, workload.Inbound, to, workload.User{}, rng); err != nil && sessionCtx.Err() != nil {
+					cutByUs.Add(1)
+				}
+			}, true
+		},
+	}
+	// The population's sent mail: Client send, from a user of a group.
+	sends := &schedule.Scheduler{
+		Schedule:      schedule.NewArrivalSchedule(sum(sent), cfg.ArrivalSeed(), 2).Partition(r.Shard),
+		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
+		LateTolerance: cfg.Load.LateTolerance.Duration,
+		Counted:       inWindow,
+		Admit: func(a schedule.Arrival) (func(), bool) {
+			rng := sessionRand(cfg.ArrivalSeed(), 2, a.Index)
+			g := pickGroup(rng, 0, sent)
+			if g < 0 {
+				return nil, false
+			}
+			from := env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
+			return func() {
+				if err := env.clientSend(sessionCtx, from, rng); err != nil && sessionCtx.Err() != nil {
 					cutByUs.Add(1)
 				}
 			}, true
@@ -291,9 +335,10 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	env.imap.Observer, env.smtp.Observer, env.inboundTo.Observer, env.obs = r.Observer, r.Observer, r.Observer, r.Observer
 
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); sessions.Run(arrivals, start, end) }()
 	go func() { defer wg.Done(); inbound.Run(arrivals, start, end) }()
+	go func() { defer wg.Done(); sends.Run(arrivals, start, end) }()
 
 	// Progress ticker: stops when both schedulers have returned.
 	done := make(chan struct{})
@@ -315,7 +360,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 						perHour = float64(counts.Started) / in.Hours()
 					}
 					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
-						Active: sessions.Active() + inbound.Active(), Sessions: counts,
+						Active: sessions.Active() + inbound.Active() + sends.Active(), Sessions: counts,
 						PerHour: perHour, TargetPerHour: target / float64(max(r.Shard.Count, 1))})
 				}
 			}
@@ -331,7 +376,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 
 	// Ramp-down: no new sessions; running ones get the grace period.
 	drained := make(chan struct{})
-	go func() { sessions.Wait(); inbound.Wait(); close(drained) }()
+	go func() { sessions.Wait(); inbound.Wait(); sends.Wait(); close(drained) }()
 	grace := time.NewTimer(ramp)
 	select {
 	case <-drained:
@@ -350,6 +395,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	res.Ended = time.Now()
 	res.Sessions = sessions.Counts()
 	res.Inbound = inbound.Counts()
+	res.ClientSends = sends.Counts()
 	res.SessionsFailed = failed.Load()
 	res.SessionTime = time.Duration(sessionNanos.Load())
 	res.Shards = max(r.Shard.Count, 1)
@@ -376,4 +422,49 @@ func waitUntil(ctx context.Context, t time.Time) {
 // same seed must not confuse each other's mail on a server that keeps it.
 func NewRunID() uint32 {
 	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d61696c)).Uint32() | 1
+}
+
+// groupRates are the groups' received and sent messages per hour (zero
+// for spec groups).
+func groupRates(groups []workload.Group, sessionsPerUserHour float64) (received, sent []float64) {
+	for _, g := range groups {
+		r := g.Rates(sessionsPerUserHour)
+		received = append(received, r.ReceivedPerHour)
+		sent = append(sent, r.SentPerHour)
+	}
+	return received, sent
+}
+
+func sum(fs []float64) float64 {
+	t := 0.0
+	for _, f := range fs {
+		t += f
+	}
+	return t
+}
+
+// pickGroup draws an index of weights in proportion, after a first share
+// of rest that is nobody's (-1); -1 too when every weight is zero.
+func pickGroup(rng *rand.Rand, rest float64, weights []float64) int {
+	total := rest + sum(weights)
+	if total <= 0 {
+		return -1
+	}
+	x := rng.Float64() * total
+	if x < rest {
+		return -1
+	}
+	x -= rest
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	for i := len(weights) - 1; i >= 0; i-- {
+		if weights[i] > 0 {
+			return i
+		}
+	}
+	return -1
 }

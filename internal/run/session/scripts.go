@@ -21,6 +21,7 @@ import (
 type sessionEnv struct {
 	cfg        *workload.Config
 	users      []workload.User
+	allUsers   []workload.User // every user (the population's too): recipients of Client send
 	imap       imapclient.Config
 	smtp       smtpclient.Config
 	inboundTo  smtpclient.Config // where remote senders deliver
@@ -333,7 +334,10 @@ func (s *script) smtpConnect(ctx context.Context) error {
 	e := s.env
 	sc := e.smtp
 	if s.kind == workload.Inbound {
-		to := e.rcpts.pickLocal(s.rng, e.users)
+		to := []string{s.user.Address} // a population user's received mail
+		if s.user.Address == "" {
+			to = e.rcpts.pickLocal(s.rng, e.users)
+		}
 		from := fmt.Sprintf("sender%d@%s", 1+s.rng.IntN(1000), e.cfg.Users.RemoteDomain)
 		s.env822, s.size, s.variant = e.newMessage(from, to, s.rng)
 		sc = e.inboundTo
@@ -363,22 +367,27 @@ func (s *script) smtpData(ctx context.Context) error {
 		}
 		return err
 	}
-	accepted := time.Now()
-	if e.onSent != nil {
-		sm := measure.Submission{ID: s.env822.ID, Accepted: accepted, Size: int64(len(msg))}
-		for _, a := range res.Accepted {
-			if domainOf(a) == e.cfg.Users.LocalDomain {
-				sm.Local = append(sm.Local, a)
-			} else {
-				sm.Remote = append(sm.Remote, a)
-			}
-		}
-		e.onSent(sm)
-	}
+	e.accepted(s.env822.ID, time.Now(), int64(len(msg)), res.Accepted)
 	_ = c.Quit(ctx)
 	c.Close()
 	s.smtp = nil
 	return nil
+}
+
+// accepted tells the ledger what the server accepted of message id.
+func (e *sessionEnv) accepted(id string, at time.Time, size int64, rcpts []string) {
+	if e.onSent == nil {
+		return
+	}
+	sm := measure.Submission{ID: id, Accepted: at, Size: size}
+	for _, a := range rcpts {
+		if domainOf(a) == e.cfg.Users.LocalDomain {
+			sm.Local = append(sm.Local, a)
+		} else {
+			sm.Remote = append(sm.Remote, a)
+		}
+	}
+	e.onSent(sm)
 }
 
 func domainOf(addr string) string {

@@ -1,0 +1,235 @@
+package imapclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	imap "github.com/mailbench/mailbench/internal/goimap"
+	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
+
+	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// The commands of the client profiles ([population]): the FETCH item lists
+// of real clients, CONDSTORE's resync, flags, moves and STATUS, each timed
+// as the function the caller names.
+
+// Has reports whether the server offers the capability ("CONDSTORE",
+// "QRESYNC", "MOVE", "UIDPLUS", ...).
+func (c *Client) Has(capability string) bool {
+	return c.lib.Caps().Has(imap.Cap(strings.ToUpper(capability)))
+}
+
+// SelectAs runs SELECT name, with (CONDSTORE) when condstore is set, timed
+// as fn ("" for none). The Mailbox's HighestModSeq is the server's
+// (CONDSTORE) or 0.
+func (c *Client) SelectAs(ctx context.Context, fn measure.Function, name string, condstore bool) (Mailbox, error) {
+	var mb Mailbox
+	err := c.do(ctx, fn, "SELECT", func() error {
+		data, err := c.lib.Select(name, &imap.SelectOptions{CondStore: condstore}).Wait()
+		if err != nil {
+			return err
+		}
+		mb = Mailbox{Name: name, Messages: data.NumMessages, UIDNext: uint32(data.UIDNext), UIDValidity: data.UIDValidity, HighestModSeq: data.HighestModSeq}
+		return nil
+	})
+	return mb, err
+}
+
+// fetchOptions turns a profile's item list into go-imap's options. MODSEQ
+// is asked only of a server with CONDSTORE, as clients do.
+func (c *Client) fetchOptions(items workload.FetchItems, changedSince uint64) *imap.FetchOptions {
+	opts := &imap.FetchOptions{ChangedSince: changedSince}
+	for _, it := range items {
+		switch it.Name {
+		case "UID":
+			opts.UID = true
+		case "FLAGS":
+			opts.Flags = true
+		case "INTERNALDATE":
+			opts.InternalDate = true
+		case "RFC822.SIZE":
+			opts.RFC822Size = true
+		case "ENVELOPE":
+			opts.Envelope = true
+		case "BODYSTRUCTURE":
+			opts.BodyStructure = &imap.FetchItemBodyStructure{Extended: true}
+		case "MODSEQ":
+			opts.ModSeq = c.Has("CONDSTORE")
+		case "BODY", "BODY.PEEK":
+			sec := &imap.FetchItemBodySection{Part: it.Part, Peek: it.Name == "BODY.PEEK"}
+			switch it.Section {
+			case "HEADER":
+				sec.Specifier = imap.PartSpecifierHeader
+			case "HEADER.FIELDS":
+				sec.Specifier, sec.HeaderFields = imap.PartSpecifierHeader, it.Fields
+			case "HEADER.FIELDS.NOT":
+				sec.Specifier, sec.HeaderFieldsNot = imap.PartSpecifierHeader, it.Fields
+			case "TEXT":
+				sec.Specifier = imap.PartSpecifierText
+			case "MIME":
+				sec.Specifier = imap.PartSpecifierMIME
+			}
+			if it.Count > 0 {
+				sec.Partial = &imap.SectionPartial{Offset: it.Offset, Size: it.Count}
+			}
+			opts.BodySection = append(opts.BodySection, sec)
+		}
+	}
+	if changedSince > 0 {
+		opts.UID = true // CHANGEDSINCE answers carry the UID a cache needs
+	}
+	return opts
+}
+
+// FetchItems runs FETCH from:to of a profile's item list, timed as fn; to
+// == 0 means "*". Literals are read to their end under the connection's
+// caps and not kept, but for the first bytes of a section of the whole
+// message (for its ID). Each MessageInfo has what the list asked of UID,
+// Size, Flags, InternalDate, ModSeq and ID (X-Mailbench-Id, else the
+// Message-Id of a mailbench message).
+func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to uint32, items workload.FetchItems) ([]MessageInfo, error) {
+	if from == 0 {
+		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
+	}
+	return c.fetchItems(ctx, fn, "FETCH", imap.SeqSet{{Start: from, Stop: to}}, c.fetchOptions(items, 0))
+}
+
+// UIDFetchItems is FetchItems by UID, with (CHANGEDSINCE changedSince)
+// when it is not zero (CONDSTORE).
+func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID, toUID uint32, items workload.FetchItems, changedSince uint64) ([]MessageInfo, error) {
+	if fromUID == 0 {
+		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
+	}
+	return c.fetchItems(ctx, fn, "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, c.fetchOptions(items, changedSince))
+}
+
+func (c *Client) fetchItems(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions) ([]MessageInfo, error) {
+	var infos []MessageInfo
+	err := c.do(ctx, fn, op, func() error {
+		cmd := c.lib.Fetch(set, opts)
+		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
+			mi := MessageInfo{Seq: msg.SeqNum}
+			for item := msg.Next(); item != nil; item = msg.Next() {
+				switch item := item.(type) {
+				case goimap.FetchItemDataUID:
+					mi.UID = uint32(item.UID)
+				case goimap.FetchItemDataRFC822Size:
+					mi.Size = item.Size
+				case goimap.FetchItemDataInternalDate:
+					mi.InternalDate = item.Time
+				case goimap.FetchItemDataModSeq:
+					mi.ModSeq = item.ModSeq
+				case goimap.FetchItemDataFlags:
+					mi.Flags = mi.Flags[:0]
+					for _, f := range item.Flags {
+						mi.Flags = append(mi.Flags, string(f))
+					}
+				case goimap.FetchItemDataEnvelope:
+					if item.Envelope != nil {
+						mi.Subject = item.Envelope.Subject
+						if mi.ID == "" {
+							mi.ID = message.IDFromMessageID(item.Envelope.MessageID)
+						}
+					}
+				case goimap.FetchItemDataBodySection:
+					if item.Section != nil && len(item.Section.Part) == 0 && item.Section.Specifier != imap.PartSpecifierText {
+						var kept keptPrefix
+						if err := c.readLiteral(&kept, item.Literal); err != nil {
+							return err
+						}
+						if id := headerField(kept.b, HeaderID); id != "" {
+							mi.ID = id
+						} else if id := message.IDFromMessageID(headerField(kept.b, "Message-Id")); id != "" {
+							mi.ID = id
+						}
+						continue
+					}
+					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
+						return err
+					}
+				case goimap.FetchItemDataBinarySection:
+					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
+						return err
+					}
+				}
+			}
+			infos = append(infos, mi)
+		}
+		return cmd.Close()
+	})
+	return infos, err
+}
+
+// UIDStoreFlags adds (or, with add false, removes) flags on one message
+// (UID STORE uid ±FLAGS.SILENT), timed as fn.
+func (c *Client) UIDStoreFlags(ctx context.Context, fn measure.Function, uid uint32, add bool, flags ...string) error {
+	if uid == 0 {
+		return errors.New("imapclient: UID STORE: UIDs start at 1")
+	}
+	sf := &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true}
+	if !add {
+		sf.Op = imap.StoreFlagsDel
+	}
+	for _, f := range flags {
+		sf.Flags = append(sf.Flags, imap.Flag(f))
+	}
+	return c.do(ctx, fn, "UID STORE", func() error {
+		return c.lib.Store(imap.UIDSetNum(imap.UID(uid)), sf, nil).Close()
+	})
+}
+
+// UIDMove moves one message to mailbox, timed as fn: UID MOVE (RFC 6851)
+// when the server offers it, else UID COPY, UID STORE \Deleted and UID
+// EXPUNGE (UIDPLUS) or EXPUNGE, as a client without MOVE does, timed as
+// one operation.
+func (c *Client) UIDMove(ctx context.Context, fn measure.Function, uid uint32, mailbox string) error {
+	if uid == 0 {
+		return errors.New("imapclient: UID MOVE: UIDs start at 1")
+	}
+	set := imap.UIDSetNum(imap.UID(uid))
+	if c.Has("MOVE") {
+		return c.do(ctx, fn, "UID MOVE", func() error {
+			_, err := c.lib.Move(set, mailbox).Wait()
+			return err
+		})
+	}
+	return c.do(ctx, fn, "UID COPY", func() error {
+		if _, err := c.lib.Copy(set, mailbox).Wait(); err != nil {
+			return err
+		}
+		return c.deleteNow(set)
+	})
+}
+
+// UIDDelete deletes one message, timed as fn: UID STORE +FLAGS.SILENT
+// (\Deleted) then UID EXPUNGE (UIDPLUS) or, without it, EXPUNGE.
+func (c *Client) UIDDelete(ctx context.Context, fn measure.Function, uid uint32) error {
+	if uid == 0 {
+		return errors.New("imapclient: UID STORE: UIDs start at 1")
+	}
+	return c.do(ctx, fn, "UID STORE", func() error { return c.deleteNow(imap.UIDSetNum(imap.UID(uid))) })
+}
+
+func (c *Client) deleteNow(set imap.UIDSet) error {
+	err := c.lib.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}, Silent: true}, nil).Close()
+	if err != nil {
+		return err
+	}
+	if c.Has("UIDPLUS") {
+		return c.lib.UIDExpunge(set).Close()
+	}
+	return c.lib.Expunge().Close()
+}
+
+// StatusAs runs STATUS mailbox (MESSAGES UNSEEN UIDNEXT), timed as fn.
+func (c *Client) StatusAs(ctx context.Context, fn measure.Function, mailbox string) error {
+	return c.do(ctx, fn, "STATUS", func() error {
+		_, err := c.lib.Status(mailbox, &imap.StatusOptions{NumMessages: true, NumUnseen: true, UIDNext: true}).Wait()
+		return err
+	})
+}

@@ -1,0 +1,474 @@
+package connected
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/ctxsleep"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// Group is users of one client profile and one user profile
+// ([population]): each user's client holds Client.Connections
+// connections while online, resyncs on every connect, fetches new mail
+// with the profile's item list, and acts on it as the user profile says.
+type Group struct {
+	Name   string
+	User   workload.UserProfile
+	Client workload.ClientProfile
+	Users  []workload.User
+
+	stats *groupCounts
+}
+
+// groupCounts are a group's counts so far.
+type groupCounts struct {
+	connected, connects, attempts, resyncs, newMail, opened, removed, forgotten atomic.Int64
+	held                                                                        atomic.Int64 // connected when MarkHeld was called
+}
+
+// MarkHeld notes the connections each group holds now (the end of the
+// measurement window), for GroupStats' Held.
+func (p *Population) MarkHeld() {
+	for i := range p.cfg.Groups {
+		c := p.cfg.Groups[i].stats
+		c.held.Store(c.connected.Load())
+	}
+}
+
+// GroupStats are a group's counts so far.
+type GroupStats struct {
+	Name  string
+	Users int
+	// Connected are the connections held now, Held those at MarkHeld;
+	// Connects the logins that selected their mailbox, of Attempts.
+	Connected, Held, Connects, Attempts int64
+	// Resyncs done; new messages fetched (fetch_new); messages opened,
+	// deleted or moved; actions forgotten (a user more than
+	// maxPendingActions behind).
+	Resyncs, NewMail, Opened, Removed, Forgotten int64
+}
+
+// GroupStats returns each group's counts so far, in the groups' order.
+func (p *Population) GroupStats() []GroupStats {
+	out := make([]GroupStats, len(p.cfg.Groups))
+	for i := range p.cfg.Groups {
+		g := &p.cfg.Groups[i]
+		c := g.stats
+		out[i] = GroupStats{Name: g.Name, Users: len(g.Users), Connected: c.connected.Load(), Held: c.held.Load(), Connects: c.connects.Load(), Attempts: c.attempts.Load(),
+			Resyncs: c.resyncs.Load(), NewMail: c.newMail.Load(), Opened: c.opened.Load(), Removed: c.removed.Load(), Forgotten: c.forgotten.Load()}
+	}
+	return out
+}
+
+// maxPendingActions bounds the actions a client keeps waiting (a user who
+// falls behind forgets the oldest): memory stays bounded whatever mail
+// arrives.
+const maxPendingActions = 256
+
+// action is what the user will do with one new message.
+type action struct {
+	due           time.Time
+	uid           uint32
+	info          imapclient.MessageInfo
+	open, replied bool
+	flagged       bool
+	remove        int // 0 keep, 1 delete, 2 move
+}
+
+// cache is what a client keeps of its INBOX between connects, for the
+// resync.
+type cache struct {
+	uidValidity uint32
+	modSeq      uint64
+	lastUID     uint32
+}
+
+// errOffline ends a connection whose online time is over: the client
+// logged out, as planned.
+var errOffline = errors.New("online time over")
+
+// groupClient is one connection of one user of a group, for the whole
+// run: online, then offline, again, until ctx ends. Connection 0 is the
+// INBOX's and does the user's work; the others wait on one folder each.
+func (p *Population) groupClient(ctx context.Context, g *Group, u workload.User, conn int, seed uint64, at time.Time) {
+	if !ctxsleep.Sleep(ctx, time.Until(at)) {
+		return
+	}
+	rng := rand.New(rand.NewPCG(p.cfg.Seed^seed, uint64(conn)))
+	st := &cache{}
+	backoff := p.cfg.BackoffMin
+	first := true
+	for ctx.Err() == nil {
+		connected, err := p.groupSession(ctx, g, u, conn, rng, st, first)
+		if ctx.Err() != nil {
+			return
+		}
+		first = false
+		if errors.Is(err, errOffline) {
+			backoff = p.cfg.BackoffMin
+			if !ctxsleep.Sleep(ctx, g.Client.Offline) {
+				return
+			}
+			continue
+		}
+		p.drop(err)
+		if connected {
+			backoff = p.cfg.BackoffMin
+		}
+		wait := backoff/2 + time.Duration(rng.Int64N(int64(backoff/2)+1))
+		if !ctxsleep.Sleep(ctx, wait) {
+			return
+		}
+		backoff = min(2*backoff, p.cfg.BackoffMax)
+	}
+}
+
+// folderOf is the mailbox connection conn watches.
+func (p *Population) folderOf(conn int) string {
+	if conn == 0 || conn > len(p.cfg.Folders) {
+		return "INBOX"
+	}
+	return p.cfg.Folders[conn-1]
+}
+
+// groupSession is one connection from connect to logout (or failure).
+func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User, conn int, rng *rand.Rand, st *cache, first bool) (connected bool, err error) {
+	g.stats.attempts.Add(1)
+	cl := g.Client
+	obs := p.cfg.Observer
+	exists := make(chan announcement, 1)
+	cfg := p.cfg.IMAP
+	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) {
+		notify(exists, announcement{n, time.Now()})
+	}}
+	folder := p.folderOf(conn)
+	start := time.Now()
+	c, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
+	var mb imapclient.Mailbox
+	if err == nil {
+		condstore := conn == 0 && cl.Resync != workload.ResyncFlags && cl.Resync != workload.ResyncNone && c.Has("CONDSTORE")
+		mb, err = c.SelectAs(ctx, "", folder, condstore)
+		if err != nil {
+			c.Close()
+		}
+	}
+	obs.Observe(measure.Observation{Function: measure.ClientConnect, Start: start, Duration: time.Since(start), Class: measure.Classify(err), Err: err})
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	g.stats.connects.Add(1)
+	g.stats.connected.Add(1)
+	defer g.stats.connected.Add(-1)
+
+	s := &clientSession{p: p, g: g, u: u, c: c, rng: rng, obs: obs, st: st, known: mb.Messages}
+	if conn == 0 {
+		if err := s.resync(ctx, mb); err != nil {
+			return true, err
+		}
+		if err := s.list(ctx, mb); err != nil {
+			return true, err
+		}
+	}
+
+	var online <-chan time.Time
+	if cl.Online > 0 {
+		t := time.NewTimer(cl.Online)
+		defer t.Stop()
+		online = t.C
+	}
+	var poll <-chan time.Time
+	if conn == 0 && cl.Poll > 0 {
+		t := time.NewTicker(cl.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	var check <-chan time.Time
+	if !cl.Idle {
+		t := time.NewTicker(cl.Check)
+		defer t.Stop()
+		check = t.C
+	}
+	for {
+		var idling *imapclient.Idling
+		if cl.Idle {
+			idling, err = c.Idle(ctx)
+			if err != nil {
+				return true, err
+			}
+		}
+		renew := time.NewTimer(p.cfg.Renew)
+		var actionDue <-chan time.Time
+		var actionTimer *time.Timer
+		if conn == 0 && len(s.pending) > 0 {
+			actionTimer = time.NewTimer(time.Until(s.pending[0].due))
+			actionDue = actionTimer.C
+		}
+		var a announcement
+		var announced, polling, acting, stop, offline bool
+		select {
+		case a = <-exists:
+			announced = true
+		case <-renew.C:
+		case <-check:
+		case <-poll:
+			polling = true
+		case <-actionDue:
+			acting = true
+		case <-online:
+			offline = true
+		case <-c.Closed():
+			renew.Stop()
+			return true, errClosed
+		case <-ctx.Done():
+			stop = true
+		}
+		renew.Stop()
+		if actionTimer != nil {
+			actionTimer.Stop()
+		}
+		if stop || offline {
+			dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+			if idling == nil || idling.Done(dctx) == nil {
+				_ = c.Logout(dctx)
+			}
+			cancel()
+			if offline {
+				return true, errOffline
+			}
+			return true, ctx.Err()
+		}
+		if idling != nil {
+			if err := idling.Done(ctx); err != nil {
+				return true, err
+			}
+		} else if err := c.Noop(ctx); err != nil {
+			return true, err
+		}
+		// A NOOP's answer (or the wait's end) may have carried an EXISTS;
+		// only one that IDLE announced times a notification.
+		if !announced {
+			select {
+			case a = <-exists:
+			default:
+			}
+		}
+		timed := announced && idling != nil
+		if conn != 0 {
+			if a.n != 0 {
+				s.known = a.n
+			}
+			continue
+		}
+		if a.n > s.known {
+			if err := s.newMail(ctx, a, timed); err != nil {
+				return true, err
+			}
+		} else if a.n != 0 {
+			s.known = a.n
+		}
+		if acting {
+			if err := s.act(ctx); err != nil {
+				return true, err
+			}
+		}
+		if polling {
+			for _, f := range p.cfg.Folders[min(cl.Connections-1, len(p.cfg.Folders)):] {
+				if err := c.StatusAs(ctx, measure.ClientStatus, f); err != nil {
+					return true, err
+				}
+			}
+		}
+	}
+}
+
+type announcement struct {
+	n  uint32
+	at time.Time
+}
+
+// notify hands a to the client: the newest count wins, with the first
+// time.
+func notify(ch chan announcement, a announcement) {
+	select {
+	case ch <- a:
+	default:
+		select {
+		case old := <-ch:
+			a.at = old.at
+		default:
+		}
+		ch <- a
+	}
+}
+
+// clientSession is connection 0's state during one connection.
+type clientSession struct {
+	p       *Population
+	g       *Group
+	u       workload.User
+	c       *imapclient.Client
+	rng     *rand.Rand
+	obs     measure.Observer
+	st      *cache
+	known   uint32 // messages in INBOX as last told
+	pending []action
+}
+
+// resync brings the cache up to date after SELECT, as the profile says.
+func (s *clientSession) resync(ctx context.Context, mb imapclient.Mailbox) error {
+	cl := s.g.Client
+	defer func() {
+		s.st.uidValidity, s.st.modSeq = mb.UIDValidity, mb.HighestModSeq
+		if mb.UIDNext > 0 {
+			s.st.lastUID = max(s.st.lastUID, mb.UIDNext-1)
+		}
+	}()
+	if cl.Resync == workload.ResyncNone || mb.Messages == 0 {
+		return nil
+	}
+	lo := uint32(1)
+	if w := uint32(cl.ResyncWindow); w > 0 && mb.UIDNext > w {
+		lo = mb.UIDNext - w
+	}
+	var since uint64
+	if mb.HighestModSeq > 0 && s.st.modSeq > 0 && s.st.uidValidity == mb.UIDValidity {
+		if s.st.modSeq == mb.HighestModSeq {
+			s.g.stats.resyncs.Add(1)
+			return nil // CONDSTORE: nothing changed, nothing to fetch
+		}
+		since = s.st.modSeq
+	}
+	flags := workload.FetchItems{{Name: "UID"}, {Name: "FLAGS"}}
+	_, err := s.c.UIDFetchItems(ctx, measure.ClientResync, lo, 0, flags, since)
+	if err == nil {
+		s.g.stats.resyncs.Add(1)
+	}
+	return err
+}
+
+// list fetches the message list, the newest ListMessages.
+func (s *clientSession) list(ctx context.Context, mb imapclient.Mailbox) error {
+	n := uint32(s.g.Client.ListMessages)
+	if n == 0 || mb.Messages == 0 {
+		return nil
+	}
+	from := uint32(1)
+	if mb.Messages > n {
+		from = mb.Messages - n + 1
+	}
+	_, err := s.c.FetchItems(ctx, measure.ClientList, from, mb.Messages, s.g.Client.FetchList)
+	return err
+}
+
+// newMail fetches the messages after known with the profile's fetch_new
+// list and plans what the user does with them; an IDLE announcement
+// (timed) goes to OnNewMail, for the notification and the ledger.
+func (s *clientSession) newMail(ctx context.Context, a announcement, timed bool) error {
+	infos, err := s.c.FetchItems(ctx, measure.ClientNewMail, s.known+1, a.n, s.g.Client.FetchNew)
+	if err != nil {
+		return err
+	}
+	s.known = max(s.known, highestSeq(infos, s.known))
+	s.g.stats.newMail.Add(int64(len(infos)))
+	if timed && s.p.cfg.OnNewMail != nil && len(infos) > 0 {
+		s.p.cfg.OnNewMail(s.u, infos, a.at)
+	}
+	up := s.g.User
+	now := time.Now()
+	for _, mi := range infos {
+		if mi.UID == 0 {
+			continue // the list has no UID: nothing to act on later
+		}
+		s.st.lastUID = max(s.st.lastUID, mi.UID)
+		act := action{uid: mi.UID, info: mi}
+		act.open = s.rng.Float64() < up.Read
+		if act.open {
+			act.replied = s.rng.Float64() < up.Replied
+			act.flagged = s.rng.Float64() < up.Flagged
+		}
+		switch r := s.rng.Float64(); {
+		case r < up.Deleted:
+			act.remove = 1
+		case r < up.Deleted+up.Moved:
+			act.remove = 2
+		}
+		if !act.open && act.remove == 0 {
+			continue
+		}
+		act.due = now
+		if up.ActionDelay > 0 {
+			act.due = now.Add(time.Duration(s.rng.ExpFloat64() * float64(up.ActionDelay)))
+		}
+		if len(s.pending) == maxPendingActions {
+			s.pending = s.pending[1:]
+			s.g.stats.forgotten.Add(1)
+		}
+		i, _ := slices.BinarySearchFunc(s.pending, act.due, func(x action, t time.Time) int { return x.due.Compare(t) })
+		s.pending = slices.Insert(s.pending, i, act)
+	}
+	return nil
+}
+
+// act does what is due.
+func (s *clientSession) act(ctx context.Context) error {
+	now := time.Now()
+	for len(s.pending) > 0 && !s.pending[0].due.After(now) {
+		a := s.pending[0]
+		s.pending = s.pending[1:]
+		c := s.c
+		if a.open {
+			if _, err := c.UIDFetchItems(ctx, measure.ClientOpen, a.uid, a.uid, s.g.Client.FetchOpen, 0); err != nil {
+				return err
+			}
+			s.g.stats.opened.Add(1)
+			if a.replied {
+				if err := c.UIDStoreFlags(ctx, measure.ClientChange, a.uid, true, `\Answered`); err != nil {
+					return err
+				}
+			}
+			if a.flagged {
+				if err := c.UIDStoreFlags(ctx, measure.ClientChange, a.uid, true, `\Flagged`); err != nil {
+					return err
+				}
+			}
+		}
+		switch a.remove {
+		case 1:
+			s.removed(a.info)
+			if err := c.UIDDelete(ctx, measure.ClientChange, a.uid); err != nil {
+				return err
+			}
+		case 2:
+			s.removed(a.info)
+			if err := c.UIDMove(ctx, measure.ClientChange, a.uid, s.moveTarget()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removed tells the ledger a message is about to leave the INBOX.
+func (s *clientSession) removed(mi imapclient.MessageInfo) {
+	s.g.stats.removed.Add(1)
+	if s.p.cfg.OnRemoved != nil {
+		s.p.cfg.OnRemoved(s.u, []imapclient.MessageInfo{mi})
+	}
+}
+
+// moveTarget is a folder of [mailboxes] (not Sent, Drafts or Trash),
+// drawn; Trash when there is none.
+func (s *clientSession) moveTarget() string {
+	if n := len(s.p.cfg.MoveTo); n > 0 {
+		return s.p.cfg.MoveTo[s.rng.IntN(n)]
+	}
+	return "Trash"
+}

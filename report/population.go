@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// PopulationSummary is [population] by group: what each group was
+// planned to do (derived from its profiles) beside what its clients did
+// (counted over the whole run, every phase).
+type PopulationSummary struct {
+	Groups []PopulationGroup `json:"groups"`
+}
+
+// PopulationGroup is one group of the population.
+type PopulationGroup struct {
+	Name   string `json:"name"`   // "heavy/desktop"
+	Users  int    `json:"users"`  // this run's (a shard's own)
+	Client string `json:"client"` // the client profile's source
+	// Derived from the profiles, per hour of the working day.
+	PlannedConnections     float64 `json:"planned_connections"`
+	PlannedReceivedPerHour float64 `json:"planned_received_per_hour"`
+	PlannedSentPerHour     float64 `json:"planned_sent_per_hour"`
+	PlannedSessionsPerHour float64 `json:"planned_sessions_per_hour,omitempty"` // spec groups
+	// Counted: connections held at the end of the measurement window;
+	// logins (of attempts); resyncs; new messages fetched; messages opened;
+	// deleted or moved; actions forgotten by users more than 256 behind.
+	Held      int64 `json:"held"`
+	Connects  int64 `json:"connects"`
+	Attempts  int64 `json:"attempts"`
+	Resyncs   int64 `json:"resyncs"`
+	NewMail   int64 `json:"new_mail"`
+	Opened    int64 `json:"opened"`
+	Removed   int64 `json:"removed"`
+	Forgotten int64 `json:"forgotten,omitempty"`
+}
+
+// add is two shards' populations together: the groups' counts summed by
+// name, the planned figures too (each shard plans its own users).
+func (p *PopulationSummary) add(o *PopulationSummary) *PopulationSummary {
+	if o == nil {
+		return p
+	}
+	if p == nil {
+		p = &PopulationSummary{}
+	}
+	s := &PopulationSummary{Groups: append([]PopulationGroup(nil), p.Groups...)}
+	for _, g := range o.Groups {
+		i := 0
+		for i < len(s.Groups) && s.Groups[i].Name != g.Name {
+			i++
+		}
+		if i == len(s.Groups) {
+			s.Groups = append(s.Groups, g)
+			continue
+		}
+		m := &s.Groups[i]
+		m.Users += g.Users
+		m.PlannedConnections += g.PlannedConnections
+		m.PlannedReceivedPerHour += g.PlannedReceivedPerHour
+		m.PlannedSentPerHour += g.PlannedSentPerHour
+		m.PlannedSessionsPerHour += g.PlannedSessionsPerHour
+		m.Held += g.Held
+		m.Connects += g.Connects
+		m.Attempts += g.Attempts
+		m.Resyncs += g.Resyncs
+		m.NewMail += g.NewMail
+		m.Opened += g.Opened
+		m.Removed += g.Removed
+		m.Forgotten += g.Forgotten
+	}
+	return s
+}
+
+// writePopulation renders the population section of the text report.
+func writePopulation(w io.Writer, p *PopulationSummary) {
+	if p == nil || len(p.Groups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nPopulation ([population]; planned: derived from the profiles; the rest counted over the run)\n")
+	for _, g := range p.Groups {
+		if g.PlannedSessionsPerHour > 0 || g.Client == "" {
+			fmt.Fprintf(w, "  %s: %s users, SPEC's sessions (planned %s/hour)\n", g.Name, fmtInt(int64(g.Users)), fmtPlanned(g.PlannedSessionsPerHour))
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s users; connections held %s at the end of the window (planned %s on average)\n",
+			g.Name, fmtInt(int64(g.Users)), fmtInt(g.Held), fmtPlanned(g.PlannedConnections))
+		fmt.Fprintf(w, "    planned %s received/h, %s sent/h; %s logins in %s attempts, %s resyncs, %s new messages fetched, %s opened, %s deleted or moved\n",
+			fmtPlanned(g.PlannedReceivedPerHour), fmtPlanned(g.PlannedSentPerHour), fmtInt(g.Connects), fmtInt(g.Attempts),
+			fmtInt(g.Resyncs), fmtInt(g.NewMail), fmtInt(g.Opened), fmtInt(g.Removed))
+		if g.Forgotten > 0 {
+			fmt.Fprintf(w, "    %s actions forgotten: users fell more than 256 messages behind (the server answered too slowly for them)\n", fmtInt(g.Forgotten))
+		}
+	}
+}
+
+func fmtPlanned(f float64) string {
+	if f >= 100 {
+		return fmtInt(int64(f + 0.5))
+	}
+	return fmt.Sprintf("%.1f", f)
+}
