@@ -50,18 +50,23 @@ func writeFetchItems(enc *imapwire.Encoder, numKind imapwire.NumKind, options *i
 		listEnc.Item().Atom("UID")
 	}
 
-	m := map[string]bool{
-		"BODY":          options.BodyStructure != nil && !options.BodyStructure.Extended,
-		"BODYSTRUCTURE": options.BodyStructure != nil && options.BodyStructure.Extended,
-		"ENVELOPE":      options.Envelope,
-		"FLAGS":         options.Flags,
-		"INTERNALDATE":  options.InternalDate,
-		"RFC822.SIZE":   options.RFC822Size,
-		"MODSEQ":        options.ModSeq,
+	// mailbench patch (order.patch): a fixed order, not a map's, so that
+	// the same options always put the same command on the wire.
+	items := []struct {
+		name string
+		req  bool
+	}{
+		{"FLAGS", options.Flags},
+		{"INTERNALDATE", options.InternalDate},
+		{"RFC822.SIZE", options.RFC822Size},
+		{"ENVELOPE", options.Envelope},
+		{"BODY", options.BodyStructure != nil && !options.BodyStructure.Extended},
+		{"BODYSTRUCTURE", options.BodyStructure != nil && options.BodyStructure.Extended},
+		{"MODSEQ", options.ModSeq},
 	}
-	for k, req := range m {
-		if req {
-			listEnc.Item().Atom(k)
+	for _, it := range items {
+		if it.req {
+			listEnc.Item().Atom(it.name)
 		}
 	}
 

@@ -9,22 +9,26 @@ import (
 )
 
 func statusItems(options *imap.StatusOptions) []string {
-	m := map[string]bool{
-		"MESSAGES":        options.NumMessages,
-		"UIDNEXT":         options.UIDNext,
-		"UIDVALIDITY":     options.UIDValidity,
-		"UNSEEN":          options.NumUnseen,
-		"DELETED":         options.NumDeleted,
-		"SIZE":            options.Size,
-		"APPENDLIMIT":     options.AppendLimit,
-		"DELETED-STORAGE": options.DeletedStorage,
-		"HIGHESTMODSEQ":   options.HighestModSeq,
+	// mailbench patch (order.patch): a fixed order, not a map's.
+	items := []struct {
+		name string
+		req  bool
+	}{
+		{"MESSAGES", options.NumMessages},
+		{"UIDNEXT", options.UIDNext},
+		{"UIDVALIDITY", options.UIDValidity},
+		{"UNSEEN", options.NumUnseen},
+		{"DELETED", options.NumDeleted},
+		{"SIZE", options.Size},
+		{"APPENDLIMIT", options.AppendLimit},
+		{"DELETED-STORAGE", options.DeletedStorage},
+		{"HIGHESTMODSEQ", options.HighestModSeq},
 	}
 
 	var l []string
-	for k, req := range m {
-		if req {
-			l = append(l, k)
+	for _, it := range items {
+		if it.req {
+			l = append(l, it.name)
 		}
 	}
 	return l

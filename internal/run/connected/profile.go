@@ -212,12 +212,13 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 			actionDue = actionTimer.C
 		}
 		var a announcement
-		var announced, polling, acting, stop, offline bool
+		var announced, checking, polling, acting, stop, offline bool
 		select {
 		case a = <-exists:
 			announced = true
 		case <-renew.C:
 		case <-check:
+			checking = true
 		case <-poll:
 			polling = true
 		case <-actionDue:
@@ -249,8 +250,10 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 			if err := idling.Done(ctx); err != nil {
 				return true, err
 			}
-		} else if err := c.Noop(ctx); err != nil {
-			return true, err
+		} else if checking {
+			if err := c.Noop(ctx); err != nil {
+				return true, err
+			}
 		}
 		// A NOOP's answer (or the wait's end) may have carried an EXISTS;
 		// only one that IDLE announced times a notification.
@@ -271,6 +274,7 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 			if err := s.newMail(ctx, a, timed); err != nil {
 				return true, err
 			}
+			acting = true // what is due at once is done before the next wait
 		} else if a.n != 0 {
 			s.known = a.n
 		}

@@ -1,0 +1,299 @@
+package connected
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/workload"
+)
+
+// scriptedServer is an IMAP server of a few canned answers that records
+// every command line a client sends: what a client profile puts on the
+// wire is what these tests check. With condstore it offers CONDSTORE and
+// answers SELECT with a HIGHESTMODSEQ that grows by 2 a connect; at
+// existsAfter into the first IDLE it announces one new message.
+type scriptedServer struct {
+	condstore   bool
+	existsAfter time.Duration
+
+	mu       sync.Mutex
+	lines    []string // every command, without its tag, in order
+	selects  int
+	messages int
+}
+
+func (s *scriptedServer) commands() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lines)
+}
+
+func (s *scriptedServer) serve(t *testing.T, ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.conn(c)
+	}
+}
+
+func (s *scriptedServer) caps() string {
+	caps := "IMAP4rev1 IDLE MOVE UIDPLUS"
+	if s.condstore {
+		caps += " CONDSTORE"
+	}
+	return caps
+}
+
+func (s *scriptedServer) conn(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	w := func(format string, a ...any) { fmt.Fprintf(c, format+"\r\n", a...) }
+	w("* OK [CAPABILITY %s] scripted", s.caps())
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		tag, cmd, _ := strings.Cut(line, " ")
+		s.mu.Lock()
+		s.lines = append(s.lines, cmd)
+		s.mu.Unlock()
+		verb := strings.ToUpper(strings.Fields(cmd + " x")[0])
+		if verb == "UID" {
+			verb += " " + strings.ToUpper(strings.Fields(cmd)[1])
+		}
+		switch verb {
+		case "CAPABILITY":
+			w("* CAPABILITY %s", s.caps())
+			w("%s OK done", tag)
+		case "LOGIN":
+			w("%s OK [CAPABILITY %s] logged in", tag, s.caps())
+		case "SELECT":
+			s.mu.Lock()
+			s.selects++
+			s.messages = max(s.messages, 3)
+			n, modseq := s.messages, 5+2*s.selects
+			s.mu.Unlock()
+			w("* %d EXISTS", n)
+			w("* FLAGS (\\Seen \\Answered \\Flagged \\Deleted)")
+			w("* OK [UIDVALIDITY 1] ok")
+			w("* OK [UIDNEXT %d] ok", n+1)
+			if s.condstore {
+				w("* OK [HIGHESTMODSEQ %d] ok", modseq)
+			}
+			w("%s OK [READ-WRITE] selected", tag)
+		case "FETCH", "UID FETCH":
+			s.mu.Lock()
+			n := s.messages
+			s.mu.Unlock()
+			id := fmt.Sprintf("r00000001-%012d@mailbench", n)
+			hdr := "Message-Id: <" + id + ">\r\n\r\n"
+			w("* %d FETCH (UID %d FLAGS () RFC822.SIZE 100 BODY[HEADER.FIELDS (MESSAGE-ID)] {%d}\r\n%s)", n, n, len(hdr), hdr)
+			w("%s OK fetched", tag)
+		case "IDLE":
+			w("+ idling")
+			s.mu.Lock()
+			announce := s.existsAfter > 0 && s.messages == 3
+			if announce {
+				s.messages = 4
+			}
+			s.mu.Unlock()
+			if announce {
+				time.Sleep(s.existsAfter)
+				w("* 4 EXISTS")
+			}
+			if l, err := r.ReadString('\n'); err != nil || strings.TrimSpace(l) != "DONE" {
+				return
+			}
+			s.mu.Lock()
+			s.lines = append(s.lines, "DONE")
+			s.mu.Unlock()
+			w("%s OK idle done", tag)
+		case "LOGOUT":
+			w("* BYE bye")
+			w("%s OK bye", tag)
+			return
+		case "STATUS":
+			w("* STATUS %s (MESSAGES 1 UNSEEN 0 UIDNEXT 2)", strings.Fields(cmd)[1])
+			w("%s OK status", tag)
+		default: // NOOP, UID STORE, UID MOVE, UID EXPUNGE, EXPUNGE
+			w("%s OK done", tag)
+		}
+	}
+}
+
+// profileRun runs one user of client profile cl, reading everything, for
+// d, against srv; it returns the observations by function.
+func profileRun(t *testing.T, srv *scriptedServer, cl workload.ClientProfile, user workload.UserProfile, d time.Duration) map[measure.Function]int {
+	nw := memnet.New()
+	ln, err := nw.Listen(context.Background(), "tcp", "imap.test:143")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go srv.serve(t, ln)
+	var mu sync.Mutex
+	seen := map[measure.Function]int{}
+	obs := measure.ObserverFunc(func(o measure.Observation) {
+		if o.Class != measure.OK && o.Class != measure.Cancelled {
+			t.Errorf("%s failed: %v", o.Function, o.Err)
+		}
+		mu.Lock()
+		seen[o.Function]++
+		mu.Unlock()
+	})
+	p := New(Config{
+		IMAP:    imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: 10 * time.Second, Observer: obs},
+		Folders: []string{"Sent", "Drafts", "Trash", "Archive"}, MoveTo: []string{"Archive"}, Seed: 1,
+		Groups:   []Group{{Name: "test", User: user, Client: cl, Users: testUsers(1)}},
+		Observer: obs,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	p.Run(ctx, time.Now())
+	synctest.Wait()
+	return seen
+}
+
+func mustItems(t *testing.T, s string) workload.FetchItems {
+	l, err := workload.ParseFetchItems(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// A reader who opens, flags and deletes every message, at once.
+var eagerUser = workload.UserProfile{Name: "eager", Read: 1, Flagged: 1, Deleted: 1, Day: 8 * time.Hour}
+
+// TestProfileCondStore: against a server with CONDSTORE, a mobile-like
+// client selects with (CONDSTORE), asks MODSEQ in its lists, and on its
+// reconnect resyncs only what changed since the modseq it kept (UID FETCH
+// … (CHANGEDSINCE 7)); told of new mail in IDLE it fetches its fetch_new
+// list, opens the message and flags and deletes it, each a Client row.
+func TestProfileCondStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scriptedServer{condstore: true, existsAfter: time.Second}
+		cl := workload.ClientProfile{Name: "m", Connections: 1, Idle: true, Resync: workload.ResyncAuto, ResyncWindow: 2, ListMessages: 2,
+			FetchList: mustItems(t, "UID FLAGS MODSEQ"), FetchNew: mustItems(t, "UID FLAGS MODSEQ BODY.PEEK[HEADER.FIELDS (Message-ID)]"),
+			FetchOpen: mustItems(t, "BODY.PEEK[]"), Online: 10 * time.Second, Offline: 5 * time.Second}
+		seen := profileRun(t, srv, cl, eagerUser, 20*time.Second)
+		cmds := srv.commands()
+		want := []string{
+			`LOGIN "u0" "pw"`, "SELECT INBOX (CONDSTORE)",
+			"UID FETCH 2:* (UID FLAGS)", // the first resync: the window's flags
+			"FETCH 2:3 (UID FLAGS MODSEQ)",
+			"IDLE", "DONE",
+			`FETCH 4 (UID FLAGS MODSEQ BODY.PEEK[HEADER.FIELDS ("Message-ID")])`, // go-imap's quoting
+			"UID FETCH 4 (UID BODY.PEEK[])", `UID STORE 4 +FLAGS.SILENT (\Flagged)`, `UID STORE 4 +FLAGS.SILENT (\Deleted)`, "UID EXPUNGE 4",
+			"IDLE", "DONE", "LOGOUT",
+			`LOGIN "u0" "pw"`, "SELECT INBOX (CONDSTORE)",
+			"UID FETCH 3:* (UID FLAGS) (CHANGEDSINCE 7)", // the reconnect: what changed since
+		}
+		got := normalise(cmds)
+		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("commands:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for _, f := range []measure.Function{measure.ClientConnect, measure.ClientResync, measure.ClientList, measure.ClientNewMail, measure.ClientOpen, measure.ClientChange} {
+			if seen[f] == 0 {
+				t.Errorf("no %s observed: %v", f, seen)
+			}
+		}
+		if seen[measure.ClientChange] < 2 {
+			t.Errorf("%d Client flag/move/delete, want the flag and the delete", seen[measure.ClientChange])
+		}
+	})
+}
+
+// TestProfileWithoutCondStore: the same client against a server without
+// CONDSTORE selects plainly, resyncs by the flags of its window on every
+// connect, and leaves MODSEQ out of its lists, as real clients do.
+func TestProfileWithoutCondStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scriptedServer{}
+		cl := workload.ClientProfile{Name: "m", Connections: 1, Idle: true, Resync: workload.ResyncAuto, ResyncWindow: 2, ListMessages: 2,
+			FetchList: mustItems(t, "UID FLAGS MODSEQ"), FetchNew: mustItems(t, "UID ENVELOPE"),
+			FetchOpen: mustItems(t, "BODY[]"), Online: 10 * time.Second, Offline: 5 * time.Second}
+		profileRun(t, srv, cl, eagerUser, 20*time.Second)
+		got := normalise(srv.commands())
+		want := []string{`LOGIN "u0" "pw"`, "SELECT INBOX", "UID FETCH 2:* (UID FLAGS)", "FETCH 2:3 (UID FLAGS)", "IDLE", "DONE", "LOGOUT",
+			`LOGIN "u0" "pw"`, "SELECT INBOX", "UID FETCH 2:* (UID FLAGS)"}
+		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("commands:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for _, l := range got {
+			if strings.Contains(l, "MODSEQ") || strings.Contains(l, "CHANGEDSINCE") {
+				t.Errorf("%q sent to a server without CONDSTORE", l)
+			}
+		}
+	})
+}
+
+// TestProfileWebmail: a client without IDLE looks with NOOP every check,
+// asks the other folders' STATUS every poll, and an EXISTS it learns that
+// way is fetched but times no notification (the delay was the client's).
+func TestProfileWebmail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scriptedServer{}
+		cl := workload.ClientProfile{Name: "w", Connections: 1, Check: 3 * time.Second, Poll: 5 * time.Second, Resync: workload.ResyncNone,
+			FetchNew: mustItems(t, "UID ENVELOPE"), FetchOpen: mustItems(t, "BODY[]")}
+		var notified atomic.Int64
+		nw := memnet.New()
+		ln, _ := nw.Listen(context.Background(), "tcp", "imap.test:143")
+		defer ln.Close()
+		go srv.serve(t, ln)
+		p := New(Config{
+			IMAP:    imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: 10 * time.Second},
+			Folders: []string{"Sent", "Archive"}, Seed: 1,
+			Groups:    []Group{{Name: "w", User: workload.UserProfile{Day: 8 * time.Hour}, Client: cl, Users: testUsers(1)}},
+			OnNewMail: func(workload.User, []imapclient.MessageInfo, time.Time) { notified.Add(1) },
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 11*time.Second)
+		defer cancel()
+		p.Run(ctx, time.Now())
+		synctest.Wait()
+		got := normalise(srv.commands())
+		var noops, status int
+		for _, l := range got {
+			switch {
+			case l == "NOOP":
+				noops++
+			case strings.HasPrefix(l, "STATUS"):
+				status++
+			case l == "IDLE":
+				t.Errorf("IDLE from a client without it")
+			}
+		}
+		if noops != 3 || status != 4 || notified.Load() != 0 {
+			t.Errorf("%d NOOPs, %d STATUS, %d notifications; want 3 (every 3 s of 11), 4 (2 folders every 5 s), 0:\n%s", noops, status, notified, strings.Join(got, "\n"))
+		}
+	})
+}
+
+// normalise drops the CAPABILITY commands go-imap may add: the lines as
+// sent otherwise.
+func normalise(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if l == "CAPABILITY" {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
