@@ -290,6 +290,9 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 		cfg.Phases.Measurement.Duration = *o.measurement
 	}
 	if o.rate != nil {
+		if cfg.HasPopulation() {
+			return nil, usage(fmt.Errorf("--rate: %s describes its load as users of a [population] mix: set how many with --users (or population.users)", cfg.File))
+		}
 		cfg.Load.SessionsPerHour = *o.rate
 	}
 	if err := cfg.CheckInputs(); err != nil {

@@ -34,8 +34,8 @@ type sizeCmd struct {
 	Config       string         `arg:"" optional:"" help:"Workload file, or the name of a shipped config."`
 	Budget       time.Duration  `name:"budget" placeholder:"DUR" help:"Stop starting runs when the next would not finish within DUR of the start (0: no limit)."`
 	Precision    float64        `name:"precision" default:"5" placeholder:"PCT" help:"Width of the final bracket in percent of its lower end. (default: ${default})"`
-	Axis         string         `name:"axis" default:"rate" enum:"rate,connected" help:"What the search varies: the session rate (with [clients] held as configured), or the connected clients of [clients] at the config's rate. (default: ${default})"`
-	Start        float64        `name:"start" placeholder:"N" help:"First level to try: sessions/hour, or connected clients with --axis connected (default: the config's)."`
+	Axis         string         `name:"axis" default:"rate" enum:"rate,connected,users" help:"What the search varies: the session rate (with [clients] held as configured), the connected clients of [clients] at the config's rate, or the users of [population]'s mix. (default: ${default})"`
+	Start        float64        `name:"start" placeholder:"N" help:"First level to try: sessions/hour, connected clients with --axis connected, users with --axis users (default: the config's)."`
 	Confirm      int            `name:"confirm" default:"2" placeholder:"N" help:"Confirmation runs at the found rate (0: none). (default: ${default})"`
 	Measurement  *time.Duration `name:"measurement" placeholder:"DUR" help:"Override the measurement phase's length (of each run)."`
 	JSON         string         `name:"json" placeholder:"FILE" help:"Also write the search as JSON, every run's report embedded (docs/size.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
@@ -72,13 +72,17 @@ and % compliant of every function against load (docs/size.md).
 
 With --axis connected the search varies the connected clients of [clients]
 (long-lived IDLE sessions) at the config's session rate instead: "how many
-connected users does the server hold beside this load?".
+connected users does the server hold beside this load?". With --axis users
+(a config with [population]) it varies the users of the mix: every step runs
+that many users of it, SPEC sessions, clients and mail together: "this
+server carries N users of 70% heavy/desktop, 30% light/mobile".
 
 Examples:
   mailbench size quick --dry-run
   mailbench size quick --budget 30m --json size.json
   mailbench size dovecot-postfix --measurement 2m --precision 10 --html size.html
   mailbench size quick --axis connected --start 500   # connected clients at the quick rate
+  mailbench size mix --axis users --start 100          # users of a profile mix
 
 Exit codes: 0 a capacity was found and confirmed, 1 not (the budget ran
 out, nothing passed, a confirmation failed), 2 usage or config error,

@@ -15,7 +15,7 @@ import (
 type sweepCmd struct {
 	Config       string    `arg:"" optional:"" help:"Workload file, or the name of a shipped config (default: quick, against the embedded target)."`
 	Levels       []float64 `name:"levels" sep:"," default:"80,100,120" placeholder:"PCT" help:"Load levels in percent of the config's target rate (or, with --axis connected, of its clients.connected), run in this order. (default: ${default})"`
-	Axis         string    `name:"axis" default:"rate" enum:"rate,connected" help:"What the levels vary: the session rate, or the connected clients of [clients] at the config's rate. (default: ${default})"`
+	Axis         string    `name:"axis" default:"rate" enum:"rate,connected,users" help:"What the levels vary: the session rate, the connected clients of [clients] at the config's rate, or the users of [population]'s mix. (default: ${default})"`
 	Iterations   int       `name:"iterations" default:"1" placeholder:"N" help:"Runs per level (SPEC-style certification uses 3; the table shows medians). (default: ${default})"`
 	JSON         string    `name:"json" placeholder:"FILE" help:"Also write the sweep as JSON, every run's report embedded (docs/sweep.md); FILE - writes it to stdout and the text report to stderr (for jq and CI)."`
 	HTML         string    `name:"html" placeholder:"FILE" help:"Also write a self-contained HTML report with every run side by side (docs/html-report.md)."`

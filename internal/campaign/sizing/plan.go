@@ -42,6 +42,8 @@ type SearchPlan struct {
 	Budget        time.Duration
 	MaxRuns       int
 	Steps         []PlanStep
+	// Mix is [population]'s mix on the users axis ("" on the others).
+	Mix string
 	// Ceiling says what ends the climb in the plan.
 	Ceiling string
 }
@@ -58,11 +60,14 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &searcher{cfg: cfg, opts: opts, cap: cfg.Load.MaxConcurrent, res: &Result{FixedUsers: opts.FixedUsers || cfg.Users.File != "", Axis: opts.Axis, Rate: cfg.TargetRate()}}
+	s := &searcher{cfg: cfg, opts: opts, cap: cfg.Load.MaxConcurrent, res: &Result{FixedUsers: opts.FixedUsers || cfg.Users.File != "", Axis: opts.Axis, Rate: cfg.TargetRate(), Mix: MixText(cfg)}}
 	sp := &SearchPlan{Name: cfg.Name, Embedded: cfg.Target.Embedded, FixedUsers: s.res.FixedUsers, FixedUsersWhy: opts.FixedUsersWhy,
 		PerUserHour: cfg.Load.SessionsPerUserHour, RunLength: plannedRun(cfg), Budget: opts.Budget, MaxRuns: opts.MaxRuns}
 	if cfg.Users.File != "" {
 		sp.FixedUsersWhy = "the users come from users.file"
+	}
+	if opts.Axis == AxisUsers {
+		sp.Mix = MixText(cfg)
 	}
 	var msgs int64
 	counted := 0
@@ -87,11 +92,22 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 		if connected > users && !s.res.FixedUsers {
 			users = connected
 		}
+		popUsers := 0
+		if opts.Axis == AxisUsers {
+			popUsers = int(level)
+			rate, users = PopulationRate(cfg, popUsers), max(popUsers, connected)
+			if s.res.FixedUsers {
+				users = cfg.Users.Count
+			}
+		}
 		if users > workload.MaxUsers {
 			sp.Ceiling = fmt.Sprintf("mailbench's maximum of %d users", workload.MaxUsers)
 			return sp, nil
 		}
 		c := s.stepConfig(rate, connected, users, s.cap, cfg.Phases.Measurement.Duration, 1)
+		if popUsers > 0 {
+			c.Population.Users = popUsers
+		}
 		if cfg.Users.File == "" {
 			for i := counted; i < users; i++ {
 				// the login as workload.Config.LoadUsers makes it (no password needed)
@@ -128,9 +144,12 @@ func (sp *SearchPlan) WriteText(w io.Writer) error {
 		target = "the embedded target: made anew with each step's users"
 	}
 	fmt.Fprintf(&b, "Sizing plan: %q on %s\n", sp.Name, target)
-	if sp.FixedUsers {
+	switch {
+	case sp.Mix != "":
+		fmt.Fprintf(&b, "Users: the search's level, users of the mix (%s); sessions/hour: its spec users' SPEC sessions\n", sp.Mix)
+	case sp.FixedUsers:
 		fmt.Fprintf(&b, "Users: fixed (%s): every step runs the config's users; the result has no users figure\n", sp.FixedUsersWhy)
-	} else {
+	default:
 		fmt.Fprintf(&b, "Users: rate ÷ %s sessions per user-hour in every step\n", report.FormatFloat(sp.PerUserHour, 1))
 	}
 	fmt.Fprintf(&b, "One run takes %v (warm-up + measurement + ramp-down + settle); at most %d runs", sp.RunLength, sp.MaxRuns)

@@ -27,6 +27,9 @@ const (
 // users (simulated, 4.8 sessions per user-hour)", or, with fixed users,
 // "on 300 mailboxes (37.5 sessions per user-hour; fixed users: why)".
 func (r *Result) population(rate float64) string {
+	if r.Axis == AxisUsers {
+		return "(" + r.Mix + ")"
+	}
 	if r.Axis == AxisConnected {
 		u := 0
 		for _, p := range r.Probes {
@@ -82,8 +85,11 @@ func (r *Result) CapacityLine() string {
 		state = "NOT confirmed"
 	}
 	unit := "sessions/hour"
-	if r.Axis == AxisConnected {
+	switch r.Axis {
+	case AxisConnected:
 		unit = "connected clients"
+	case AxisUsers:
+		unit = "users"
 	}
 	return fmt.Sprintf("Capacity: %s %s (bracket [%s, %s) %s: +%s%%, %s)",
 		r.LevelText(r.Low), r.population(r.Low),
@@ -250,6 +256,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, p := range curve {
 		if r.Axis == AxisConnected {
 			t.Head = append(t.Head, report.FormatFloat(p.Level, 0)+" clients")
+		} else if r.Axis == AxisUsers {
+			t.Head = append(t.Head, report.FormatFloat(p.Level, 0)+" users")
 		} else {
 			t.Head = append(t.Head, report.FormatFloat(p.Rate, 0)+"/h")
 		}
@@ -339,6 +347,7 @@ type jsonResult struct {
 	// (which read as the rate axis).
 	Axis        Axis            `json:"axis,omitempty"`
 	Rate        float64         `json:"rate_per_hour,omitempty"` // every step's rate, axis connected
+	Mix         string          `json:"mix,omitempty"`           // [population]'s mix by share, axis users
 	PerUserHour float64         `json:"sessions_per_user_hour"`
 	Precision   float64         `json:"precision_percent"`
 	BudgetS     float64         `json:"budget_s"`
@@ -437,6 +446,13 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		Capacity: jsonCapacity{Found: r.Found(), Converged: r.Converged, Confirmed: r.Confirmed,
 			SessionsPerH: r.Low, Users: r.Users(r.Low), BracketLow: r.Low},
 	}
+	if r.Axis == AxisUsers {
+		j.Mix = r.Mix
+		j.Capacity.SessionsPerH = 0
+		if p := r.LowProbe(); p != nil {
+			j.Capacity.SessionsPerH = p.Rate
+		}
+	}
 	if r.Axis == AxisConnected {
 		j.Rate = r.Rate
 		j.Capacity.SessionsPerH, j.Capacity.Connected = r.Rate, r.Low
@@ -503,15 +519,15 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		Budget: time.Duration(j.BudgetS * float64(time.Second)), Start: j.Start, Low: j.Capacity.BracketLow, High: math.Inf(1),
 		Converged: j.Capacity.Converged, Confirmed: j.Capacity.Confirmed, Stopped: j.Stopped, Bounding: -1,
 		Elapsed:    time.Duration(j.ElapsedS * float64(time.Second)),
-		FixedUsers: j.FixedUsers, FixedUsersWhy: j.FixedWhy, MailbenchBound: j.Mailbench,
+		FixedUsers: j.FixedUsers, FixedUsersWhy: j.FixedWhy, MailbenchBound: j.Mailbench, Mix: j.Mix,
 		PreparedUsers: j.Prepared.Users, PreparedMessages: j.Prepared.Messages, PrepareTime: time.Duration(j.Prepared.ElapsedS * float64(time.Second)),
 	}
 	switch r.Axis {
 	case "":
 		r.Axis = AxisRate
-	case AxisRate, AxisConnected:
+	case AxisRate, AxisConnected, AxisUsers:
 	default:
-		return nil, fmt.Errorf("read size result: axis %q: want %q or %q", j.Axis, AxisRate, AxisConnected)
+		return nil, fmt.Errorf("read size result: axis %q: want %q, %q or %q", j.Axis, AxisRate, AxisConnected, AxisUsers)
 	}
 	if j.Capacity.BracketHigh != nil {
 		r.High = *j.Capacity.BracketHigh
@@ -560,6 +576,8 @@ func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 			level := report.FormatFloat(p.Rate, 0) + "/h"
 			if r.Axis == AxisConnected {
 				level = report.FormatFloat(p.Level, 0) + " clients"
+			} else if r.Axis == AxisUsers {
+				level = report.FormatFloat(p.Level, 0) + " users"
 			}
 			labels = append(labels, fmt.Sprintf("%s %s #%d", level, p.Purpose, i+1))
 		}

@@ -51,6 +51,10 @@ const (
 	// AxisConnected searches the connected clients (clients.connected) at
 	// the config's session rate.
 	AxisConnected Axis = "connected"
+	// AxisUsers searches the users of [population]'s mix
+	// (population.users): each step runs that many users of the mix, the
+	// spec users' sessions and the profiles' clients and mail together.
+	AxisUsers Axis = "users"
 )
 
 // Options configure Search.
@@ -203,6 +207,9 @@ type Result struct {
 	Axis        Axis
 	Rate        float64
 	PerUserHour float64 // load.sessions_per_user_hour: users = rate / it
+	// Mix describes [population]'s mix for an AxisUsers search ("70%
+	// heavy/desktop, 30% light/mobile").
+	Mix string
 	// FixedUsers: every step ran the config's population (FixedUsersWhy
 	// says why); the result has no users figure.
 	FixedUsers    bool
@@ -242,8 +249,12 @@ type Result struct {
 }
 
 // Users converts a rate to the users a step at it simulates: ⌈rate ÷
-// sessions_per_user_hour⌉ (0 when the users are fixed: no users figure).
+// sessions_per_user_hour⌉ (0 when the users are fixed: no users figure);
+// on the users axis the level is the users.
 func (r *Result) Users(rate float64) float64 {
+	if r.Axis == AxisUsers {
+		return rate
+	}
 	if r.PerUserHour <= 0 || r.FixedUsers {
 		return 0
 	}
@@ -295,9 +306,9 @@ func CheckOptions(o Options) (Options, error) {
 	switch o.Axis {
 	case "":
 		o.Axis = AxisRate
-	case AxisRate, AxisConnected:
+	case AxisRate, AxisConnected, AxisUsers:
 	default:
-		return o, fmt.Errorf("size: axis %q: want %q or %q", o.Axis, AxisRate, AxisConnected)
+		return o, fmt.Errorf("size: axis %q: want %q, %q or %q", o.Axis, AxisRate, AxisConnected, AxisUsers)
 	}
 	if o.Start < 0 || math.IsNaN(o.Start) || math.IsInf(o.Start, 0) || o.Start > workload.MaxSessionsPerHour {
 		return o, fmt.Errorf("size: start rate %g: want > 0 and at most %g", o.Start, float64(workload.MaxSessionsPerHour))
@@ -322,7 +333,7 @@ func CheckOptions(o Options) (Options, error) {
 	}
 	if o.MinRate == 0 {
 		o.MinRate = DefaultMinRate
-		if o.Axis == AxisConnected {
+		if o.Axis == AxisConnected || o.Axis == AxisUsers {
 			o.MinRate = 1
 		}
 	}
@@ -368,7 +379,7 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 	}
 	s := &searcher{cfg: cfg, opts: opts, t0: opts.Now(), cap: cfg.Load.MaxConcurrent, res: &Result{
 		Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, PerUserHour: cfg.Load.SessionsPerUserHour,
-		Axis: opts.Axis, Rate: cfg.TargetRate(),
+		Axis: opts.Axis, Rate: cfg.TargetRate(), Mix: MixText(cfg),
 		FixedUsers: fixed, FixedUsersWhy: why,
 		Precision: opts.Precision, Budget: opts.Budget, Start: start, High: math.Inf(1), Bounding: -1,
 	}}
@@ -381,6 +392,21 @@ func Search(stop, kill context.Context, cfg *workload.Config, opts Options) (*Re
 // target rate (clients.connected).
 func startRate(cfg *workload.Config, opts Options) (float64, error) {
 	start := opts.Start
+	if cfg.HasPopulation() != (opts.Axis == AxisUsers) {
+		if opts.Axis == AxisUsers {
+			return 0, errors.New("size: --axis users: the config has no [population] mix to count users of")
+		}
+		return 0, fmt.Errorf("size: the config's load is a [population] of users: search it with --axis users (not %s)", opts.Axis)
+	}
+	if opts.Axis == AxisUsers {
+		if start == 0 {
+			start = float64(cfg.PopulationUsers())
+		}
+		if !(start >= 1) {
+			return 0, errors.New("size: --axis users: the config has no users and --start is not set")
+		}
+		return start, nil
+	}
 	if opts.Axis == AxisConnected {
 		if start == 0 {
 			start = float64(cfg.Clients.Connected)
@@ -568,11 +594,23 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 	if connected > users && !r.FixedUsers {
 		users = connected // every connected client is a user of its own
 	}
+	popUsers := 0
+	if r.Axis == AxisUsers {
+		popUsers = int(level)
+		rate = PopulationRate(s.cfg, popUsers)
+		users = max(popUsers, connected)
+		if r.FixedUsers {
+			users = s.cfg.Users.Count
+		}
+	}
 	meas := s.cfg.Phases.Measurement.Duration
 	lengthened := 0
 	for {
 		n := len(r.Probes) + 1
 		c := s.stepConfig(rate, connected, users, s.cap, meas, sweep.DeriveSeed(s.cfg.Seed, n))
+		if popUsers > 0 {
+			c.Population.Users = popUsers
+		}
 		switch {
 		case stop.Err() != nil || kill.Err() != nil:
 			r.Stopped = "stopped by the user"
@@ -587,6 +625,10 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 		}
 		if users > workload.MaxUsers {
 			s.bound(-1, level, fmt.Sprintf("%d users are above mailbench's maximum of %d", users, workload.MaxUsers))
+			return Probe{}, false
+		}
+		if popUsers > c.Users.Count {
+			s.bound(-1, level, fmt.Sprintf("%d users of the mix need as many users, and the users are fixed at %d (%s)", popUsers, c.Users.Count, r.FixedUsersWhy))
 			return Probe{}, false
 		}
 		if connected > c.Users.Count {
@@ -790,8 +832,11 @@ func (s *searcher) bracketText() string {
 
 // noun names what the axis counts.
 func (a Axis) noun() string {
-	if a == AxisConnected {
+	switch a {
+	case AxisConnected:
 		return "connected clients"
+	case AxisUsers:
+		return "users of the mix"
 	}
 	return "rate"
 }
@@ -799,8 +844,11 @@ func (a Axis) noun() string {
 // LevelText renders a level of the search's axis: "11,250 sessions/hour",
 // "4,200 connected clients".
 func (r *Result) LevelText(level float64) string {
-	if r.Axis == AxisConnected {
+	switch r.Axis {
+	case AxisConnected:
 		return report.FormatFloat(level, 0) + " connected clients"
+	case AxisUsers:
+		return report.FormatFloat(level, 0) + " users of the mix"
 	}
 	return report.FormatFloat(level, 0) + " sessions/hour"
 }
@@ -880,4 +928,26 @@ func (r *Result) Curve() []CurvePoint {
 		return 0
 	})
 	return out
+}
+
+// PopulationRate is the SPEC session rate of cfg's mix at users users:
+// its spec users × load.sessions_per_user_hour (0 without spec users).
+func PopulationRate(cfg *workload.Config, users int) float64 {
+	c := *cfg
+	c.Population.Users = users
+	return c.TargetRate()
+}
+
+// MixText describes cfg's mix by share: "70% heavy/desktop, 30%
+// light/mobile"; "" without [population].
+func MixText(cfg *workload.Config) string {
+	total := 0.0
+	for _, m := range cfg.Population.Mix {
+		total += m.Share
+	}
+	var parts []string
+	for _, m := range cfg.Population.Mix {
+		parts = append(parts, report.FormatFloat(100*m.Share/total, 0)+"% "+m.Users+"/"+m.Client)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -49,6 +49,9 @@ type synthetic struct {
 	// rate (a server bounded by its connections).
 	byConnected bool
 	connected   []int
+	// byPopulation: the p95 grows with the users of [population]'s mix.
+	byPopulation bool
+	population   []int
 }
 
 // driftTimeline is two 10 s points of 100 IMAP Connect operations each, at
@@ -88,6 +91,11 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 	load := rate
 	if s.byConnected {
 		load = float64(cfg.Clients.Connected)
+	}
+	s.population = append(s.population, cfg.PopulationUsers())
+	if s.byPopulation {
+		load = float64(cfg.PopulationUsers())
+		rate = cfg.TargetRate()
 	}
 	s.seeds = append(s.seeds, cfg.ScheduleSeed)
 	s.now = s.now.Add(plannedRun(cfg))
@@ -612,5 +620,49 @@ func TestSearchConnectedAxis(t *testing.T) {
 	if _, err := Search(context.Background(), context.Background(), baseConfig(), Options{Run: s.run, Axis: AxisConnected}); err == nil ||
 		!strings.Contains(err.Error(), "no clients.connected and --start is not set") {
 		t.Errorf("no clients, no start: %v", err)
+	}
+}
+
+// TestSearchUsersAxis: on the users axis every step runs population.users
+// of the mix (its level), at the spec users' session rate and on as many
+// users; the capacity is said in users of the mix, names the mix, and
+// reads back on its axis. A config with [population] refuses the rate axis.
+func TestSearchUsersAxis(t *testing.T) {
+	s := &synthetic{capacity: 3000, now: t0, byPopulation: true}
+	cfg := baseConfig()
+	cfg.Load.SessionsPerHour = 0
+	cfg.Users.Count = 100
+	cfg.Population = workload.PopulationConfig{Mix: []workload.MixEntry{
+		{Users: "spec", Client: "spec", Share: 1}, {Users: "heavy", Client: "desktop", Share: 3}}}
+	if _, err := Search(context.Background(), context.Background(), cfg, Options{Run: s.run, Now: s.clock}); err == nil || !strings.Contains(err.Error(), "--axis users") {
+		t.Errorf("rate axis on a population: %v", err)
+	}
+	res, err := Search(context.Background(), context.Background(), cfg, Options{Run: s.run, Axis: AxisUsers, Start: 200, Now: s.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Found() || !(res.Low <= s.limit() && s.limit()*(1-wilsonMargin) < res.High) {
+		t.Fatalf("%s (stopped %q): want the bracket around %v users", res.CapacityLine(), res.Stopped, s.limit())
+	}
+	for i, p := range res.Probes {
+		n := s.population[i]
+		if float64(n) != p.Level || p.Users < n || p.Rate != math.Ceil(float64(n)/4)*cfg.Load.SessionsPerUserHour && p.Rate != math.Floor(float64(n)/4)*cfg.Load.SessionsPerUserHour {
+			t.Errorf("run %d: population %d, level %v, users %d, rate %v: want the level the users and the spec quarter's sessions", i+1, n, p.Level, p.Users, p.Rate)
+		}
+	}
+	line := res.CapacityLine()
+	if !strings.Contains(line, "users of the mix (25% spec/spec, 75% heavy/desktop)") || !strings.Contains(line, ") users: +") {
+		t.Errorf("capacity line: %s", line)
+	}
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Axis != AxisUsers || back.Mix != res.Mix || back.CapacityLine() != line {
+		t.Errorf("read back: axis %q, mix %q, %s", back.Axis, back.Mix, back.CapacityLine())
 	}
 }

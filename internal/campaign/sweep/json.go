@@ -18,6 +18,7 @@ type jsonResult struct {
 	BaseRate      float64      `json:"base_sessions_per_hour"`
 	Axis          string       `json:"axis,omitempty"` // "connected"; absent: the rate
 	BaseConnected int          `json:"base_connected,omitempty"`
+	BaseUsers     int          `json:"base_users,omitempty"` // users of the mix at 100%, axis users
 	Iterations    int          `json:"iterations"`
 	Partial       bool         `json:"partial"`
 	PartialReason string       `json:"partial_reason"`
@@ -35,6 +36,7 @@ type jsonLevel struct {
 	Percent         float64         `json:"percent"`
 	TargetPerHour   float64         `json:"target_per_hour"`
 	Connected       int             `json:"connected,omitempty"`
+	PopulationUsers int             `json:"population_users,omitempty"` // users of the mix, axis users
 	Held            float64         `json:"held_median,omitempty"`
 	AchievedPerHour float64         `json:"achieved_per_hour_median"`
 	EquivalentUsers float64         `json:"equivalent_users_median"`
@@ -73,6 +75,9 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	if r.Axis == AxisConnected {
 		j.Axis, j.BaseConnected = r.Axis, r.BaseConnected
 	}
+	if r.Axis == AxisUsers {
+		j.Axis, j.BaseUsers = r.Axis, r.BaseUsers
+	}
 	if l, ok := r.Capacity(); ok {
 		j.Capacity = &l.Percent
 	}
@@ -81,6 +86,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		jl := jsonLevel{
 			Percent: l.Percent, TargetPerHour: l.TargetPerHour, AchievedPerHour: l.AchievedPerHour, Held: l.Held,
 			Connected:       map[bool]int{true: l.Connected}[r.Axis == AxisConnected],
+			PopulationUsers: l.PopulationUsers,
 			EquivalentUsers: l.EquivalentUsers, Late: l.Late, Dropped: l.Dropped,
 			WorstPercent: l.WorstPercent, WorstFunction: l.WorstFunction, ErrorPercent: l.ErrorPercent,
 			Verdict: l.Verdict(), Iterations: []jsonIteration{},

@@ -91,6 +91,8 @@ func (it Iteration) Verdict() Verdict {
 const (
 	AxisRate      = "rate"
 	AxisConnected = "connected"
+	// AxisUsers varies the users of [population]'s mix (population.users).
+	AxisUsers = "users"
 )
 
 // Level is one load level and its iterations. The aggregate fields are
@@ -101,9 +103,11 @@ type Level struct {
 	TargetPerHour float64 // Percent × the base rate / 100 (the base rate on the connected axis)
 	// Connected is the level's clients.connected; Held the median of the
 	// clients its runs held at the end of the measurement window.
-	Connected  int
-	Held       float64
-	Iterations []Iteration
+	Connected int
+	Held      float64
+	// PopulationUsers is the level's users of the mix (users axis).
+	PopulationUsers int
+	Iterations      []Iteration
 
 	AchievedPerHour float64 // median
 	EquivalentUsers float64 // median; 0 when a run has no users figure (report.Run.UsersFigure)
@@ -158,8 +162,11 @@ type Result struct {
 	// BaseConnected is the config's clients.connected: 100% on the
 	// connected axis.
 	BaseConnected int
-	Iterations    int     // per level
-	Levels        []Level // in the order run
+	// BaseUsers is the config's users of [population]'s mix: 100% on the
+	// users axis.
+	BaseUsers  int
+	Iterations int     // per level
+	Levels     []Level // in the order run
 	// Partial is set when the sweep was stopped before its last run;
 	// PartialReason says where.
 	Partial       bool
@@ -245,6 +252,17 @@ func ConnectedLevel(base int, pct float64) int {
 	return max(int(math.Round(float64(base)*pct/100)), 1)
 }
 
+// UsersLevelConfig is cfg with n users of its mix, on at least as many
+// users.
+func UsersLevelConfig(cfg *workload.Config, n int) *workload.Config {
+	c := *cfg
+	c.Population.Users = n
+	if c.Users.File == "" {
+		c.Users.Count = max(c.Users.Count, n)
+	}
+	return &c
+}
+
 // Run carries out every level × iteration of cfg and returns the sweep. A
 // run that fails gets an Iteration with Err set and the sweep continues.
 // Cancelling stop ends the current run (which the campaign.RunFunc drains into a
@@ -264,17 +282,23 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 		return nil, err
 	}
 	base := cfg.TargetRate()
-	if !(base > 0) {
+	if cfg.HasPopulation() != (opts.Axis == AxisUsers) {
+		if opts.Axis == AxisUsers {
+			return nil, errors.New("sweep: the users axis needs a [population] mix in the config")
+		}
+		return nil, fmt.Errorf("sweep: the config's load is a [population] of users: sweep it with --axis users")
+	}
+	if !(base > 0) && opts.Axis != AxisUsers {
 		return nil, errors.New("sweep: the config has no target rate (load.sessions_per_hour or users × sessions_per_user_hour)")
 	}
 	switch opts.Axis {
-	case "", AxisRate:
+	case "", AxisRate, AxisUsers:
 	case AxisConnected:
 		if cfg.Clients.Connected <= 0 {
 			return nil, errors.New("sweep: the connected axis needs clients.connected in the config (its 100%)")
 		}
 	default:
-		return nil, fmt.Errorf("sweep: axis %q: want %q or %q", opts.Axis, AxisRate, AxisConnected)
+		return nil, fmt.Errorf("sweep: axis %q: want %q, %q or %q", opts.Axis, AxisRate, AxisConnected, AxisUsers)
 	}
 	logf := func(format string, a ...any) {
 		if opts.Log != nil {
@@ -287,10 +311,18 @@ func Run(stop, kill context.Context, cfg *workload.Config, opts Options) (*Resul
 	}
 	res := &Result{Name: cfg.Name, Config: cfg.File, Embedded: cfg.Target.Embedded, BaseRate: base, Axis: axis,
 		BaseConnected: cfg.Clients.Connected, Iterations: iterations}
+	if axis == AxisUsers {
+		res.BaseUsers = cfg.PopulationUsers()
+	}
 	total, n := len(levels)*iterations, 0
 	for _, pct := range levels {
 		lv := Level{Percent: pct, TargetPerHour: base * pct / 100, Connected: cfg.Clients.Connected, Iterations: make([]Iteration, iterations)}
 		levelCfg := func() *workload.Config { return LevelConfig(cfg, base, pct) }
+		if axis == AxisUsers {
+			lv.PopulationUsers = ConnectedLevel(res.BaseUsers, pct)
+			levelCfg = func() *workload.Config { return UsersLevelConfig(cfg, lv.PopulationUsers) }
+			lv.TargetPerHour = levelCfg().TargetRate()
+		}
 		if axis == AxisConnected {
 			lv.TargetPerHour, lv.Connected = base, ConnectedLevel(cfg.Clients.Connected, pct)
 			levelCfg = func() *workload.Config {

@@ -501,3 +501,39 @@ func TestSweepConnectedAxis(t *testing.T) {
 		t.Error("a connected-axis sweep of a config without connected clients ran")
 	}
 }
+
+// TestSweepUsersAxis: on the users axis each level runs its percent of the
+// mix's users (on at least as many users), at the session rate of its spec
+// users; the text names the mix's users per level.
+func TestSweepUsersAxis(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Load.SessionsPerHour = 0
+	cfg.Users.Count = 100
+	cfg.Population = workload.PopulationConfig{Mix: []workload.MixEntry{
+		{Users: "spec", Client: "spec", Share: 1}, {Users: "light", Client: "webmail", Share: 1}}}
+	if _, err := Run(context.Background(), context.Background(), cfg, Options{Levels: []float64{100}, Run: nil}); err == nil {
+		t.Error("a population swept on the rate axis")
+	}
+	var got []string
+	run := func(stop, kill context.Context, c *workload.Config) (*report.Run, error) {
+		got = append(got, fmt.Sprintf("%d/%d@%.0f", c.PopulationUsers(), c.Users.Count, c.TargetRate()))
+		r := &report.Run{Name: c.Name, SessionCounts: report.SessionCounts{TargetSessionsPerHour: c.TargetRate(), AchievedSessionsPerHour: c.TargetRate()}}
+		r.Evaluate(compliance.Rules{MaxErrorPercent: 1})
+		return r, nil
+	}
+	ctx := context.Background()
+	res, err := Run(ctx, ctx, cfg, Options{Axis: AxisUsers, Levels: []float64{50, 200}, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "50/100@120 200/200@480"; strings.Join(got, " ") != want {
+		t.Errorf("runs %q, want %q", strings.Join(got, " "), want)
+	}
+	var text strings.Builder
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "100% = 100 users of the mix") || !strings.Contains(text.String(), "users of the mix") {
+		t.Errorf("text:\n%s", text.String())
+	}
+}

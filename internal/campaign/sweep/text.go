@@ -32,6 +32,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Axis == AxisConnected {
 		hundred = fmt.Sprintf("%s connected clients at %s", report.FormatCount(int64(r.BaseConnected)), hundred)
 	}
+	if r.Axis == AxisUsers {
+		hundred = report.FormatCount(int64(r.BaseUsers)) + " users of the mix"
+	}
 	t := &report.SideBySide{Title: []string{fmt.Sprintf("Load sweep: %q, 100%% = %s, %d %s per level (%s)",
 		r.Name, hundred, r.Iterations, its, target)}}
 	if r.Partial {
@@ -52,6 +55,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			}
 			return cell(&r.Levels[i])
 		})
+	}
+	if r.Axis == AxisUsers {
+		always("users of the mix", func(l *Level) string { return report.FormatCount(int64(l.PopulationUsers)) })
 	}
 	always("target sessions/hour", func(l *Level) string { return report.FormatFloat(l.TargetPerHour, 0) })
 	line("achieved sessions/hour", func(l *Level) string { return report.FormatFloat(l.AchievedPerHour, 0) })
@@ -138,6 +144,10 @@ func (r *Result) CapacityLine() string {
 	pop := "≡ " + l.UsersText() + " users"
 	if !l.UsersFigure {
 		pop = "on " + l.UsersText() + ", not a users figure"
+	}
+	if r.Axis == AxisUsers {
+		return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s users of the mix)",
+			report.FormatFloat(l.Percent, decimals(l.Percent)), report.FormatCount(int64(l.PopulationUsers)))
 	}
 	if r.Axis == AxisConnected {
 		return fmt.Sprintf("Capacity: the highest level compliant in every iteration: %s%% (%s connected clients held, with %s sessions/hour %s)",

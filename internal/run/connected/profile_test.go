@@ -280,7 +280,7 @@ func TestProfileWebmail(t *testing.T) {
 			}
 		}
 		if noops != 3 || status != 4 || notified.Load() != 0 {
-			t.Errorf("%d NOOPs, %d STATUS, %d notifications; want 3 (every 3 s of 11), 4 (2 folders every 5 s), 0:\n%s", noops, status, notified, strings.Join(got, "\n"))
+			t.Errorf("%d NOOPs, %d STATUS, %d notifications; want 3 (every 3 s of 11), 4 (2 folders every 5 s), 0:\n%s", noops, status, notified.Load(), strings.Join(got, "\n"))
 		}
 	})
 }
