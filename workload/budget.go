@@ -88,7 +88,7 @@ func newMemoryInputs(c *Config) memoryInputs {
 		local:         1 - c.Messages.RemoteShare,
 		maxConcurrent: c.Load.MaxConcurrent,
 		watchUsers:    c.Delivery.WatchUsers,
-		connected:     c.Clients.Connected,
+		connected:     c.Clients.Connected + c.PopulationConnections(),
 		sourceAddrs:   len(c.Load.SourceAddresses),
 		runHours:      (c.Phases.Warmup.Duration + c.Phases.Measurement.Duration + c.Phases.Rampdown.Duration).Hours(),
 	}

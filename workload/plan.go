@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -317,6 +318,7 @@ func (p *Plan) addPopulation(c *Config, opsPerHour map[measure.Function]float64,
 			opsPerHour[measure.IMAPIdle] += r.ConnectionsHeld*float64(time.Hour)/float64(renew) + noticed + r.OpenedPerHour + r.ChangedPerHour
 		}
 		p.InboundPerHour += r.ReceivedPerHour
+		p.SubmittedPerHour += r.SentPerHour
 		opsPerHour[measure.DeliveryLocal] += r.ReceivedPerHour + r.SentPerHour*local
 		if c.Sink.Enabled {
 			opsPerHour[measure.DeliveryRemote] += r.SentPerHour * remote
@@ -378,12 +380,24 @@ func planWarnings(c *Config, p *Plan) []string {
 	if p.Concurrency > 0.8*float64(p.MaxConcurrent) {
 		w = append(w, fmt.Sprintf("estimated concurrency %.0f is near load.max_concurrent_sessions %d: sessions will be dropped", p.Concurrency, p.MaxConcurrent))
 	}
-	if p.MeasuredSessions < 30 {
+	if p.MeasuredSessions < 30 && !(len(p.Groups) > 0 && p.SessionsPerHour == 0) {
 		w = append(w, fmt.Sprintf("only ~%.0f sessions start in the measurement window: percentages will be coarse", p.MeasuredSessions))
 	}
 	if p.Users > 0 && p.SessionsPerHour > 0 {
 		if perUser := p.SessionsPerHour / float64(p.Users); perUser*(p.MeanSessionDuration.Hours()) > 1 {
 			w = append(w, fmt.Sprintf("%d users cannot sustain %.0f sessions/hour of %s each: users would overlap", p.Users, p.SessionsPerHour, p.MeanSessionDuration.Round(time.Millisecond)))
+		}
+	}
+	for _, g := range c.Groups() {
+		if !g.User.SPEC && g.User.ActionDelay > c.Phases.Warmup.Duration {
+			w = append(w, fmt.Sprintf("%s: its users act on new mail %v after it arrives (mean), more than the %v warm-up: the window starts before opens and changes reach their planned rate (a longer warm-up, or a shorter action_delay)", g.Name(), g.User.ActionDelay, c.Phases.Warmup.Duration))
+		}
+	}
+	// A client row whose operations come rarely may see none in the
+	// window, and a row without operations fails.
+	for _, r := range p.Rules {
+		if expect := r.PerHour * c.Phases.Measurement.Hours(); c.HasPopulation() && slices.Contains(measure.ClientFunctions, r.Function) && expect < 10 {
+			w = append(w, fmt.Sprintf("%s: ~%.1f operations expected in the measurement window: a longer window (or more users) decides it better", r.Function, expect))
 		}
 	}
 	if !c.Sink.Enabled && c.Messages.RemoteShare > 0 {
@@ -466,14 +480,17 @@ func (p *Plan) WriteText(w io.Writer) error {
 	ew.printf("memory:      %s\n", p.Memory)
 	ew.printf("sockets:     %s\n", p.Sockets())
 
-	ew.printf("\nsession mix:\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  type\tweight\tshare\tsessions/h\tsteps\test. duration\t\n")
-	for _, s := range p.Mix {
-		fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", s.Type, fmtNum(s.Weight), s.Percent, fmtNum(s.SessionsPerHour), fmtNum(s.Steps), s.Duration.Round(time.Millisecond))
+	if len(p.Groups) > 0 && p.SessionsPerHour == 0 {
+		ew.printf("\nsession mix: none (the population has no spec users)\n")
+	} else {
+		ew.printf("\nsession mix:\n")
+		fmt.Fprintf(tw, "  type\tweight\tshare\tsessions/h\tsteps\test. duration\t\n")
+		for _, s := range p.Mix {
+			fmt.Fprintf(tw, "  %s\t%s\t%.1f%%\t%s\t%s\t%s\t\n", s.Type, fmtNum(s.Weight), s.Percent, fmtNum(s.SessionsPerHour), fmtNum(s.Steps), s.Duration.Round(time.Millisecond))
+		}
+		tw.Flush()
 	}
-	tw.Flush()
-
 	ew.printf("\ntimed functions (pass: more than required%% within limit; errors < %s%%):\n", fmtNum(p.MaxErrorPercent))
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	// The name last, and long ones wrapped after an underscore, so that

@@ -315,6 +315,18 @@ func (c *Config) Groups() []Group {
 	return groups
 }
 
+// PopulationConnections is the most connections the population's clients
+// hold at once (every user online with all its connections).
+func (c *Config) PopulationConnections() int {
+	n := 0
+	for _, g := range c.Groups() {
+		if !g.Client.SPEC {
+			n += g.Count * g.Client.Connections
+		}
+	}
+	return n
+}
+
 // SPECUsers is how many users of the population run SPEC's sessions (all
 // of users.count without [population]).
 func (c *Config) SPECUsers() int {

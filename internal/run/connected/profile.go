@@ -105,8 +105,24 @@ func (p *Population) groupClient(ctx context.Context, g *Group, u workload.User,
 	st := &cache{}
 	backoff := p.cfg.BackoffMin
 	first := true
+	// A run stands for an hour of a working day under way: each client
+	// starts at a point of its online/offline cycle drawn uniformly, so
+	// that logins and resyncs come at their planned rate from the start,
+	// not all in the ramp and then none for Online.
+	online := g.Client.Online
+	if cyc := g.Client.Online + g.Client.Offline; g.Client.Online > 0 {
+		pos := time.Duration(rng.Int64N(int64(cyc)))
+		if pos >= g.Client.Online { // away now: back at the cycle's end
+			if !ctxsleep.Sleep(ctx, cyc-pos) {
+				return
+			}
+		} else {
+			online = g.Client.Online - pos
+		}
+	}
 	for ctx.Err() == nil {
-		connected, err := p.groupSession(ctx, g, u, conn, rng, st, first)
+		connected, err := p.groupSession(ctx, g, u, conn, rng, st, first, online)
+		online = g.Client.Online
 		if ctx.Err() != nil {
 			return
 		}
@@ -139,7 +155,7 @@ func (p *Population) folderOf(conn int) string {
 }
 
 // groupSession is one connection from connect to logout (or failure).
-func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User, conn int, rng *rand.Rand, st *cache, first bool) (connected bool, err error) {
+func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User, conn int, rng *rand.Rand, st *cache, first bool, onlineFor time.Duration) (connected bool, err error) {
 	g.stats.attempts.Add(1)
 	cl := g.Client
 	obs := p.cfg.Observer
@@ -179,22 +195,22 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 	}
 
 	var online <-chan time.Time
-	if cl.Online > 0 {
-		t := time.NewTimer(cl.Online)
+	if onlineFor > 0 {
+		t := time.NewTimer(onlineFor)
 		defer t.Stop()
 		online = t.C
 	}
-	var poll <-chan time.Time
+	// The first poll and check of a connection come at a point of their
+	// period drawn uniformly: over a connection of any length the client
+	// looks Online/Poll times on average, as the plan counts.
+	var poll, check *every
 	if conn == 0 && cl.Poll > 0 {
-		t := time.NewTicker(cl.Poll)
-		defer t.Stop()
-		poll = t.C
+		poll = newEvery(time.Duration(rng.Int64N(int64(cl.Poll))), cl.Poll)
+		defer poll.stop()
 	}
-	var check <-chan time.Time
 	if !cl.Idle {
-		t := time.NewTicker(cl.Check)
-		defer t.Stop()
-		check = t.C
+		check = newEvery(time.Duration(rng.Int64N(int64(cl.Check))), cl.Check)
+		defer check.stop()
 	}
 	for {
 		var idling *imapclient.Idling
@@ -217,10 +233,12 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 		case a = <-exists:
 			announced = true
 		case <-renew.C:
-		case <-check:
+		case <-check.c():
 			checking = true
-		case <-poll:
+			check.next()
+		case <-poll.c():
 			polling = true
+			poll.next()
 		case <-actionDue:
 			acting = true
 		case <-online:
@@ -476,3 +494,24 @@ func (s *clientSession) moveTarget() string {
 	}
 	return "Trash"
 }
+
+// every is a timer that fires first after a given phase, then every d;
+// a nil *every never fires.
+type every struct {
+	t *time.Timer
+	d time.Duration
+}
+
+func newEvery(first, d time.Duration) *every { return &every{t: time.NewTimer(first), d: d} }
+
+func (e *every) c() <-chan time.Time {
+	if e == nil {
+		return nil
+	}
+	return e.t.C
+}
+
+// next arms the tick after the one just received.
+func (e *every) next() { e.t.Reset(e.d) }
+
+func (e *every) stop() { e.t.Stop() }

@@ -29,7 +29,8 @@ type scriptedServer struct {
 	existsAfter time.Duration
 
 	mu       sync.Mutex
-	lines    []string // every command, without its tag, in order
+	lines    []string    // every command, without its tag, in order
+	at       []time.Time // when each line came
 	selects  int
 	messages int
 }
@@ -72,6 +73,7 @@ func (s *scriptedServer) conn(c net.Conn) {
 		tag, cmd, _ := strings.Cut(line, " ")
 		s.mu.Lock()
 		s.lines = append(s.lines, cmd)
+		s.at = append(s.at, time.Now())
 		s.mu.Unlock()
 		verb := strings.ToUpper(strings.Fields(cmd + " x")[0])
 		if verb == "UID" {
@@ -122,6 +124,7 @@ func (s *scriptedServer) conn(c net.Conn) {
 			}
 			s.mu.Lock()
 			s.lines = append(s.lines, "DONE")
+			s.at = append(s.at, time.Now())
 			s.mu.Unlock()
 			w("%s OK idle done", tag)
 		case "LOGOUT":
@@ -245,8 +248,10 @@ func TestProfileWithoutCondStore(t *testing.T) {
 }
 
 // TestProfileWebmail: a client without IDLE looks with NOOP every check,
-// asks the other folders' STATUS every poll, and an EXISTS it learns that
-// way is fetched but times no notification (the delay was the client's).
+// asks the other folders' STATUS every poll, each first at a point of its
+// period drawn from the seed (a day under way), and an EXISTS it learns
+// that way is fetched but times no notification (the delay was the
+// client's).
 func TestProfileWebmail(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &scriptedServer{}
@@ -263,24 +268,41 @@ func TestProfileWebmail(t *testing.T) {
 			Groups:    []Group{{Name: "w", User: workload.UserProfile{Day: 8 * time.Hour}, Client: cl, Users: testUsers(1)}},
 			OnNewMail: func(workload.User, []imapclient.MessageInfo, time.Time) { notified.Add(1) },
 		})
-		ctx, cancel := context.WithTimeout(context.Background(), 11*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 31*time.Second)
 		defer cancel()
 		p.Run(ctx, time.Now())
 		synctest.Wait()
-		got := normalise(srv.commands())
-		var noops, status int
-		for _, l := range got {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		var login time.Time
+		var noops, status []time.Time
+		for i, l := range srv.lines {
 			switch {
+			case strings.HasPrefix(l, "LOGIN"):
+				login = srv.at[i]
 			case l == "NOOP":
-				noops++
-			case strings.HasPrefix(l, "STATUS"):
-				status++
+				noops = append(noops, srv.at[i])
+			case strings.HasPrefix(l, "STATUS \"Sent\""):
+				status = append(status, srv.at[i])
 			case l == "IDLE":
 				t.Errorf("IDLE from a client without it")
 			}
 		}
-		if noops != 3 || status != 4 || notified.Load() != 0 {
-			t.Errorf("%d NOOPs, %d STATUS, %d notifications; want 3 (every 3 s of 11), 4 (2 folders every 5 s), 0:\n%s", noops, status, notified.Load(), strings.Join(got, "\n"))
+		spaced := func(name string, ts []time.Time, d time.Duration, want int) {
+			if len(ts) < want || len(ts) > want+1 || ts[0].Sub(login) >= d {
+				t.Errorf("%s at %v after a login at %v: want %d or %d, the first within %v", name, ts, login, want, want+1, d)
+				return
+			}
+			for i := 1; i < len(ts); i++ {
+				if gap := ts[i].Sub(ts[i-1]); gap < d || gap > d+time.Millisecond {
+					t.Errorf("%s %d came %v after the one before, want %v", name, i, gap, d)
+				}
+			}
+		}
+		spaced("NOOP", noops, 3*time.Second, 10)
+		spaced("STATUS", status, 5*time.Second, 6) // 31 s: 10 or 11 NOOPs, 6 or 7 STATUS
+		if notified.Load() != 0 {
+			t.Errorf("%d notifications timed for a client without IDLE", notified.Load())
 		}
 	})
 }
