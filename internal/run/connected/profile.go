@@ -161,9 +161,7 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 	obs := p.cfg.Observer
 	exists := make(chan announcement, 1)
 	cfg := p.cfg.IMAP
-	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) {
-		notify(exists, announcement{n, time.Now()})
-	}}
+	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) { notify(exists, announcement{n, time.Now()}) }}
 	folder := p.folderOf(conn)
 	start := time.Now()
 	c, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
@@ -184,12 +182,15 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 	g.stats.connected.Add(1)
 	defer g.stats.connected.Add(-1)
 
-	s := &clientSession{p: p, g: g, u: u, c: c, rng: rng, obs: obs, st: st, known: mb.Messages}
+	s := &clientSession{p: p, g: g, u: u, c: c, rng: rng, obs: obs, st: st}
 	if conn == 0 {
 		if err := s.resync(ctx, mb); err != nil {
 			return true, err
 		}
 		if err := s.list(ctx, mb); err != nil {
+			return true, err
+		}
+		if err := s.catchUp(ctx, mb); err != nil {
 			return true, err
 		}
 	}
@@ -283,18 +284,13 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 		}
 		timed := announced && idling != nil
 		if conn != 0 {
-			if a.n != 0 {
-				s.known = a.n
-			}
 			continue
 		}
-		if a.n > s.known {
-			if err := s.newMail(ctx, a, timed); err != nil {
+		if a.n != 0 { // new mail: the messages after the last UID the client knows
+			if err := s.newMail(ctx, a.at, timed); err != nil {
 				return true, err
 			}
 			acting = true // what is due at once is done before the next wait
-		} else if a.n != 0 {
-			s.known = a.n
 		}
 		if acting {
 			if err := s.act(ctx); err != nil {
@@ -340,19 +336,13 @@ type clientSession struct {
 	rng     *rand.Rand
 	obs     measure.Observer
 	st      *cache
-	known   uint32 // messages in INBOX as last told
 	pending []action
 }
 
 // resync brings the cache up to date after SELECT, as the profile says.
 func (s *clientSession) resync(ctx context.Context, mb imapclient.Mailbox) error {
 	cl := s.g.Client
-	defer func() {
-		s.st.uidValidity, s.st.modSeq = mb.UIDValidity, mb.HighestModSeq
-		if mb.UIDNext > 0 {
-			s.st.lastUID = max(s.st.lastUID, mb.UIDNext-1)
-		}
-	}()
+	defer func() { s.st.uidValidity, s.st.modSeq = mb.UIDValidity, mb.HighestModSeq }()
 	if cl.Resync == workload.ResyncNone || mb.Messages == 0 {
 		return nil
 	}
@@ -390,26 +380,49 @@ func (s *clientSession) list(ctx context.Context, mb imapclient.Mailbox) error {
 	return err
 }
 
-// newMail fetches the messages after known with the profile's fetch_new
+// catchUp, after a connect, fetches as new what arrived since the client
+// last looked (a client's cache knows its last UID), untimed: the client
+// was away, the server did not keep it waiting. On the first connect of
+// the run everything in the INBOX is old mail.
+func (s *clientSession) catchUp(ctx context.Context, mb imapclient.Mailbox) error {
+	if mb.UIDNext == 0 {
+		return nil
+	}
+	if s.st.lastUID == 0 || s.st.uidValidity != mb.UIDValidity {
+		s.st.lastUID = mb.UIDNext - 1
+		return nil
+	}
+	if mb.UIDNext-1 > s.st.lastUID {
+		return s.newMail(ctx, time.Time{}, false)
+	}
+	return nil
+}
+
+// newMail fetches the messages after the last UID the client knows (UID
+// FETCH last+1:*, as clients with a cache do) with the profile's fetch_new
 // list and plans what the user does with them; an IDLE announcement
-// (timed) goes to OnNewMail, for the notification and the ledger.
-func (s *clientSession) newMail(ctx context.Context, a announcement, timed bool) error {
-	infos, err := s.c.FetchItems(ctx, measure.ClientNewMail, s.known+1, a.n, s.g.Client.FetchNew)
+// (timed, at at) goes to OnNewMail, for the notification and the ledger.
+func (s *clientSession) newMail(ctx context.Context, at time.Time, timed bool) error {
+	from := s.st.lastUID + 1
+	got, err := s.c.UIDFetchItems(ctx, measure.ClientNewMail, from, 0, s.g.Client.FetchNew, 0)
 	if err != nil {
 		return err
 	}
-	s.known = max(s.known, highestSeq(infos, s.known))
+	// n:* names the newest message even when its UID is below n.
+	infos := got[:0]
+	for _, mi := range got {
+		if mi.UID >= from {
+			infos = append(infos, mi)
+			s.st.lastUID = max(s.st.lastUID, mi.UID)
+		}
+	}
 	s.g.stats.newMail.Add(int64(len(infos)))
 	if timed && s.p.cfg.OnNewMail != nil && len(infos) > 0 {
-		s.p.cfg.OnNewMail(s.u, infos, a.at)
+		s.p.cfg.OnNewMail(s.u, infos, at)
 	}
 	up := s.g.User
 	now := time.Now()
 	for _, mi := range infos {
-		if mi.UID == 0 {
-			continue // the list has no UID: nothing to act on later
-		}
-		s.st.lastUID = max(s.st.lastUID, mi.UID)
 		act := action{uid: mi.UID, info: mi}
 		act.open = s.rng.Float64() < up.Read
 		if act.open {

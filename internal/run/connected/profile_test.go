@@ -23,16 +23,19 @@ import (
 // every command line a client sends: what a client profile puts on the
 // wire is what these tests check. With condstore it offers CONDSTORE and
 // answers SELECT with a HIGHESTMODSEQ that grows by 2 a connect; at
-// existsAfter into the first IDLE it announces one new message.
+// existsAfter into each of the first announce IDLEs (one when 0) it
+// announces one new message; a UID EXPUNGE expunges the newest.
 type scriptedServer struct {
 	condstore   bool
 	existsAfter time.Duration
+	announce    int
 
 	mu       sync.Mutex
 	lines    []string    // every command, without its tag, in order
 	at       []time.Time // when each line came
 	selects  int
 	messages int
+	lastUID  uint32 // the newest message's UID (3 at the start)
 }
 
 func (s *scriptedServer) commands() []string {
@@ -88,38 +91,57 @@ func (s *scriptedServer) conn(c net.Conn) {
 		case "SELECT":
 			s.mu.Lock()
 			s.selects++
-			s.messages = max(s.messages, 3)
-			n, modseq := s.messages, 5+2*s.selects
+			if s.messages == 0 {
+				s.messages, s.lastUID = 3, 3
+			}
+			n, next, modseq := s.messages, s.lastUID+1, 5+2*s.selects
 			s.mu.Unlock()
 			w("* %d EXISTS", n)
 			w("* FLAGS (\\Seen \\Answered \\Flagged \\Deleted)")
 			w("* OK [UIDVALIDITY 1] ok")
-			w("* OK [UIDNEXT %d] ok", n+1)
+			w("* OK [UIDNEXT %d] ok", next)
 			if s.condstore {
 				w("* OK [HIGHESTMODSEQ %d] ok", modseq)
 			}
 			w("%s OK [READ-WRITE] selected", tag)
 		case "FETCH", "UID FETCH":
 			s.mu.Lock()
-			n := s.messages
+			n, uid := s.messages, s.lastUID
 			s.mu.Unlock()
-			id := fmt.Sprintf("r00000001-%012d@mailbench", n)
+			id := fmt.Sprintf("r00000001-%012d@mailbench", uid)
 			hdr := "Message-Id: <" + id + ">\r\n\r\n"
-			w("* %d FETCH (UID %d FLAGS () RFC822.SIZE 100 BODY[HEADER.FIELDS (MESSAGE-ID)] {%d}\r\n%s)", n, n, len(hdr), hdr)
+			w("* %d FETCH (UID %d FLAGS () RFC822.SIZE 100 BODY[HEADER.FIELDS (MESSAGE-ID)] {%d}\r\n%s)", n, uid, len(hdr), hdr)
 			w("%s OK fetched", tag)
 		case "IDLE":
 			w("+ idling")
+			done := make(chan bool, 1)
+			go func() {
+				l, err := r.ReadString('\n')
+				done <- err == nil && strings.TrimSpace(l) == "DONE"
+			}()
+			var ok bool
 			s.mu.Lock()
-			announce := s.existsAfter > 0 && s.messages == 3
-			if announce {
-				s.messages = 4
-			}
+			announce := s.existsAfter > 0 && s.announce >= 0
 			s.mu.Unlock()
 			if announce {
-				time.Sleep(s.existsAfter)
-				w("* 4 EXISTS")
+				select {
+				case ok = <-done: // left before the news: none given
+				case <-time.After(s.existsAfter):
+					s.mu.Lock()
+					s.messages++
+					s.lastUID++
+					n := s.messages
+					if s.announce--; s.announce == 0 {
+						s.announce = -1
+					}
+					s.mu.Unlock()
+					w("* %d EXISTS", n)
+					ok = <-done
+				}
+			} else {
+				ok = <-done
 			}
-			if l, err := r.ReadString('\n'); err != nil || strings.TrimSpace(l) != "DONE" {
+			if !ok {
 				return
 			}
 			s.mu.Lock()
@@ -134,7 +156,14 @@ func (s *scriptedServer) conn(c net.Conn) {
 		case "STATUS":
 			w("* STATUS %s (MESSAGES 1 UNSEEN 0 UIDNEXT 2)", strings.Fields(cmd)[1])
 			w("%s OK status", tag)
-		default: // NOOP, UID STORE, UID MOVE, UID EXPUNGE, EXPUNGE
+		case "UID EXPUNGE":
+			s.mu.Lock()
+			n := s.messages
+			s.messages--
+			s.mu.Unlock()
+			w("* %d EXPUNGE", n)
+			w("%s OK expunged", tag)
+		default: // NOOP, UID STORE, UID MOVE, EXPUNGE
 			w("%s OK done", tag)
 		}
 	}
@@ -185,32 +214,36 @@ func mustItems(t *testing.T, s string) workload.FetchItems {
 var eagerUser = workload.UserProfile{Name: "eager", Read: 1, Flagged: 1, Deleted: 1, Day: 8 * time.Hour}
 
 // TestProfileCondStore: against a server with CONDSTORE, a mobile-like
-// client selects with (CONDSTORE), asks MODSEQ in its lists, and on its
+// client selects with (CONDSTORE), asks MODSEQ in its lists, and on a
 // reconnect resyncs only what changed since the modseq it kept (UID FETCH
-// … (CHANGEDSINCE 7)); told of new mail in IDLE it fetches its fetch_new
+// … (CHANGEDSINCE n)); told of new mail in IDLE it fetches its fetch_new
 // list, opens the message and flags and deletes it, each a Client row.
 func TestProfileCondStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := &scriptedServer{condstore: true, existsAfter: time.Second}
+		srv := &scriptedServer{condstore: true, existsAfter: time.Second, announce: 2}
 		cl := workload.ClientProfile{Name: "m", Connections: 1, Idle: true, Resync: workload.ResyncAuto, ResyncWindow: 2, ListMessages: 2,
 			FetchList: mustItems(t, "UID FLAGS MODSEQ"), FetchNew: mustItems(t, "UID FLAGS MODSEQ BODY.PEEK[HEADER.FIELDS (Message-ID)]"),
 			FetchOpen: mustItems(t, "BODY.PEEK[]"), Online: 10 * time.Second, Offline: 5 * time.Second}
-		seen := profileRun(t, srv, cl, eagerUser, 20*time.Second)
-		cmds := srv.commands()
+		seen := profileRun(t, srv, cl, eagerUser, time.Minute)
+		got := normalise(srv.commands())
+		// In this order, other commands between them.
 		want := []string{
 			`LOGIN "u0" "pw"`, "SELECT INBOX (CONDSTORE)",
 			"UID FETCH 2:* (UID FLAGS)", // the first resync: the window's flags
 			"FETCH 2:3 (UID FLAGS MODSEQ)",
 			"IDLE", "DONE",
-			`FETCH 4 (UID FLAGS MODSEQ BODY.PEEK[HEADER.FIELDS ("Message-ID")])`, // go-imap's quoting
+			`UID FETCH 4:* (UID FLAGS MODSEQ BODY.PEEK[HEADER.FIELDS ("Message-ID")])`, // go-imap's quoting
 			"UID FETCH 4 (UID BODY.PEEK[])", `UID STORE 4 +FLAGS.SILENT (\Flagged)`, `UID STORE 4 +FLAGS.SILENT (\Deleted)`, "UID EXPUNGE 4",
-			"IDLE", "DONE", "LOGOUT",
-			`LOGIN "u0" "pw"`, "SELECT INBOX (CONDSTORE)",
-			"UID FETCH 3:* (UID FLAGS) (CHANGEDSINCE 7)", // the reconnect: what changed since
+			"LOGOUT", `LOGIN "u0" "pw"`, "SELECT INBOX (CONDSTORE)",
 		}
-		got := normalise(cmds)
-		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
-			t.Errorf("commands:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		if !subsequence(got, want) {
+			t.Errorf("commands:\n%s\nwant, in order:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		changed := slices.ContainsFunc(got, func(l string) bool {
+			return strings.HasPrefix(l, "UID FETCH ") && strings.HasSuffix(l, ":* (UID FLAGS) (CHANGEDSINCE 7)") // the reconnect: what changed since the first connect
+		})
+		if !changed {
+			t.Errorf("no resync by CHANGEDSINCE on a reconnect:\n%s", strings.Join(got, "\n"))
 		}
 		for _, f := range []measure.Function{measure.ClientConnect, measure.ClientResync, measure.ClientList, measure.ClientNewMail, measure.ClientOpen, measure.ClientChange} {
 			if seen[f] == 0 {
@@ -221,6 +254,35 @@ func TestProfileCondStore(t *testing.T) {
 			t.Errorf("%d Client flag/move/delete, want the flag and the delete", seen[measure.ClientChange])
 		}
 	})
+}
+
+// TestProfileExistsAfterExpunge: a message announced with the number of
+// one the client has just expunged (* 4 EXPUNGE, then * 4 EXISTS) is new
+// all the same: the client asks for what comes after the last UID it
+// knows, as clients with a cache do.
+func TestProfileExistsAfterExpunge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scriptedServer{existsAfter: time.Second, announce: 2}
+		cl := workload.ClientProfile{Name: "d", Connections: 1, Idle: true, Resync: workload.ResyncNone,
+			FetchNew: mustItems(t, "UID ENVELOPE"), FetchOpen: mustItems(t, "BODY.PEEK[]")}
+		profileRun(t, srv, cl, eagerUser, 10*time.Second)
+		got := normalise(srv.commands())
+		want := []string{"IDLE", "DONE", "UID FETCH 4:* (UID ENVELOPE)", "UID EXPUNGE 4", "IDLE", "DONE", "UID FETCH 5:* (UID ENVELOPE)", "UID EXPUNGE 5"}
+		if !subsequence(got, want) {
+			t.Errorf("commands:\n%s\nwant, in order:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// subsequence reports whether want appears in got in order.
+func subsequence(got, want []string) bool {
+	i := 0
+	for _, l := range got {
+		if i < len(want) && l == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
 }
 
 // TestProfileWithoutCondStore: the same client against a server without
