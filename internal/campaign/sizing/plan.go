@@ -128,7 +128,7 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 		if why := s.memoryError(c); why != "" {
 			st.Fits, st.Why = false, why
 			sp.Steps = append(sp.Steps, st)
-			sp.Ceiling = fmt.Sprintf("the memory budget at %s: the search would end there, bounded by mailbench", s.res.stepText(rate, connected))
+			sp.Ceiling = fmt.Sprintf("the memory budget at %s: the search would end there, bounded by mailbench", s.res.stepText(level, rate, connected))
 			return sp, nil
 		}
 		sp.Steps = append(sp.Steps, st)

@@ -114,7 +114,7 @@ func (r *Result) BoundingLine() string {
 		}
 	}
 	return fmt.Sprintf("Bounded by %s: run %d at %s (%s, %d users): %s",
-		who, r.Bounding+1, r.stepText(p.Rate, p.Connected), p.Purpose, p.Users, p.Reason)
+		who, r.Bounding+1, r.stepText(p.Level, p.Rate, p.Connected), p.Purpose, p.Users, p.Reason)
 }
 
 // RowSummary is one function's figures in one run.
@@ -203,7 +203,7 @@ func (r *Result) KneeLines() []string {
 	if b.Run == nil || b.Run.ServerLine() == "" {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("Observed at the knee, beside the bounding run (not a proven cause): at %s: %s", r.stepText(b.Rate, b.Connected), b.Run.ServerLine())}
+	lines := []string{fmt.Sprintf("Observed at the knee, beside the bounding run (not a proven cause): at %s: %s", r.stepText(b.Level, b.Rate, b.Connected), b.Run.ServerLine())}
 	best := -1
 	for i, p := range r.Probes {
 		if p.Pass && p.Run != nil && p.Level < b.Level && (best < 0 || p.Level > r.Probes[best].Level) {
@@ -212,7 +212,7 @@ func (r *Result) KneeLines() []string {
 	}
 	if best >= 0 && r.Probes[best].Run.ServerLine() != "" {
 		p := r.Probes[best]
-		lines = append(lines, fmt.Sprintf("  and at %s, the highest that passed: %s", r.stepText(p.Rate, p.Connected), p.Run.ServerLine()))
+		lines = append(lines, fmt.Sprintf("  and at %s, the highest that passed: %s", r.stepText(p.Level, p.Rate, p.Connected), p.Run.ServerLine()))
 	}
 	return lines
 }
@@ -315,9 +315,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	for i, p := range r.Probes {
 		switch {
 		case p.Err != "":
-			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s) could not be carried out: %s", i+1, r.stepText(p.Rate, p.Connected), p.Err))
+			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s) could not be carried out: %s", i+1, r.stepText(p.Level, p.Rate, p.Connected), p.Err))
 		case !p.Pass:
-			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s, %s, %s): %s", i+1, r.stepText(p.Rate, p.Connected), p.Purpose, p.Outcome, p.Reason))
+			t.Notes = append(t.Notes, fmt.Sprintf("note: run %d (%s, %s, %s): %s", i+1, r.stepText(p.Level, p.Rate, p.Connected), p.Purpose, p.Outcome, p.Reason))
 		}
 		if p.Prepared != nil {
 			t.Notes = append(t.Notes, fmt.Sprintf("note: before run %d the population grew by %d users, %d messages appended, in %v",

@@ -637,7 +637,7 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 		}
 		if why := s.memoryError(c); why != "" {
 			s.bound(-1, level, fmt.Sprintf("the memory budget cannot hold the step at %s with %d users: %s",
-				r.stepText(rate, connected), users, why))
+				r.stepText(level, rate, connected), users, why))
 			return Probe{}, false
 		}
 		p := Probe{Level: level, Rate: rate, Connected: connected, Seed: c.ScheduleSeed, Purpose: purpose, Users: c.Users.Count, Cap: s.cap, Measurement: meas}
@@ -650,7 +650,7 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 			}
 			if err != nil {
 				s.bound(-1, level, fmt.Sprintf("the population could not grow to %d users for %s: %v",
-					users, r.stepText(rate, connected), err))
+					users, r.stepText(level, rate, connected), err))
 				return Probe{}, false
 			}
 			s.logf("size: run %d: population ready: %d users, %d messages appended, %v", n, prep.Users, prep.Messages, prep.Elapsed.Round(time.Millisecond))
@@ -660,7 +660,7 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 			r.PreparedMessages += prep.Messages
 			r.PrepareTime += prep.Elapsed
 		}
-		s.logf("size: run %d: %s on %d users (%s), bracket %s", n, r.stepText(rate, connected), p.Users, purpose, s.bracketText())
+		s.logf("size: run %d: %s on %d users (%s), bracket %s", n, r.stepText(level, rate, connected), p.Users, purpose, s.bracketText())
 		run, err := s.opts.Run(stop, kill, c)
 		switch {
 		case err != nil:
@@ -675,7 +675,7 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 		idx := len(r.Probes) - 1
 		if p.Err != "" {
 			s.logf("size: run %d could not be carried out: %s", n, p.Err)
-			r.Stopped = fmt.Sprintf("run %d (%s) could not be carried out: %s", n, r.stepText(rate, connected), p.Err)
+			r.Stopped = fmt.Sprintf("run %d (%s) could not be carried out: %s", n, r.stepText(level, rate, connected), p.Err)
 			return p, false
 		}
 		verdict := strings.ToUpper(string(p.Outcome))
@@ -854,8 +854,15 @@ func (r *Result) LevelText(level float64) string {
 }
 
 // stepText renders a step: its rate, and its connected clients when it
-// has any.
-func (r *Result) stepText(rate float64, connected int) string {
+// has any; on the users axis its users of the mix (level) first.
+func (r *Result) stepText(level, rate float64, connected int) string {
+	if r.Axis == AxisUsers {
+		t := report.FormatFloat(level, 0) + " users of the mix"
+		if rate > 0 {
+			t += " (" + report.FormatFloat(rate, 0) + " SPEC sessions/hour)"
+		}
+		return t
+	}
 	t := report.FormatFloat(rate, 0) + " sessions/hour"
 	if connected > 0 {
 		t += " with " + report.FormatCount(int64(connected)) + " connected clients"
