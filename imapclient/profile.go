@@ -24,13 +24,36 @@ func (c *Client) Has(capability string) bool {
 	return c.lib.Caps().Has(imap.Cap(strings.ToUpper(capability)))
 }
 
-// SelectAs runs SELECT name, with (CONDSTORE) when condstore is set, timed
-// as fn ("" for none). The Mailbox's HighestModSeq is the server's
-// (CONDSTORE) or 0.
-func (c *Client) SelectAs(ctx context.Context, fn measure.Function, name string, condstore bool) (Mailbox, error) {
+// SelectOptions are the resync parameters of SelectAs.
+type SelectOptions struct {
+	// CondStore asks SELECT … (CONDSTORE): the mailbox's HIGHESTMODSEQ.
+	CondStore bool
+	// QResyncModSeq, when not zero, asks SELECT … (QRESYNC (UIDValidity
+	// QResyncModSeq)) (RFC 7162; EnableQResync first): the changes since
+	// come with the SELECT's answer.
+	UIDValidity   uint32
+	QResyncModSeq uint64
+}
+
+// EnableQResync sends ENABLE QRESYNC under the deadline, untimed. From
+// then on the server reports expunged messages as VANISHED.
+func (c *Client) EnableQResync(ctx context.Context) error {
+	return c.do(ctx, "", "ENABLE", func() error {
+		_, err := c.lib.Enable(imap.CapQResync).Wait()
+		return err
+	})
+}
+
+// SelectAs runs SELECT name with opts, timed as fn ("" for none). The
+// Mailbox's HighestModSeq is the server's (CONDSTORE) or 0.
+func (c *Client) SelectAs(ctx context.Context, fn measure.Function, name string, opts SelectOptions) (Mailbox, error) {
 	var mb Mailbox
+	so := &imap.SelectOptions{CondStore: opts.CondStore}
+	if opts.QResyncModSeq > 0 {
+		so.QResync = &imap.SelectQResync{UIDValidity: opts.UIDValidity, ModSeq: opts.QResyncModSeq}
+	}
 	err := c.do(ctx, fn, "SELECT", func() error {
-		data, err := c.lib.Select(name, &imap.SelectOptions{CondStore: condstore}).Wait()
+		data, err := c.lib.Select(name, so).Wait()
 		if err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ type UserProfile struct {
 // Resync modes of a client profile.
 const (
 	ResyncAuto      = "auto"      // QRESYNC, else CONDSTORE, else flags, as the server offers
-	ResyncQResync   = "qresync"   // RFC 7162 QRESYNC (SELECT ... (QRESYNC ...)); flags when not offered
+	ResyncQResync   = "qresync"   // RFC 7162 QRESYNC (SELECT ... (QRESYNC ...)); CONDSTORE, else flags, when not offered
 	ResyncCondStore = "condstore" // RFC 7162 CONDSTORE (FETCH ... (CHANGEDSINCE ...)); flags when not offered
 	ResyncFlags     = "flags"     // UID FETCH of the flags of the window
 	ResyncNone      = "none"      // no resync (a client without a cache)

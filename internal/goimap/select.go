@@ -4,6 +4,19 @@ package imap
 type SelectOptions struct {
 	ReadOnly  bool
 	CondStore bool // requires CONDSTORE
+
+	// QResync, when set, asks the server for the changes since a modseq
+	// (RFC 7162 section 3.2.5): the flags that changed come as unilateral
+	// FETCH responses, the messages expunged as VANISHED (EARLIER).
+	// Requires ENABLE QRESYNC. mailbench patch (qresync.patch).
+	QResync *SelectQResync
+}
+
+// SelectQResync is the QRESYNC parameter of SELECT: the UIDVALIDITY and
+// the HIGHESTMODSEQ the client saw last. mailbench patch (qresync.patch).
+type SelectQResync struct {
+	UIDValidity uint32
+	ModSeq      uint64
 }
 
 // SelectData is the data returned by a SELECT command.

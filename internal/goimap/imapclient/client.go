@@ -989,6 +989,8 @@ func (c *Client) readResponseData(typ string) error {
 		return c.handleFlags()
 	case "EXISTS":
 		return c.handleExists(num)
+	case "VANISHED": // mailbench patch (qresync.patch)
+		return c.handleVanished()
 	case "RECENT":
 		// ignore
 	case "LIST":
@@ -1227,6 +1229,11 @@ type UnilateralDataHandler struct {
 	Mailbox func(data *UnilateralDataMailbox)
 	Fetch   func(msg *FetchMessageData)
 
+	// Vanished is told of a VANISHED response (requires ENABLE QRESYNC):
+	// earlier is set for VANISHED (EARLIER), the answer to a SELECT with
+	// QRESYNC or a UID FETCH with VANISHED. mailbench patch (qresync.patch).
+	Vanished func(earlier bool, uids imap.UIDSet)
+
 	// requires ENABLE METADATA or ENABLE SERVER-METADATA
 	Metadata func(mailbox string, entries []string)
 }
@@ -1273,4 +1280,30 @@ type loginCommand struct {
 // logoutCommand is a LOGOUT command.
 type logoutCommand struct {
 	Command
+}
+
+// handleVanished reads the rest of "* VANISHED [(EARLIER)] known-uids"
+// (RFC 7162 section 3.2.10). mailbench patch (qresync.patch): beta.8 has no
+// case for it and fails the connection with "unsupported response type".
+func (c *Client) handleVanished() error {
+	dec := c.dec
+	if !dec.ExpectSP() {
+		return dec.Err()
+	}
+	earlier := false
+	if dec.Special('(') {
+		var tag string
+		if !dec.ExpectAtom(&tag) || !dec.ExpectSpecial(')') || !dec.ExpectSP() {
+			return dec.Err()
+		}
+		earlier = strings.EqualFold(tag, "EARLIER")
+	}
+	var uids imap.UIDSet
+	if !dec.ExpectUIDSet(&uids) {
+		return dec.Err()
+	}
+	if handler := c.options.unilateralDataHandler().Vanished; handler != nil {
+		handler(earlier, uids)
+	}
+	return nil
 }

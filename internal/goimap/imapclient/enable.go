@@ -16,6 +16,8 @@ func (c *Client) Enable(caps ...imap.Cap) *EnableCommand {
 		switch name {
 		case imap.CapIMAP4rev2, imap.CapUTF8Accept, imap.CapMetadata, imap.CapMetadataServer:
 			// ok
+		case imap.CapQResync:
+			// ok: VANISHED is read since mailbench's qresync.patch
 		default:
 			done := make(chan error)
 			close(done)

@@ -17,7 +17,11 @@ func (c *Client) Select(mailbox string, options *imap.SelectOptions) *SelectComm
 	cmd := &SelectCommand{mailbox: mailbox}
 	enc := c.beginCommand(cmdName, cmd)
 	enc.SP().Mailbox(mailbox)
-	if options != nil && options.CondStore {
+	// mailbench patch (qresync.patch): QRESYNC implies CONDSTORE.
+	if options != nil && options.QResync != nil {
+		q := options.QResync
+		enc.SP().Special('(').Atom("QRESYNC").SP().Special('(').Number(q.UIDValidity).SP().ModSeq(q.ModSeq).Special(')').Special(')')
+	} else if options != nil && options.CondStore {
 		enc.SP().Special('(').Atom("CONDSTORE").Special(')')
 	}
 	enc.end()

@@ -166,9 +166,23 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 	start := time.Now()
 	c, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
 	var mb imapclient.Mailbox
+	var qresync *measure.Observation // the SELECT that was the resync (QRESYNC)
 	if err == nil {
-		condstore := conn == 0 && cl.Resync != workload.ResyncFlags && cl.Resync != workload.ResyncNone && c.Has("CONDSTORE")
-		mb, err = c.SelectAs(ctx, "", folder, condstore)
+		mode := cl.Resync
+		opts := imapclient.SelectOptions{CondStore: conn == 0 && mode != workload.ResyncFlags && mode != workload.ResyncNone && c.Has("CONDSTORE")}
+		if conn == 0 && (mode == workload.ResyncAuto || mode == workload.ResyncQResync) && c.Has("QRESYNC") {
+			err = c.EnableQResync(ctx)
+			if err == nil && st.modSeq > 0 {
+				opts.UIDValidity, opts.QResyncModSeq = st.uidValidity, st.modSeq
+			}
+		}
+		if err == nil {
+			sel := time.Now()
+			mb, err = c.SelectAs(ctx, "", folder, opts)
+			if err == nil && opts.QResyncModSeq > 0 && mb.UIDValidity == st.uidValidity {
+				qresync = &measure.Observation{Function: measure.ClientResync, Start: sel, Duration: time.Since(sel)}
+			}
+		}
 		if err != nil {
 			c.Close()
 		}
@@ -184,7 +198,13 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 
 	s := &clientSession{p: p, g: g, u: u, c: c, rng: rng, obs: obs, st: st}
 	if conn == 0 {
-		if err := s.resync(ctx, mb); err != nil {
+		if qresync != nil {
+			// QRESYNC: the changes came with the SELECT's answer; the
+			// resync is the SELECT (Client connect includes it too).
+			obs.Observe(*qresync)
+			g.stats.resyncs.Add(1)
+			st.uidValidity, st.modSeq = mb.UIDValidity, mb.HighestModSeq
+		} else if err := s.resync(ctx, mb); err != nil {
 			return true, err
 		}
 		if err := s.list(ctx, mb); err != nil {

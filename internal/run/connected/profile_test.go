@@ -27,6 +27,7 @@ import (
 // announces one new message; a UID EXPUNGE expunges the newest.
 type scriptedServer struct {
 	condstore   bool
+	qresync     bool // offers QRESYNC (and CONDSTORE); answers a QRESYNC SELECT with VANISHED (EARLIER)
 	existsAfter time.Duration
 	announce    int
 
@@ -56,8 +57,11 @@ func (s *scriptedServer) serve(t *testing.T, ln net.Listener) {
 
 func (s *scriptedServer) caps() string {
 	caps := "IMAP4rev1 IDLE MOVE UIDPLUS"
-	if s.condstore {
+	if s.condstore || s.qresync {
 		caps += " CONDSTORE"
+	}
+	if s.qresync {
+		caps += " ENABLE QRESYNC"
 	}
 	return caps
 }
@@ -86,6 +90,9 @@ func (s *scriptedServer) conn(c net.Conn) {
 		case "CAPABILITY":
 			w("* CAPABILITY %s", s.caps())
 			w("%s OK done", tag)
+		case "ENABLE":
+			w("* ENABLED QRESYNC")
+			w("%s OK enabled", tag)
 		case "LOGIN":
 			w("%s OK [CAPABILITY %s] logged in", tag, s.caps())
 		case "SELECT":
@@ -100,8 +107,12 @@ func (s *scriptedServer) conn(c net.Conn) {
 			w("* FLAGS (\\Seen \\Answered \\Flagged \\Deleted)")
 			w("* OK [UIDVALIDITY 1] ok")
 			w("* OK [UIDNEXT %d] ok", next)
-			if s.condstore {
+			if s.condstore || s.qresync {
 				w("* OK [HIGHESTMODSEQ %d] ok", modseq)
+			}
+			if strings.Contains(cmd, "(QRESYNC (") {
+				w("* VANISHED (EARLIER) 1")
+				w("* %d FETCH (UID %d FLAGS (\\Seen) MODSEQ (%d))", n, next-1, modseq)
 			}
 			w("%s OK [READ-WRITE] selected", tag)
 		case "FETCH", "UID FETCH":
@@ -283,6 +294,30 @@ func subsequence(got, want []string) bool {
 		}
 	}
 	return i == len(want)
+}
+
+// TestProfileQResync: against a server with QRESYNC the client enables it
+// on every connect; its first SELECT asks CONDSTORE and fetches the
+// window's flags (it has no modseq yet), every later one asks QRESYNC with
+// the UIDVALIDITY and modseq it kept, reads the VANISHED (EARLIER) and
+// FETCH that answer it, and fetches nothing more to resync.
+func TestProfileQResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &scriptedServer{qresync: true}
+		cl := workload.ClientProfile{Name: "m", Connections: 1, Idle: true, Resync: workload.ResyncAuto, ResyncWindow: 2,
+			FetchNew: mustItems(t, "UID ENVELOPE"), FetchOpen: mustItems(t, "BODY.PEEK[]"), Online: 10 * time.Second, Offline: 5 * time.Second}
+		seen := profileRun(t, srv, cl, eagerUser, time.Minute)
+		got := normalise(srv.commands())
+		want := []string{`LOGIN "u0" "pw"`, "ENABLE QRESYNC", "SELECT INBOX (CONDSTORE)", "UID FETCH 2:* (UID FLAGS)", "IDLE", "DONE", "LOGOUT",
+			`LOGIN "u0" "pw"`, "ENABLE QRESYNC", "SELECT INBOX (QRESYNC (1 7))", "IDLE", "DONE", "LOGOUT",
+			`LOGIN "u0" "pw"`, "ENABLE QRESYNC", "SELECT INBOX (QRESYNC (1 9))", "IDLE"}
+		if !slices.Equal(got[:min(len(want), len(got))], want) {
+			t.Errorf("commands:\n%s\nwant them to begin:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if n := seen[measure.ClientResync]; n < 3 {
+			t.Errorf("%d Client resync on connect observed, want one a connect", n)
+		}
+	})
 }
 
 // TestProfileWithoutCondStore: the same client against a server without
