@@ -458,14 +458,16 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if why := r.GeneratorBound(); len(why) > 0 {
 		fmt.Fprintf(&health, "GENERATOR-BOUND: %s\n", joinReasons(why))
 	}
-	var server, overTime bytes.Buffer
+	var server, overTime, population bytes.Buffer
 	writeServer(&server, r.Server)
+	writePopulation(&population, r.Population)
 	writeTimeline(&overTime, r.Timeline, DefaultTextWidth)
 	for _, sec := range []htmlLines{
 		{"Is the run valid? The generator's health and the server's clock", "health", textLines(health.String())},
 		{"The server's resources", "server", textLines(server.String())},
 		{"Over time", "overtime", textLines(overTime.String())},
 		{"Delivery accounting", "delivery", deliveryLines},
+		{"The population, by profile", "population", textLines(strings.TrimLeft(population.String(), "\n"))},
 	} {
 		if len(sec.Lines) > 0 {
 			v.Sections = append(v.Sections, sec)
