@@ -95,7 +95,9 @@ func newMemoryInputs(c *Config) memoryInputs {
 	var total float64
 	for _, s := range c.Messages.Sizes {
 		total += s.Share
-		in.poolSize += float64(s.Size) * 4 // message.VariantsPerSize bodies per bucket
+	}
+	for _, size := range c.MessageSizes() {
+		in.poolSize += float64(size) * 4 // message.VariantsPerSize bodies per bucket
 	}
 	for _, s := range c.Messages.Sizes {
 		if total > 0 {

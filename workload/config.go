@@ -394,26 +394,50 @@ type MessagesConfig struct {
 }
 
 // validate adds the problems of the messages section to v.
-func (m *MessagesConfig) validate(v *validator) {
-	if len(m.Sizes) == 0 {
-		v.add(tomlstrict.PathOf("messages", "sizes"), "must list at least one size")
-	} else {
-		var sum float64
-		ok := true
-		for i, s := range m.Sizes {
-			p := tomlstrict.PathOf("messages", "sizes").At(i)
-			if s.Size <= 0 {
-				v.add(p.With("size"), "must be > 0 (got %d)", int64(s.Size))
-			} else if s.Size > MaxMessageSize {
-				v.add(p.With("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
-			}
-			ok = v.number(p.With("share"), s.Share, 0, 100, false, false) && ok
-			sum += s.Share
+// validateSizes checks a size distribution at p: at least one bucket,
+// each size within bounds, shares summing to 100.
+func validateSizes(v *validator, p tomlstrict.Path, sizes []SizeShare) {
+	if len(sizes) == 0 {
+		v.add(p, "must list at least one size")
+		return
+	}
+	var sum float64
+	ok := true
+	for i, s := range sizes {
+		pi := p.At(i)
+		if s.Size <= 0 {
+			v.add(pi.With("size"), "must be > 0 (got %d)", int64(s.Size))
+		} else if s.Size > MaxMessageSize {
+			v.add(pi.With("size"), "%s is above the maximum of %s", s.Size, ByteSize(MaxMessageSize))
 		}
-		if ok && math.Abs(sum-100) > 0.01 {
-			v.add(tomlstrict.PathOf("messages", "sizes"), "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+		ok = v.number(pi.With("share"), s.Share, 0, 100, false, false) && ok
+		sum += s.Share
+	}
+	if ok && math.Abs(sum-100) > 0.01 {
+		v.add(p, "shares must sum to 100 (got %s)", fmtFloat(math.Round(sum*1e6)/1e6))
+	}
+}
+
+// MessageSizes are every size bucket a run may send: messages.sizes and
+// the user profiles' own, each once, in that order.
+func (c *Config) MessageSizes() []int {
+	var out []int
+	add := func(ss []SizeShare) {
+		for _, s := range ss {
+			if !slices.Contains(out, int(s.Size)) {
+				out = append(out, int(s.Size))
+			}
 		}
 	}
+	add(c.Messages.Sizes)
+	for _, g := range c.Groups() {
+		add(g.User.Sizes)
+	}
+	return out
+}
+
+func (m *MessagesConfig) validate(v *validator) {
+	validateSizes(v, tomlstrict.PathOf("messages", "sizes"), m.Sizes)
 	if len(m.Recipients) == 0 {
 		v.add(tomlstrict.PathOf("messages", "recipients"), "must list at least one bucket")
 	} else {

@@ -54,6 +54,9 @@ type UserProfileConfig struct {
 	Flagged        *float64  `toml:"flagged"`
 	Day            *Duration `toml:"day"`
 	ActionDelay    *Duration `toml:"action_delay"`
+	// Sizes, when set, is the size distribution of the mail the user
+	// sends and receives (attachments and all), as messages.sizes.
+	Sizes []SizeShare `toml:"sizes"`
 }
 
 // ClientProfileConfig is a client profile as written: nil fields keep the
@@ -91,6 +94,9 @@ type UserProfile struct {
 	// ActionDelay is the mean time between the client seeing a new
 	// message and the user acting on it (exponential).
 	ActionDelay time.Duration
+	// Sizes is the size distribution of the user's mail, sent and
+	// received; nil: messages.sizes.
+	Sizes []SizeShare
 	// SPEC marks SPEC's user: sessions at load.sessions_per_user_hour,
 	// none of the fields above.
 	SPEC bool
@@ -388,6 +394,12 @@ func (c *Config) resolveProfiles(v *validator) (map[string]UserProfile, map[stri
 		}
 		if pc.ActionDelay != nil {
 			base.ActionDelay = pc.ActionDelay.Duration
+		}
+		if pc.Sizes != nil {
+			base.Sizes = pc.Sizes
+			if v != nil {
+				validateSizes(v, p.With("sizes"), pc.Sizes)
+			}
 		}
 		if v != nil {
 			base.validate(v, p)

@@ -231,10 +231,7 @@ func New(ctx context.Context, cfg *workload.Config, opts Options) (*Execution, e
 			return nil, err
 		}
 	}
-	var sizes []int
-	for _, sz := range cfg.Messages.Sizes {
-		sizes = append(sizes, int(sz.Size))
-	}
+	sizes := cfg.MessageSizes() // messages.sizes and the user profiles' own
 	if e.gen, err = message.NewGenerator(cfg.Seed, sizes); err != nil {
 		return nil, err
 	}

@@ -128,10 +128,7 @@ func StartDemoTarget(cfg *workload.Config, imapAddr, smtpAddr, relayAddr string)
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	var sizes []int
-	for _, sz := range cfg.Messages.Sizes {
-		sizes = append(sizes, int(sz.Size))
-	}
+	sizes := cfg.MessageSizes() // messages.sizes and the user profiles' own
 	gen, err := message.NewGenerator(cfg.Seed, sizes)
 	if err != nil {
 		return nil, err

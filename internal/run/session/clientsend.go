@@ -16,10 +16,10 @@ import (
 // their mail client does: a submission logged in as u to recipients drawn
 // like a send session's, timed as one Client send from the dial to the
 // 250 after DATA (its SMTP Connect and SMTP Data are not SPEC's rows).
-func (e *sessionEnv) clientSend(ctx context.Context, u workload.User, rng *rand.Rand) error {
+func (e *sessionEnv) clientSend(ctx context.Context, u workload.User, rng *rand.Rand, sizes *workload.Weighted[int]) error {
 	start := time.Now()
 	to := e.rcpts.pick(rng, e.allUsers, u)
-	env822, size, variant := e.newMessage(u.Address, to, rng)
+	env822, size, variant := e.newMessage(u.Address, to, rng, sizes)
 	sc := e.smtp
 	sc.Username, sc.Password = u.Login, u.Password
 	sc.Observer = measure.Discard

@@ -285,6 +285,16 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	// mail the population's users receive, one recipient of a group each.
 	specInbound := target * cfg.Load.InboundPerSession
 	received, sent := groupRates(r.Groups, cfg.Load.SessionsPerUserHour)
+	// Each group's mail has its user profile's sizes, else messages.sizes.
+	groupSizes := make([]*workload.Weighted[int], len(r.Groups))
+	for i, g := range r.Groups {
+		groupSizes[i] = sizes
+		if len(g.User.Sizes) > 0 {
+			if groupSizes[i], err = workload.SizeDistribution(g.User.Sizes); err != nil {
+				return nil, err
+			}
+		}
+	}
 	inboundRate := specInbound + sum(received)
 	inbound := &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(inboundRate, cfg.ArrivalSeed(), 1).Partition(r.Shard),
@@ -294,13 +304,15 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 		Admit: func(a schedule.Arrival) (func(), bool) {
 			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
 			var to workload.User
+			var sz *workload.Weighted[int]
 			if len(r.Groups) > 0 { // drawn only with a population: SPEC runs keep their draws
 				if g := pickGroup(rng, specInbound, received); g >= 0 {
 					to = env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
+					sz = groupSizes[g]
 				}
 			}
 			return func() {
-				if _, err := env.run(sessionCtx, workload.Inbound, to, workload.User{}, rng); err != nil && sessionCtx.Err() != nil {
+				if _, err := env.runSized(sessionCtx, workload.Inbound, to, workload.User{}, rng, sz); err != nil && sessionCtx.Err() != nil {
 					cutByUs.Add(1)
 				}
 			}, true
@@ -320,7 +332,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 			}
 			from := env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
 			return func() {
-				if err := env.clientSend(sessionCtx, from, rng); err != nil && sessionCtx.Err() != nil {
+				if err := env.clientSend(sessionCtx, from, rng, groupSizes[g]); err != nil && sessionCtx.Err() != nil {
 					cutByUs.Add(1)
 				}
 			}, true

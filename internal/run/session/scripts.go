@@ -70,11 +70,17 @@ func (e *sessionEnv) think(ctx context.Context, rng *rand.Rand) bool {
 // seed drew for the session, whom its messages are not sent to: u itself,
 // unless that user was busy or another shard's.
 func (e *sessionEnv) run(ctx context.Context, k workload.SessionKind, u, drawn workload.User, rng *rand.Rand) (loggedIn bool, err error) {
+	return e.runSized(ctx, k, u, drawn, rng, nil)
+}
+
+// runSized is run with the message sizes of a user profile (nil:
+// messages.sizes).
+func (e *sessionEnv) runSized(ctx context.Context, k workload.SessionKind, u, drawn workload.User, rng *rand.Rand, sizes *workload.Weighted[int]) (loggedIn bool, err error) {
 	steps := workload.SessionSteps(k)
 	if len(steps) == 0 {
 		return false, fmt.Errorf("unknown session kind %q", k)
 	}
-	sc := &script{env: e, kind: k, user: u, drawn: drawn, rng: rng}
+	sc := &script{env: e, kind: k, user: u, drawn: drawn, rng: rng, sizes: sizes}
 	defer sc.close()
 	return sc.run(ctx, steps)
 }
@@ -132,7 +138,8 @@ type script struct {
 	loggedIn bool
 
 	smtp    *smtpclient.Client
-	env822  message.Envelope // the message being sent
+	sizes   *workload.Weighted[int] // the user profile's message sizes; nil: messages.sizes
+	env822  message.Envelope        // the message being sent
 	size    int
 	variant uint64
 }
@@ -313,8 +320,12 @@ func (e *sessionEnv) noteSeen(u workload.User, infos []imapclient.MessageInfo) {
 	}
 }
 
-// newMessage builds the next message of this run and its envelope.
-func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (message.Envelope, int, uint64) {
+// newMessage builds the next message of this run and its envelope, its
+// size drawn from sizes (nil: messages.sizes).
+func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand, sizes *workload.Weighted[int]) (message.Envelope, int, uint64) {
+	if sizes == nil {
+		sizes = e.sizes
+	}
 	seq := e.msgSeq.Add(1)
 	env := message.Envelope{
 		ID:      message.NewID(e.runID, seq),
@@ -323,7 +334,7 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand) (messa
 		Subject: fmt.Sprintf("mailbench message %d", seq),
 		Sent:    time.Now(),
 	}
-	return env, e.sizes.Pick(rng), rng.Uint64()
+	return env, sizes.Pick(rng), rng.Uint64()
 }
 
 // smtpConnect draws the message this session sends (a send session: from
@@ -339,11 +350,11 @@ func (s *script) smtpConnect(ctx context.Context) error {
 			to = e.rcpts.pickLocal(s.rng, e.users)
 		}
 		from := fmt.Sprintf("sender%d@%s", 1+s.rng.IntN(1000), e.cfg.Users.RemoteDomain)
-		s.env822, s.size, s.variant = e.newMessage(from, to, s.rng)
+		s.env822, s.size, s.variant = e.newMessage(from, to, s.rng, s.sizes)
 		sc = e.inboundTo
 	} else {
 		to := e.rcpts.pick(s.rng, e.users, s.drawn)
-		s.env822, s.size, s.variant = e.newMessage(s.user.Address, to, s.rng)
+		s.env822, s.size, s.variant = e.newMessage(s.user.Address, to, s.rng, s.sizes)
 		sc.Username, sc.Password = s.user.Login, s.user.Password
 	}
 	c, err := smtpclient.Connect(ctx, sc)
