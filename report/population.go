@@ -33,6 +33,32 @@ type PopulationGroup struct {
 	Opened    int64 `json:"opened"`
 	Removed   int64 `json:"removed"`
 	Forgotten int64 `json:"forgotten,omitempty"`
+	// Window is what the group did in the measurement window (nil when
+	// the run ended before it did).
+	Window *PopulationWindow `json:"window,omitempty"`
+}
+
+// PopulationWindow is a group's actions in the measurement window, and
+// the window's length: its per-hour rates are measured.
+type PopulationWindow struct {
+	Seconds  float64 `json:"seconds"`
+	Connects int64   `json:"connects"`
+	Resyncs  int64   `json:"resyncs"`
+	NewMail  int64   `json:"new_mail"`
+	Opened   int64   `json:"opened"`
+	Removed  int64   `json:"removed"`
+}
+
+func (w *PopulationWindow) add(o *PopulationWindow) *PopulationWindow {
+	if o == nil {
+		return w
+	}
+	if w == nil {
+		c := *o
+		return &c
+	}
+	return &PopulationWindow{Seconds: max(w.Seconds, o.Seconds), Connects: w.Connects + o.Connects, Resyncs: w.Resyncs + o.Resyncs,
+		NewMail: w.NewMail + o.NewMail, Opened: w.Opened + o.Opened, Removed: w.Removed + o.Removed}
 }
 
 // add is two shards' populations together: the groups' counts summed by
@@ -68,12 +94,14 @@ func (p *PopulationSummary) add(o *PopulationSummary) *PopulationSummary {
 		m.Opened += g.Opened
 		m.Removed += g.Removed
 		m.Forgotten += g.Forgotten
+		m.Window = m.Window.add(g.Window)
 	}
 	return s
 }
 
 // writePopulation renders the population section of the text report.
-func writePopulation(w io.Writer, p *PopulationSummary) {
+func writePopulation(w2 io.Writer, p *PopulationSummary) {
+	w := w2
 	if p == nil || len(p.Groups) == 0 {
 		return
 	}
@@ -85,9 +113,14 @@ func writePopulation(w io.Writer, p *PopulationSummary) {
 		}
 		fmt.Fprintf(w, "  %s: %s users; connections held %s at the end of the window (planned %s on average)\n",
 			g.Name, fmtInt(int64(g.Users)), fmtInt(g.Held), fmtPlanned(g.PlannedConnections))
-		fmt.Fprintf(w, "    planned %s received/h, %s sent/h; %s logins in %s attempts, %s resyncs, %s new messages fetched, %s opened, %s deleted or moved\n",
+		fmt.Fprintf(w, "    planned %s received/h from outside, %s sent/h; %s logins in %s attempts, %s resyncs, %s new messages fetched, %s opened, %s deleted or moved\n",
 			fmtPlanned(g.PlannedReceivedPerHour), fmtPlanned(g.PlannedSentPerHour), fmtInt(g.Connects), fmtInt(g.Attempts),
 			fmtInt(g.Resyncs), fmtInt(g.NewMail), fmtInt(g.Opened), fmtInt(g.Removed))
+		if w := g.Window; w != nil && w.Seconds > 0 {
+			h := w.Seconds / 3600
+			fmt.Fprintf(w2, "    measured in the window: %s logins/h, %s resyncs/h, %s new messages/h, %s opened/h, %s deleted or moved/h\n",
+				fmtPlanned(float64(w.Connects)/h), fmtPlanned(float64(w.Resyncs)/h), fmtPlanned(float64(w.NewMail)/h), fmtPlanned(float64(w.Opened)/h), fmtPlanned(float64(w.Removed)/h))
+		}
 		if g.Forgotten > 0 {
 			fmt.Fprintf(w, "    %s actions forgotten: users fell more than 256 messages behind (the server answered too slowly for them)\n", fmtInt(g.Forgotten))
 		}

@@ -84,7 +84,7 @@ type ClientProfileConfig struct {
 type UserProfile struct {
 	Name           string
 	SentPerDay     float64 // every message the user sends, replies included
-	ReceivedPerDay float64 // messages delivered to the user's INBOX
+	ReceivedPerDay float64 // messages from outside delivered to the user's INBOX (the mail users send each other comes on top)
 	// Shares of the received messages: Read are opened (the client's open
 	// FETCH); of those, Replied get \Answered (their replies are among
 	// SentPerDay) and Flagged get \Flagged; of all received, Deleted are
@@ -616,7 +616,7 @@ func (c *Config) describeGroups() []string {
 			out = append(out, fmt.Sprintf("%s: %d users × %s sessions/user-hour = %s sessions/hour", g.Name(), g.Count, fmtFloat(r.PerUserSessions), fmtRate(r.SessionsPerHour)))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %d users; a user per hour: %s received, %s sent (of %s and %s a %v day); all: %s received/h, %s sent/h, %s opened/h, %s changed/h, %s connections held, %s logins/h",
+		out = append(out, fmt.Sprintf("%s: %d users; a user per hour: %s received from outside, %s sent (of %s and %s a %v day); all: %s received/h, %s sent/h, %s opened/h, %s changed/h, %s connections held, %s logins/h",
 			g.Name(), g.Count, fmtRate(r.PerUserReceived), fmtRate(r.PerUserSent), fmtFloat(g.User.ReceivedPerDay), fmtFloat(g.User.SentPerDay), shortDuration(g.User.Day),
 			fmtRate(r.ReceivedPerHour), fmtRate(r.SentPerHour), fmtRate(r.OpenedPerHour), fmtRate(r.ChangedPerHour), fmtRate(r.ConnectionsHeld), fmtRate(r.ConnectsPerHour)))
 	}

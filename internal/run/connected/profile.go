@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,14 +32,46 @@ type Group struct {
 type groupCounts struct {
 	connected, connects, attempts, resyncs, newMail, opened, removed, forgotten atomic.Int64
 	held                                                                        atomic.Int64 // connected when MarkHeld was called
+
+	mu            sync.Mutex
+	windowStart   WindowCounts // at MarkWindowStart
+	window        WindowCounts // between MarkWindowStart and MarkHeld
+	windowStarted bool
+}
+
+// WindowCounts are a group's actions counted in the measurement window.
+type WindowCounts struct {
+	Connects, Resyncs, NewMail, Opened, Removed int64
+}
+
+func (c *groupCounts) now() WindowCounts {
+	return WindowCounts{Connects: c.connects.Load(), Resyncs: c.resyncs.Load(), NewMail: c.newMail.Load(), Opened: c.opened.Load(), Removed: c.removed.Load()}
+}
+
+// MarkWindowStart notes each group's counts at the start of the
+// measurement window.
+func (p *Population) MarkWindowStart() {
+	for i := range p.cfg.Groups {
+		c := p.cfg.Groups[i].stats
+		c.mu.Lock()
+		c.windowStart, c.windowStarted = c.now(), true
+		c.mu.Unlock()
+	}
 }
 
 // MarkHeld notes the connections each group holds now (the end of the
-// measurement window), for GroupStats' Held.
+// measurement window), for GroupStats' Held, and its counts in the
+// window since MarkWindowStart, for GroupStats' Window.
 func (p *Population) MarkHeld() {
 	for i := range p.cfg.Groups {
 		c := p.cfg.Groups[i].stats
 		c.held.Store(c.connected.Load())
+		c.mu.Lock()
+		if c.windowStarted {
+			n, s := c.now(), c.windowStart
+			c.window = WindowCounts{Connects: n.Connects - s.Connects, Resyncs: n.Resyncs - s.Resyncs, NewMail: n.NewMail - s.NewMail, Opened: n.Opened - s.Opened, Removed: n.Removed - s.Removed}
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -53,6 +86,9 @@ type GroupStats struct {
 	// deleted or moved; actions forgotten (a user more than
 	// maxPendingActions behind).
 	Resyncs, NewMail, Opened, Removed, Forgotten int64
+	// Window holds the logins, resyncs, new messages, opens and removals
+	// of the measurement window (MarkWindowStart to MarkHeld).
+	Window WindowCounts
 }
 
 // GroupStats returns each group's counts so far, in the groups' order.
@@ -61,7 +97,10 @@ func (p *Population) GroupStats() []GroupStats {
 	for i := range p.cfg.Groups {
 		g := &p.cfg.Groups[i]
 		c := g.stats
-		out[i] = GroupStats{Name: g.Name, Users: len(g.Users), Connected: c.connected.Load(), Held: c.held.Load(), Connects: c.connects.Load(), Attempts: c.attempts.Load(),
+		c.mu.Lock()
+		w := c.window
+		c.mu.Unlock()
+		out[i] = GroupStats{Window: w, Name: g.Name, Users: len(g.Users), Connected: c.connected.Load(), Held: c.held.Load(), Connects: c.connects.Load(), Attempts: c.attempts.Load(),
 			Resyncs: c.resyncs.Load(), NewMail: c.newMail.Load(), Opened: c.opened.Load(), Removed: c.removed.Load(), Forgotten: c.forgotten.Load()}
 	}
 	return out

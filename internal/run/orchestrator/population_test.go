@@ -70,6 +70,9 @@ func TestRunWithPopulation(t *testing.T) {
 		if desk.Name != "busy/desktop" || desk.Users != 20 || desk.Held != 40 || desk.Connects != 40 || desk.NewMail == 0 || desk.Opened == 0 || desk.Removed == 0 {
 			t.Errorf("busy/desktop %+v: want 20 users, their 40 connections held, mail fetched, opened and removed", desk)
 		}
+		if w := desk.Window; w == nil || w.Seconds != 20 || w.NewMail == 0 || w.NewMail > desk.NewMail || w.Connects != 0 {
+			t.Errorf("busy/desktop's window %+v: want 20 s of new mail, no login (they connected in the warm-up)", w)
+		}
 		if phone.Connects <= int64(phone.Users) || phone.Resyncs < phone.Connects {
 			t.Errorf("light/phone %+v: want reconnects (online 8 s in 10), each resynced", phone)
 		}

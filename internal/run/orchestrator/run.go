@@ -439,8 +439,9 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 		defer close(done)
 		pop.Run(ctx, win.Start)
 	}()
+	begin := time.AfterFunc(time.Until(win.MeasureStart), pop.MarkWindowStart)
 	timer := time.AfterFunc(time.Until(win.MeasureEnd), func() { held.Store(pop.Stats().Connected); pop.MarkHeld() })
-	e.started(func() { timer.Stop(); <-done })
+	e.started(func() { begin.Stop(); timer.Stop(); <-done })
 	if len(groups) > 0 {
 		e.logf("connected clients: %d users (%d of [clients], the rest of [population]'s profiles), connecting over %v", n, len(us), ramp)
 	} else {

@@ -284,7 +284,7 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 
 // populationSummary is the report's population: each group's plan
 // (from the profiles, this shard's users) and its clients' counts.
-func populationSummary(cfg *workload.Config, pop *connected.Population) *report.PopulationSummary {
+func populationSummary(cfg *workload.Config, pop *connected.Population, window time.Duration) *report.PopulationSummary {
 	groups := cfg.Groups()
 	if len(groups) == 0 {
 		return nil
@@ -306,11 +306,25 @@ func populationSummary(cfg *workload.Config, pop *connected.Population) *report.
 				pg.Users = st.Users
 				pg.Held, pg.Connects, pg.Attempts, pg.Resyncs = st.Held, st.Connects, st.Attempts, st.Resyncs
 				pg.NewMail, pg.Opened, pg.Removed, pg.Forgotten = st.NewMail, st.Opened, st.Removed, st.Forgotten
+				if w := st.Window; window > 0 {
+					pg.Window = &report.PopulationWindow{Seconds: window.Seconds(), Connects: w.Connects, Resyncs: w.Resyncs, NewMail: w.NewMail, Opened: w.Opened, Removed: w.Removed}
+				}
 			}
 		}
 		ps.Groups = append(ps.Groups, pg)
 	}
 	return ps
+}
+
+// windowCounted is how much of the measurement window the clients' window
+// counts cover: all of it, or up to the stop (MarkHeld runs then); zero
+// when the run stopped before the window began.
+func windowCounted(win workload.Window, res *session.RunResult) time.Duration {
+	end := win.MeasureEnd
+	if res.Stopped && res.StopAt.Before(end) {
+		end = res.StopAt
+	}
+	return max(end.Sub(win.MeasureStart), 0)
 }
 
 // specUsers are the users of the spec groups of a population, in order;
@@ -402,7 +416,7 @@ func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse
 	run.Connect = e.connect.Snapshot()
 	run.ServerClock = e.clock
 	run.DeliveryTiming = deliveryTiming(e.watcher)
-	run.Population = populationSummary(cfg, e.pop)
+	run.Population = populationSummary(cfg, e.pop, windowCounted(e.win, res))
 	if e.pop != nil && len(e.pop.Users()) > 0 {
 		st := e.pop.Stats()
 		run.Clients = &report.ClientsSummary{Target: len(e.pop.Users()), Held: e.heldAtEnd.Load(), Connects: st.Connects, Reconnects: st.Reconnects,
