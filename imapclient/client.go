@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -140,7 +141,14 @@ func (c *Client) Breakdown() measure.ConnectPhases { return c.breakdown }
 
 // Caps reports the capabilities the server advertised after login. It
 // doesn't perform I/O (Connect already fetched them).
-func (c *Client) Caps() imap.CapSet { return c.lib.Caps() }
+func (c *Client) Caps() []string {
+	var out []string
+	for name := range c.lib.Caps() {
+		out = append(out, string(name))
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Close closes the connection without LOGOUT. It is safe to call more than once.
 func (c *Client) Close() error {

@@ -19,7 +19,7 @@ import (
 // as the function the caller names.
 
 // Has reports whether the server offers the capability ("CONDSTORE",
-// "QRESYNC", "MOVE", "UIDPLUS", ...).
+// "QRESYNC", "MOVE", "UIDPLUS", "IDLE", ...), by its name in any case.
 func (c *Client) Has(capability string) bool {
 	return c.lib.Caps().Has(imap.Cap(strings.ToUpper(capability)))
 }

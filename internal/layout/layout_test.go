@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -337,4 +338,22 @@ func packageComment(t *testing.T, file string) string {
 func firstWords(s string, n int) string {
 	w := strings.Fields(s)
 	return strings.Join(w[:min(n, len(w))], " ")
+}
+
+// TestForkBehindItsWrappers: the vendored go-imap is reached only through
+// imapclient (and by the embedded demo server, which is go-imap's server):
+// no package of mailbench's imports it past the wrapper (tests may, for
+// their scripted servers), so that no go-imap type crosses mailbench's API.
+func TestForkBehindItsWrappers(t *testing.T) {
+	allowed := []string{module + "imapclient", module + "internal/demo", module + "internal/goimap"}
+	for _, p := range listPackages(t) {
+		if slices.ContainsFunc(allowed, func(a string) bool { return p.ImportPath == a || strings.HasPrefix(p.ImportPath, a+"/") }) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == module+"internal/goimap" || strings.HasPrefix(imp, module+"internal/goimap/") {
+				t.Errorf("%s imports %s: go through imapclient", p.ImportPath, imp)
+			}
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -92,10 +91,7 @@ func ProbeBanners(ctx context.Context, cfg *workload.Config, imap *imapclient.Co
 		errs = append(errs, "IMAP: "+err.Error())
 	} else {
 		b.IMAPGreeting = clip(c.Greeting())
-		for capName := range c.Caps() {
-			b.IMAPCapabilities = append(b.IMAPCapabilities, string(capName))
-		}
-		slices.Sort(b.IMAPCapabilities)
+		b.IMAPCapabilities = c.Caps()
 		_ = c.Logout(ctx)
 		c.Close()
 	}

@@ -53,7 +53,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 	if idate.IsZero() {
 		return delivery.ClockCheck{}, fmt.Errorf("deliverywatch: clock probe: the appended probe was not found in %s", mailbox)
 	}
-	if uid != 0 && cl.UIDStore(ctx, uid) == nil && cl.Caps().Has("UIDPLUS") {
+	if uid != 0 && cl.UIDStore(ctx, uid) == nil && cl.Has("UIDPLUS") {
 		_ = cl.UIDExpunge(ctx, uid)
 	}
 	_ = cl.Logout(ctx)

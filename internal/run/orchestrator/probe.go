@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"
@@ -104,14 +103,14 @@ func Probe(ctx context.Context, cfg *workload.Config, wait time.Duration) (*Prob
 			{"UIDPLUS", "no effect on the workload"},
 			{"NAMESPACE", "the folder prefix and delimiter must be set by hand (mailboxes.delimiter)"},
 		} {
-			if caps.Has(imapCap(c.name)) {
+			if ic.Has(c.name) {
 				have = append(have, c.name)
 			} else {
 				missing = append(missing, c.name+" ("+c.without+")")
 			}
 		}
-		for c := range caps {
-			if s := string(c); strings.HasPrefix(strings.ToUpper(s), "AUTH=") {
+		for _, s := range caps {
+			if strings.HasPrefix(strings.ToUpper(s), "AUTH=") {
 				have = append(have, s)
 			}
 		}
@@ -120,7 +119,7 @@ func Probe(ctx context.Context, cfg *workload.Config, wait time.Duration) (*Prob
 			detail += "; lacks " + strings.Join(missing, "; ")
 		}
 		add("IMAP login", true, "%s", detail)
-		if caps.Has(imapCap("NAMESPACE")) {
+		if ic.Has("NAMESPACE") {
 			prefix, delim, ok, err := ic.PersonalNamespace(ctx)
 			switch {
 			case err != nil:
@@ -245,8 +244,6 @@ func smtpFault(cfg *workload.Config, err error) string {
 	}
 	return "check " + cfg.Where("target.smtp")
 }
-
-func imapCap(name string) imap.Cap { return imap.Cap(name) }
 
 // smtpConnect opens the submission connection as user u (AUTH with u's
 // credentials when the config asks for it).
