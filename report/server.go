@@ -114,9 +114,19 @@ func (r *Run) ServerLine() string {
 		}
 		parts = append(parts, p+" (peak "+fmtFloat(f.Peak, 0)+"%)")
 	}
+	named := 0.0
 	for _, f := range s.Figures {
 		if src, ok := strings.CutSuffix(f.Name, ".cpu_cores"); ok && src != "host" {
 			parts = append(parts, src+" "+fmtFloat(f.Mean, 2)+" cores")
+			named += f.Mean
+		}
+	}
+	// What the host's CPU did beyond the named processes and mailbench:
+	// the kernel's own threads (memory management, writeback), other
+	// processes. Said, so that it is not read as the server's.
+	if f, ok := s.Figure("host.cpu_cores"); ok && named > 0 {
+		if other := f.Mean - named; other >= 0.05 {
+			parts = append(parts, "the rest "+fmtFloat(other, 2)+" cores (kernel threads, other processes; derived: host − the above)")
 		}
 	}
 	if f, ok := s.Figure("host.disk_util_percent"); ok {

@@ -54,6 +54,14 @@ func TestServerSection(t *testing.T) {
 	if got := r.ServerLine(); got != "host CPU 82% of 2 cores (peak 97%); dovecot 1.10 cores; mailbench 0.40 cores; disk 22% busy (peak 40%)" {
 		t.Errorf("ServerLine %q", got)
 	}
+	// The host's cores beyond the named processes and mailbench are said
+	// as the rest, not left to be read as the server's.
+	rest := compliantRun()
+	rest.Server = serverFixture()
+	rest.Server.Figures = append(rest.Server.Figures, metrics.ServerFigure{Name: "host.cpu_cores", Unit: "cores", Mean: 1.63, Peak: 1.94, Samples: 60})
+	if got := rest.ServerLine(); !strings.Contains(got, "mailbench 0.40 cores; the rest 0.13 cores (kernel threads, other processes; derived: host − the above)") {
+		t.Errorf("ServerLine %q", got)
+	}
 	// Within its max, the criteria leave the verdict alone.
 	c := compliantRun()
 	c.Server = serverFixture()
