@@ -455,6 +455,21 @@ func (r *Run) Headline() string {
 	case !r.Table.Compliant:
 		v = "NOT COMPLIANT"
 	}
+	if p := r.Population; p != nil && len(p.Groups) > 0 {
+		// A population is said in its users, by group; SPEC's sessions
+		// only when it has spec users.
+		var n int
+		var groups []string
+		for _, g := range p.Groups {
+			n += g.Users
+			groups = append(groups, fmtInt(int64(g.Users))+" "+g.Name)
+		}
+		line := fmt.Sprintf("Result: %s: %s users of the mix (%s)", v, fmtInt(int64(n)), strings.Join(groups, ", "))
+		if r.TargetSessionsPerHour > 0 {
+			line += fmt.Sprintf("; %s SPEC sessions/hour achieved (target %s)", fmtFloat0(r.AchievedSessionsPerHour), fmtFloat0(r.TargetSessionsPerHour))
+		}
+		return line
+	}
 	users := r.UsersCell()
 	if _, ok := r.UsersFigure(); ok {
 		users += " users"

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,6 +62,9 @@ func TestRunWithPopulation(t *testing.T) {
 		}
 		if run.Sink.Messages == 0 || run.Sink.Bytes < run.Sink.Messages*64<<10 || run.Sink.Bytes > run.Sink.Messages*(64<<10+4096) {
 			t.Errorf("the sink got %d messages of %d bytes in all: want each of the profiles' 64 KiB", run.Sink.Messages, run.Sink.Bytes)
+		}
+		if h := run.Headline(); !strings.Contains(h, ": 40 users of the mix (10 spec/spec, 20 busy/desktop, 10 light/phone); ") {
+			t.Errorf("headline %q: want the population's users", h)
 		}
 		p := run.Population
 		if p == nil || len(p.Groups) != 3 {
