@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/plan/population"
-	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/internal/mailboxes"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -67,7 +67,7 @@ func initAndCleanTwice(t *testing.T, cfg *workload.Config, server string) {
 	}
 	var total int64
 	for _, u := range users {
-		for _, p := range population.Mailboxes(resolved, u.Login) {
+		for _, p := range mailboxes.For(resolved, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -82,7 +82,7 @@ func initAndCleanTwice(t *testing.T, cfg *workload.Config, server string) {
 		}
 	}
 	for _, u := range users {
-		plan := population.Mailboxes(resolved, u.Login)
+		plan := mailboxes.For(resolved, u.Login)
 		got := mailboxCounts(t, resolved, u, names(plan))
 		for _, p := range plan {
 			if got[p.Mailbox] != p.Messages {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
-	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -41,7 +41,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 	var total int64
 	for _, u := range users {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -55,7 +55,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("first init: %+v; want 3 users, %d appended, 0 present", s1, total)
 	}
 	for _, u := range users {
-		plan := population.Mailboxes(cfg, u.Login)
+		plan := mailboxes.For(cfg, u.Login)
 		got := mailboxCounts(t, cfg, u, names(plan))
 		for _, p := range plan {
 			if got[p.Mailbox] != p.Messages {
@@ -81,7 +81,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 		t.Errorf("clean: %+v; want 3 users, %d messages removed", cs, total)
 	}
 	for _, u := range users {
-		plan := population.Mailboxes(cfg, u.Login)
+		plan := mailboxes.For(cfg, u.Login)
 		for mb, n := range mailboxCounts(t, cfg, u, names(plan)) {
 			// Deleted folders may be recreated empty by the server
 			// (Dovecot's auto = subscribe): empty or absent both pass.
@@ -92,7 +92,7 @@ func TestInitCleanRoundTrip(t *testing.T) {
 	}
 }
 
-func names(plan []population.MailboxPlan) []string {
+func names(plan []mailboxes.Plan) []string {
 	var out []string
 	for _, p := range plan {
 		out = append(out, p.Mailbox)

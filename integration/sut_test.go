@@ -13,9 +13,9 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
@@ -93,7 +93,7 @@ func TestHelperSoakTarget(t *testing.T) {
 	}
 	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders,
-		Populate: population.Func(cfg, gen), RelayAddr: sink, OpTimeout: cfg.Load.OpTimeout.Duration,
+		Populate: mailboxes.Func(cfg, gen), RelayAddr: sink, OpTimeout: cfg.Load.OpTimeout.Duration,
 		IMAPAddr: "127.0.0.1:0", SMTPAddr: "127.0.0.1:0",
 	})
 	if err != nil {

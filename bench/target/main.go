@@ -25,8 +25,8 @@ import (
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -73,7 +73,7 @@ func main() {
 	t0 := time.Now()
 	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders(cfg),
-		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		Populate: mailboxes.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		IMAPAddr: *imapAddr, SMTPAddr: *smtpAddr,
 	})
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign/certify"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mailbench/mailbench/internal/promexport"
 	"github.com/mailbench/mailbench/internal/run/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/telemetry/promexport"
 	"github.com/mailbench/mailbench/metrics"
 )
 

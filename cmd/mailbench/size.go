@@ -9,7 +9,7 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
 	"github.com/mailbench/mailbench/internal/host"
-	"github.com/mailbench/mailbench/internal/setup/populate"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/status"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"

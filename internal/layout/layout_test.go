@@ -33,15 +33,15 @@ var stage = map[string]int{
 	// report share.
 	"delivery": 0,
 	// 1: the workload's definition: config model, plan, population.
-	"workload": 1, "internal/plan/population": 1,
+	"workload": 1, "internal/mailboxes": 1,
 	// 2: when sessions start.
 	"internal/run/schedule": 2,
 	// 3: the protocol endpoints sessions talk through, and the demo target.
 	"imapclient": 3, "smtpclient": 3, "internal/tlsconf": 3, "smtpsink": 3, "internal/demo": 3,
 	// 4: sessions, and init's mailbox filling that uses the same clients.
-	"internal/run/session": 4, "internal/run/connected": 4, "internal/setup/populate": 4,
+	"internal/run/session": 4, "internal/run/connected": 4, "internal/populate": 4,
 	// 5: observations: metrics, delivery accounting and its IMAP checkers.
-	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/telemetry/promexport": 5, "internal/serverwatch": 5,
+	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/promexport": 5, "internal/serverwatch": 5,
 	// 6: the verdict.
 	"compliance": 6,
 	// 7: the report, and the live status line that shows a run going.

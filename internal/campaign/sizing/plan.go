@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -115,7 +115,7 @@ func PlanSearch(cfg *workload.Config, opts Options) (*SearchPlan, error) {
 				if c.Users.LoginWithDomain {
 					login += "@" + c.Users.LocalDomain
 				}
-				for _, mb := range population.Mailboxes(c, login) {
+				for _, mb := range mailboxes.For(c, login) {
 					msgs += int64(mb.Messages)
 				}
 			}

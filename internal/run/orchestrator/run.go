@@ -24,13 +24,13 @@ import (
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/host"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/populate"
 	"github.com/mailbench/mailbench/internal/run/connected"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/serverwatch"
-	"github.com/mailbench/mailbench/internal/setup/populate"
 	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
@@ -647,7 +647,7 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 	topts := demo.Options{
 		Listen: listen, RelayDial: dial,
 		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
-		Populate: population.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
+		Populate: mailboxes.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
 		TLSConfig: srvTLS, IMAPImplicitTLS: cfg.Target.IMAP.TLS == "implicit", SMTPImplicitTLS: cfg.Target.SMTP.TLS == "implicit",
 		RelayTLS: relayTLS, RelayTLSConfig: relayTLSConfig,
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/report"
@@ -139,7 +139,7 @@ func StartDemoTarget(cfg *workload.Config, imapAddr, smtpAddr, relayAddr string)
 	}
 	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: tu, LocalDomain: cfg.Users.LocalDomain, Folders: embeddedFolders(cfg),
-		Populate: population.Func(cfg, gen), RelayAddr: relayAddr, OpTimeout: cfg.Load.OpTimeout.Duration,
+		Populate: mailboxes.Func(cfg, gen), RelayAddr: relayAddr, OpTimeout: cfg.Load.OpTimeout.Duration,
 		IMAPAddr: imapAddr, SMTPAddr: smtpAddr, RelayTLS: demo.RelayOpportunisticTLS,
 	})
 	if err != nil {

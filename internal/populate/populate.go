@@ -2,8 +2,8 @@
 // run (`mailbench init`) and removes what init and runs left there
 // (`mailbench clean`), over IMAP.
 //
-// What a user's mailboxes hold is population.Mailboxes and
-// population.Messages: the same plan and the same messages as the
+// What a user's mailboxes hold is mailboxes.For and
+// mailboxes.Messages: the same plan and the same messages as the
 // embedded target starts with, reproducible from the config's seed.
 package populate
 
@@ -23,8 +23,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mailbench/mailbench/imapclient"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/plan/population"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
@@ -161,7 +161,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	var total int64
 	for _, u := range j.users {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			total += int64(p.Messages)
 		}
 	}
@@ -186,7 +186,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 	}
 	pr := newProgress(opts.Progress, "init", "messages", total, j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range creationOrder(population.Mailboxes(cfg, u.Login), cfg.Mailboxes.Delimiter) {
+		for _, p := range creationOrder(mailboxes.For(cfg, u.Login), cfg.Mailboxes.Delimiter) {
 			if !strings.EqualFold(p.Mailbox, "INBOX") {
 				if err := c.Create(ctx, p.Mailbox); err != nil {
 					return fmt.Errorf("%s: create: %w", p.Mailbox, err)
@@ -209,7 +209,7 @@ func Init(ctx context.Context, cfg *workload.Config, opts Options) (Summary, err
 				continue
 			}
 			i := 0
-			err = population.Messages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
+			err = mailboxes.Messages(cfg, j.gen, u.Login, u.Address, p.Mailbox, p.Messages, func(msg []byte, t time.Time) error {
 				i++
 				if i <= have {
 					return nil
@@ -259,7 +259,7 @@ func Clean(ctx context.Context, cfg *workload.Config, opts Options) (CleanSummar
 	var users, expunged, deleted atomic.Int64
 	pr := newProgress(opts.Progress, "clean", "users", int64(len(j.users)), j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			n, err := c.EmptyMailbox(ctx, p.Mailbox)
 			if errors.Is(err, imapclient.ErrNoMailbox) {
 				continue
@@ -428,9 +428,9 @@ func resumable(err error) bool {
 
 // creationOrder returns plan with parents before children ("Projects"
 // before "Projects/Alpha"), otherwise in plan order. It doesn't perform I/O.
-func creationOrder(plan []population.MailboxPlan, delim string) []population.MailboxPlan {
+func creationOrder(plan []mailboxes.Plan, delim string) []mailboxes.Plan {
 	out := slices.Clone(plan)
-	slices.SortStableFunc(out, func(a, b population.MailboxPlan) int {
+	slices.SortStableFunc(out, func(a, b mailboxes.Plan) int {
 		return cmp.Compare(depth(a.Mailbox, delim), depth(b.Mailbox, delim))
 	})
 	return out

@@ -1,8 +1,8 @@
-// Package population says what every user's mailboxes hold before a run:
+// Package mailboxes says what every user's mailboxes hold before a run:
 // how many messages each mailbox gets and the messages themselves, the same
 // for the same seed whatever the order users are populated in. The embedded
 // target and `mailbench init` (package populate) both fill mailboxes from it.
-package population
+package mailboxes
 
 import (
 	"fmt"
@@ -14,24 +14,24 @@ import (
 	"github.com/mailbench/mailbench/workload"
 )
 
-// MailboxPlan is what one user's mailbox holds after population.
-type MailboxPlan struct {
+// Plan is what one user's mailbox holds once populated.
+type Plan struct {
 	Mailbox  string
 	Messages int
 }
 
-// Mailboxes returns the population plan of one user: the same for the same
+// For returns the plan of one user's mailboxes: the same for the same
 // seed and user, whatever the order users are populated in.
-func Mailboxes(cfg *workload.Config, login string) []MailboxPlan {
+func For(cfg *workload.Config, login string) []Plan {
 	rng := userRand(cfg.Seed, login, "mailboxes")
-	plan := []MailboxPlan{{"INBOX", cfg.Mailboxes.InboxMessages}}
+	plan := []Plan{{"INBOX", cfg.Mailboxes.InboxMessages}}
 	lo, hi := cfg.Mailboxes.FolderMessagesMin, cfg.Mailboxes.FolderMessagesMax
 	for _, mb := range append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...) {
 		n := lo
 		if hi > lo {
 			n += rng.IntN(hi - lo + 1)
 		}
-		plan = append(plan, MailboxPlan{mb, n})
+		plan = append(plan, Plan{mb, n})
 	}
 	return plan
 }
@@ -72,7 +72,7 @@ func Messages(cfg *workload.Config, gen *message.Generator, login, address, mb s
 // fills mailbox mb of user u as Mailboxes plans it.
 func Func(cfg *workload.Config, gen *message.Generator) func(workload.User, string, func([]byte, time.Time) error) error {
 	return func(u workload.User, mb string, add func([]byte, time.Time) error) error {
-		for _, p := range Mailboxes(cfg, u.Login) {
+		for _, p := range For(cfg, u.Login) {
 			if p.Mailbox == mb {
 				return Messages(cfg, gen, u.Login, u.Address, mb, p.Messages, add)
 			}

@@ -1,4 +1,4 @@
-package population
+package mailboxes
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 func TestPopulationReproducible(t *testing.T) {
 	cfg := testconfig.Quick(t, time.Second)
-	a, b := Mailboxes(cfg, "user1"), Mailboxes(cfg, "user1")
+	a, b := For(cfg, "user1"), For(cfg, "user1")
 	if len(a) != len(b) {
 		t.Fatal("different plans")
 	}

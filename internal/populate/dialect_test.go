@@ -21,7 +21,7 @@ import (
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
-	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -681,7 +681,7 @@ func TestInitRetriesTemporaryRefusal(t *testing.T) {
 			}
 			total := planned(t, resolved)
 			users, _ := resolved.LoadUsers()
-			if n := len(population.Mailboxes(resolved, users[0].Login)); s.Appended != total || s.Present != 0 || s.Mailboxes != n {
+			if n := len(mailboxes.For(resolved, users[0].Login)); s.Appended != total || s.Present != 0 || s.Mailboxes != n {
 				t.Errorf("appended %d, present %d, %d mailboxes; want %d, 0, %d (each mailbox once)", s.Appended, s.Present, s.Mailboxes, total, n)
 			}
 			wantPlan(t, resolved)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -79,7 +79,7 @@ func planned(t *testing.T, cfg *workload.Config) int64 {
 	}
 	var n int64
 	for _, u := range users {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			n += int64(p.Messages)
 		}
 	}
@@ -98,7 +98,7 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 	got, lists := map[string]int{}, map[string][]string{}
 	for _, u := range users {
 		c := connect(t, cfg, u)
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			n, err := c.Status(ctx, p.Mailbox)
 			if err != nil {
 				got[u.Login+"/"+p.Mailbox] = -1
@@ -134,7 +134,7 @@ func wantPlan(t *testing.T, cfg *workload.Config) {
 	got, _ := counts(t, cfg)
 	users, _ := cfg.LoadUsers()
 	for _, u := range users {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			if k := u.Login + "/" + p.Mailbox; got[k] != p.Messages {
 				t.Errorf("%s: %d messages, want %d", k, got[k], p.Messages)
 			}
@@ -359,9 +359,9 @@ func TestProgressReports(t *testing.T) {
 }
 
 func TestOrders(t *testing.T) {
-	var plan []population.MailboxPlan
+	var plan []mailboxes.Plan
 	for _, mb := range []string{"INBOX", "A/B/C", "Sent", "A/B", "A", "X/Y"} {
-		plan = append(plan, population.MailboxPlan{Mailbox: mb, Messages: 1})
+		plan = append(plan, mailboxes.Plan{Mailbox: mb, Messages: 1})
 	}
 	var got []string
 	for _, p := range creationOrder(plan, "/") {

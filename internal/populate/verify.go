@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/plan/population"
+	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -29,10 +29,10 @@ func Verify(ctx context.Context, cfg *workload.Config, opts Options) (VerifySumm
 	if err != nil {
 		return VerifySummary{}, err
 	}
-	var users, mailboxes, messages atomic.Int64
+	var users, boxes, messages atomic.Int64
 	pr := newProgress(opts.Progress, "verify", "users", int64(len(j.users)), j.every)
 	err = j.forEachUser(ctx, func(ctx context.Context, c *imapclient.Client, u workload.User) error {
-		for _, p := range population.Mailboxes(cfg, u.Login) {
+		for _, p := range mailboxes.For(cfg, u.Login) {
 			n, err := c.Status(ctx, p.Mailbox)
 			if err != nil {
 				return fmt.Errorf("%s: status: %w", p.Mailbox, err)
@@ -40,7 +40,7 @@ func Verify(ctx context.Context, cfg *workload.Config, opts Options) (VerifySumm
 			if int(n) != p.Messages {
 				return fmt.Errorf("%s holds %d messages, the population has %d (run mailbench clean and init)", p.Mailbox, n, p.Messages)
 			}
-			mailboxes.Add(1)
+			boxes.Add(1)
 			messages.Add(int64(n))
 		}
 		users.Add(1)
@@ -48,5 +48,5 @@ func Verify(ctx context.Context, cfg *workload.Config, opts Options) (VerifySumm
 		return nil
 	})
 	pr.Finish(err == nil)
-	return VerifySummary{Users: int(users.Load()), Mailboxes: int(mailboxes.Load()), Messages: messages.Load(), Duration: time.Since(start)}, err
+	return VerifySummary{Users: int(users.Load()), Mailboxes: int(boxes.Load()), Messages: messages.Load(), Duration: time.Since(start)}, err
 }
