@@ -208,16 +208,32 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 					for _, f := range item.Flags {
 						mi.Flags = append(mi.Flags, string(f))
 					}
+				case goimap.FetchItemDataModSeq:
+					mi.ModSeq = item.ModSeq
 				case goimap.FetchItemDataEnvelope:
 					if item.Envelope != nil {
 						mi.Subject = item.Envelope.Subject
+						if mi.ID == "" { // a header section's X-Mailbench-Id wins
+							mi.ID = message.IDFromMessageID(item.Envelope.MessageID)
+						}
 					}
 				case goimap.FetchItemDataBodySection:
+					if sec := item.Section; sec != nil && (len(sec.Part) > 0 || sec.Specifier == imap.PartSpecifierText || sec.Specifier == imap.PartSpecifierMIME) {
+						// Not the message's own header: nothing to learn.
+						if err := c.readLiteral(io.Discard, item.Literal); err != nil {
+							return err
+						}
+						continue
+					}
 					var kept keptPrefix
 					if err := c.readLiteral(&kept, item.Literal); err != nil {
 						return err
 					}
-					mi.ID = headerField(kept.b, HeaderID)
+					if id := headerField(kept.b, HeaderID); id != "" {
+						mi.ID = id
+					} else if id := message.IDFromMessageID(headerField(kept.b, "Message-Id")); id != "" {
+						mi.ID = id // a client profile's list may ask for Message-ID alone
+					}
 					mi.Sent = time.Time{}
 					if s := headerField(kept.b, HeaderSent); s != "" {
 						if t, err := time.Parse(time.RFC3339Nano, s); err == nil {

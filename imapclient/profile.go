@@ -3,13 +3,10 @@ package imapclient
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
-	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
-	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -119,7 +116,7 @@ func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to u
 	if from == 0 {
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
-	return c.fetchItems(ctx, fn, "FETCH", imap.SeqSet{{Start: from, Stop: to}}, c.fetchOptions(items, 0))
+	return c.fetchInfos(ctx, fn, "FETCH", imap.SeqSet{{Start: from, Stop: to}}, c.fetchOptions(items, 0))
 }
 
 // UIDFetchItems is FetchItems by UID, with (CHANGEDSINCE changedSince)
@@ -128,64 +125,7 @@ func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID
 	if fromUID == 0 {
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}
-	return c.fetchItems(ctx, fn, "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, c.fetchOptions(items, changedSince))
-}
-
-func (c *Client) fetchItems(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions) ([]MessageInfo, error) {
-	var infos []MessageInfo
-	err := c.do(ctx, fn, op, func() error {
-		cmd := c.lib.Fetch(set, opts)
-		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
-			mi := MessageInfo{Seq: msg.SeqNum}
-			for item := msg.Next(); item != nil; item = msg.Next() {
-				switch item := item.(type) {
-				case goimap.FetchItemDataUID:
-					mi.UID = uint32(item.UID)
-				case goimap.FetchItemDataRFC822Size:
-					mi.Size = item.Size
-				case goimap.FetchItemDataInternalDate:
-					mi.InternalDate = item.Time
-				case goimap.FetchItemDataModSeq:
-					mi.ModSeq = item.ModSeq
-				case goimap.FetchItemDataFlags:
-					mi.Flags = mi.Flags[:0]
-					for _, f := range item.Flags {
-						mi.Flags = append(mi.Flags, string(f))
-					}
-				case goimap.FetchItemDataEnvelope:
-					if item.Envelope != nil {
-						mi.Subject = item.Envelope.Subject
-						if mi.ID == "" {
-							mi.ID = message.IDFromMessageID(item.Envelope.MessageID)
-						}
-					}
-				case goimap.FetchItemDataBodySection:
-					if item.Section != nil && len(item.Section.Part) == 0 && item.Section.Specifier != imap.PartSpecifierText {
-						var kept keptPrefix
-						if err := c.readLiteral(&kept, item.Literal); err != nil {
-							return err
-						}
-						if id := headerField(kept.b, HeaderID); id != "" {
-							mi.ID = id
-						} else if id := message.IDFromMessageID(headerField(kept.b, "Message-Id")); id != "" {
-							mi.ID = id
-						}
-						continue
-					}
-					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
-						return err
-					}
-				case goimap.FetchItemDataBinarySection:
-					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
-						return err
-					}
-				}
-			}
-			infos = append(infos, mi)
-		}
-		return cmd.Close()
-	})
-	return infos, err
+	return c.fetchInfos(ctx, fn, "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, c.fetchOptions(items, changedSince))
 }
 
 // UIDStoreFlags adds (or, with add false, removes) flags on one message

@@ -317,12 +317,7 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 		}
 		renew.Stop()
 		if stop {
-			// Leave IDLE and log out politely, under the deadline.
-			dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			if idling.Done(dctx) == nil {
-				_ = c.Logout(dctx)
-			}
-			cancel()
+			logoutPolitely(c, idling, cfg.Timeout)
 			return true, ctx.Err()
 		}
 		if err := idling.Done(ctx); err != nil {
@@ -375,5 +370,15 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 				}
 			}
 		}
+	}
+}
+
+// logoutPolitely leaves IDLE (when idling is not nil) and logs out, under
+// a deadline of its own: the run's context may already be done.
+func logoutPolitely(c *imapclient.Client, idling *imapclient.Idling, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if idling == nil || idling.Done(ctx) == nil {
+		_ = c.Logout(ctx)
 	}
 }

@@ -314,11 +314,7 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 			actionTimer.Stop()
 		}
 		if stop || offline {
-			dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-			if idling == nil || idling.Done(dctx) == nil {
-				_ = c.Logout(dctx)
-			}
-			cancel()
+			logoutPolitely(c, idling, cfg.Timeout)
 			if offline {
 				return true, errOffline
 			}
