@@ -159,7 +159,7 @@ func (c *Client) FetchRangeEnvelope(ctx context.Context, from, to uint32) ([]Mes
 		RFC822Size:   true,
 		UID:          true,
 	}
-	return c.fetchInfos(ctx, measure.IMAPFetchRange, "FETCH", set, opts)
+	return c.fetchInfos(ctx, measure.IMAPFetchRange, "FETCH", set, opts, -1)
 }
 
 // UIDFetchRange runs
@@ -178,14 +178,18 @@ func (c *Client) UIDFetchRange(ctx context.Context, fromUID, toUID uint32) ([]Me
 		Flags:       true,
 		RFC822Size:  true,
 	}
-	return c.fetchInfos(ctx, measure.IMAPUIDFetch, "UID FETCH", set, opts)
+	return c.fetchInfos(ctx, measure.IMAPUIDFetch, "UID FETCH", set, opts, -1)
 }
 
 func headerSection() *imap.FetchItemBodySection {
 	return &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: HeaderFields, Peek: true}
 }
 
-func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions) ([]MessageInfo, error) {
+// fetchInfos runs FETCH set opts, timed as fn, and returns what it learns
+// of at most keep messages (-1: all; the range asked bounds them); the
+// others are read and dropped, so that a server answering a "from:*"
+// with a million messages costs time, not memory.
+func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions, keep int) ([]MessageInfo, error) {
 	var infos []MessageInfo
 	err := c.do(ctx, fn, op, func() error {
 		// Not FetchCommand.Collect: when a literal read fails (the
@@ -246,7 +250,9 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 					}
 				}
 			}
-			infos = append(infos, mi)
+			if keep < 0 || len(infos) < keep {
+				infos = append(infos, mi)
+			}
 		}
 		return cmd.Close()
 	})

@@ -22,7 +22,7 @@ func (c *Client) FetchIDs(ctx context.Context, from, to uint32) ([]MessageInfo, 
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
 	opts := &imap.FetchOptions{UID: true, InternalDate: true, BodySection: []*imap.FetchItemBodySection{headerSection()}}
-	return c.fetchInfos(ctx, "", "FETCH", imap.SeqSet{{Start: from, Stop: to}}, opts)
+	return c.fetchInfos(ctx, "", "FETCH", imap.SeqSet{{Start: from, Stop: to}}, opts, -1)
 }
 
 // UIDFetchIDs is FetchIDs by UID: UID FETCH fromUID:toUID, untimed.
@@ -32,7 +32,7 @@ func (c *Client) UIDFetchIDs(ctx context.Context, fromUID, toUID uint32) ([]Mess
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}
 	opts := &imap.FetchOptions{UID: true, InternalDate: true, BodySection: []*imap.FetchItemBodySection{headerSection()}}
-	return c.fetchInfos(ctx, "", "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, opts)
+	return c.fetchInfos(ctx, "", "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, opts, -1)
 }
 
 // Noop sends NOOP under the deadline, without an Observation: the server

@@ -111,21 +111,22 @@ func (c *Client) fetchOptions(items workload.FetchItems, changedSince uint64) *i
 // caps and not kept, but for the first bytes of a section of the whole
 // message (for its ID). Each MessageInfo has what the list asked of UID,
 // Size, Flags, InternalDate, ModSeq and ID (X-Mailbench-Id, else the
-// Message-Id of a mailbench message).
-func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to uint32, items workload.FetchItems) ([]MessageInfo, error) {
+// Message-Id of a mailbench message); keep bounds how many are returned
+// (-1: all), the rest read and dropped.
+func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to uint32, items workload.FetchItems, keep int) ([]MessageInfo, error) {
 	if from == 0 {
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
-	return c.fetchInfos(ctx, fn, "FETCH", imap.SeqSet{{Start: from, Stop: to}}, c.fetchOptions(items, 0))
+	return c.fetchInfos(ctx, fn, "FETCH", imap.SeqSet{{Start: from, Stop: to}}, c.fetchOptions(items, 0), keep)
 }
 
 // UIDFetchItems is FetchItems by UID, with (CHANGEDSINCE changedSince)
 // when it is not zero (CONDSTORE).
-func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID, toUID uint32, items workload.FetchItems, changedSince uint64) ([]MessageInfo, error) {
+func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID, toUID uint32, items workload.FetchItems, changedSince uint64, keep int) ([]MessageInfo, error) {
 	if fromUID == 0 {
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}
-	return c.fetchInfos(ctx, fn, "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, c.fetchOptions(items, changedSince))
+	return c.fetchInfos(ctx, fn, "UID FETCH", imap.UIDSet{{Start: imap.UID(fromUID), Stop: imap.UID(toUID)}}, c.fetchOptions(items, changedSince), keep)
 }
 
 // UIDStoreFlags adds (or, with add false, removes) flags on one message

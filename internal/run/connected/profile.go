@@ -111,6 +111,9 @@ func (p *Population) GroupStats() []GroupStats {
 // arrives.
 const maxPendingActions = 256
 
+// maxNewMail bounds the new messages one look keeps.
+const maxNewMail = 1024
+
 // action is what the user will do with one new message.
 type action struct {
 	due           time.Time
@@ -414,7 +417,7 @@ func (s *clientSession) resync(ctx context.Context, mb imapclient.Mailbox) error
 		since = s.st.modSeq
 	}
 	flags := workload.FetchItems{{Name: "UID"}, {Name: "FLAGS"}}
-	_, err := s.c.UIDFetchItems(ctx, measure.ClientResync, lo, 0, flags, since)
+	_, err := s.c.UIDFetchItems(ctx, measure.ClientResync, lo, 0, flags, since, 0) // a cache's update: nothing kept here
 	if err == nil {
 		s.g.stats.resyncs.Add(1)
 	}
@@ -431,7 +434,7 @@ func (s *clientSession) list(ctx context.Context, mb imapclient.Mailbox) error {
 	if mb.Messages > n {
 		from = mb.Messages - n + 1
 	}
-	_, err := s.c.FetchItems(ctx, measure.ClientList, from, mb.Messages, s.g.Client.FetchList)
+	_, err := s.c.FetchItems(ctx, measure.ClientList, from, mb.Messages, s.g.Client.FetchList, 0)
 	return err
 }
 
@@ -459,7 +462,10 @@ func (s *clientSession) catchUp(ctx context.Context, mb imapclient.Mailbox) erro
 // (timed, at at) goes to OnNewMail, for the notification and the ledger.
 func (s *clientSession) newMail(ctx context.Context, at time.Time, timed bool) error {
 	from := s.st.lastUID + 1
-	got, err := s.c.UIDFetchItems(ctx, measure.ClientNewMail, from, 0, s.g.Client.FetchNew, 0)
+	// At most maxNewMail kept a look: a server that answers "from:*"
+	// with more costs the fetch's time, not memory; the rest comes again
+	// with the next look (lastUID stops at the last one kept).
+	got, err := s.c.UIDFetchItems(ctx, measure.ClientNewMail, from, 0, s.g.Client.FetchNew, 0, maxNewMail)
 	if err != nil {
 		return err
 	}
@@ -515,7 +521,7 @@ func (s *clientSession) act(ctx context.Context) error {
 		s.pending = s.pending[1:]
 		c := s.c
 		if a.open {
-			if _, err := c.UIDFetchItems(ctx, measure.ClientOpen, a.uid, a.uid, s.g.Client.FetchOpen, 0); err != nil {
+			if _, err := c.UIDFetchItems(ctx, measure.ClientOpen, a.uid, a.uid, s.g.Client.FetchOpen, 0, 0); err != nil {
 				return err
 			}
 			s.g.stats.opened.Add(1)
