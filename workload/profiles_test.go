@@ -106,3 +106,21 @@ func TestBuiltinProfilesValid(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFetchItems: any text parses or is refused, never a panic, and
+// a list that parses is written back as text that parses to the same list.
+func FuzzParseFetchItems(f *testing.F) {
+	for _, s := range []string{thunderbirdNew, appleMailNew, webmailList, "BODY[1.2.MIME]<0.10>", "UID", "BODY.PEEK[HEADER.FIELDS.NOT (Received)]", "body[text", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseFetchItems(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseFetchItems(l.String())
+		if err != nil || again.String() != l.String() {
+			t.Fatalf("%q parsed as %q, which parses as %q, %v", s, l.String(), again.String(), err)
+		}
+	})
+}
