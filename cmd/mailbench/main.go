@@ -52,8 +52,8 @@ func noResult(why string) error {
 }
 
 // couldNotRun marks err as "could not be carried out" (exit 3): the one
-// type of those is orchestrator.ErrRun.
-func couldNotRun(err error) error { return &orchestrator.ErrRun{Err: err} }
+// type of those is orchestrator.RunError.
+func couldNotRun(err error) error { return &orchestrator.RunError{Err: err} }
 
 type cli struct {
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
@@ -164,7 +164,7 @@ type exitPanic int
 // exitCode maps an error to the process exit code, and prints it: the one
 // place exit codes are decided. nil is 0, errNotCompliant 1, an
 // orchestrator.ConfigError (usage or config) 2, and anything else —
-// orchestrator.ErrRun, or an error nobody classified — 3.
+// orchestrator.RunError, or an error nobody classified — 3.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitCompliant

@@ -109,9 +109,9 @@ func (c *runCmd) Run(e *env) error {
 	opts.Results, opts.Timeseries = streams.results, streams.timeseries
 	run, err := orchestrator.Run(stop, kill, cfg, opts)
 	if cerr := streams.finish(run != nil); cerr != nil && err == nil {
-		err = &orchestrator.ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", cerr)}
+		err = &orchestrator.OutputError{Err: fmt.Errorf("the --results/--timeseries stream: %w", cerr)}
 	}
-	var streamErr *orchestrator.ErrOutput
+	var streamErr *orchestrator.OutputError
 	if err != nil && !(errors.As(err, &streamErr) && run != nil) {
 		return err
 	}
@@ -244,7 +244,7 @@ func (c *checkCmd) Run(e *env) error {
 
 // orNil is err as an error, nil when err is nil (a typed nil pointer is not
 // a nil error).
-func orNil(err *orchestrator.ErrOutput) error {
+func orNil(err *orchestrator.OutputError) error {
 	if err == nil {
 		return nil
 	}

@@ -60,7 +60,7 @@ func TestExecutionStopAndClose(t *testing.T) {
 			}
 			start := time.Now()
 			run, err := e.Run(context.Background())
-			if err != nil && !errors.As(err, new(*ErrOutput)) {
+			if err != nil && !errors.As(err, new(*OutputError)) {
 				t.Fatal(err)
 			}
 			if !run.Partial {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestFailedRunReleasesEverything: a run whose runner fails (here: more
-// shards than users) returns ErrRun, does not close the caller's results
+// shards than users) returns RunError, does not close the caller's results
 // stream, and leaves no watcher, checker or target goroutine behind.
 func TestFailedRunReleasesEverything(t *testing.T) {
 	cfg := testconfig.Quick(t, time.Second)
@@ -23,9 +23,9 @@ func TestFailedRunReleasesEverything(t *testing.T) {
 	before := runtime.NumGoroutine()
 	ctx := context.Background()
 	_, err := Run(ctx, ctx, cfg, Options{Results: &results, ShardOptions: ShardOptions{Shard: schedule.Shard{Index: 1, Count: 2}}})
-	var er *ErrRun
+	var er *RunError
 	if !errors.As(err, &er) || !strings.Contains(err.Error(), "fewer users") {
-		t.Fatalf("err %v, want the runner's failure as ErrRun", err)
+		t.Fatalf("err %v, want the runner's failure as RunError", err)
 	}
 	if results.closed {
 		t.Error("the failed run closed the caller's results stream")

@@ -95,22 +95,22 @@ type Network interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// ErrRun is the one "could not be carried out" error: a failure that kept a
+// RunError is the one "could not be carried out" error: a failure that kept a
 // run (or a command built on runs) from producing a valid result — a
 // listener that could not start, a run stopped before its end. The CLI's
 // exit code 3. Usage and configuration problems are ConfigError instead.
-type ErrRun struct{ Err error }
+type RunError struct{ Err error }
 
-// ErrOutput is returned with the run's report when an output file the run
+// OutputError is returned with the run's report when an output file the run
 // streams (the per-operation results, the timeseries) could not be written
 // completely: the report is good, the file is not (exit 3).
-type ErrOutput struct{ Err error }
+type OutputError struct{ Err error }
 
-func (e *ErrOutput) Error() string { return e.Err.Error() }
-func (e *ErrOutput) Unwrap() error { return e.Err }
+func (e *OutputError) Error() string { return e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }
 
-func (e *ErrRun) Error() string { return e.Err.Error() }
-func (e *ErrRun) Unwrap() error { return e.Err }
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
 
 // Run carries out the run that cfg describes: New, Execution.Run and
 // Close. Cancelling stop ends the arrivals at once and drains (the report
@@ -338,7 +338,7 @@ func (e *Execution) Run(kill context.Context) (*report.Run, error) {
 		// recorder buffered reaches the PATH.partial files kept below.
 		endWatch()
 		_ = e.rec.Flush()
-		return nil, &ErrRun{err}
+		return nil, &RunError{err}
 	}
 	e.settle(kill)
 	endWatch()
@@ -575,7 +575,7 @@ func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMe
 	if tlsOn(workload.Endpoint{TLS: cfg.Sink.TLS}) {
 		var err error
 		if sinkTLS, err = tlsconf.Server(cfg.Sink.CertFile, cfg.Sink.KeyFile); err != nil {
-			return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+			return nil, nil, &RunError{fmt.Errorf("sink: %w", err)}
 		}
 	}
 	var listenFunc func(context.Context, string, string) (net.Listener, error)
@@ -589,10 +589,10 @@ func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMe
 		OnMessage: onMessage, Belongs: belongs,
 	})
 	if err != nil {
-		return nil, nil, &ErrRun{fmt.Errorf("sink: %w", err)}
+		return nil, nil, &RunError{fmt.Errorf("sink: %w", err)}
 	}
 	if err := sink.Start(); err != nil {
-		return nil, nil, &ErrRun{fmt.Errorf("sink: listen on %s: %w", listen, err)}
+		return nil, nil, &RunError{fmt.Errorf("sink: listen on %s: %w", listen, err)}
 	}
 	return sink, sinkTLS, nil
 }
@@ -610,7 +610,7 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 		var roots *x509.CertPool
 		var err error
 		if srvTLS, roots, err = tlsconf.EmbeddedTLS(); err != nil {
-			return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+			return nil, &RunError{fmt.Errorf("embedded target: %w", err)}
 		}
 		if imapCfg.TLSConfig, err = tlsconf.EmbeddedClient(cfg.Target.IMAP, roots); err != nil {
 			return nil, err
@@ -656,7 +656,7 @@ func startEmbedded(cfg *workload.Config, nw Network, users []workload.User, gen 
 	}
 	tg, err := demo.Start(context.Background(), topts)
 	if err != nil {
-		return nil, &ErrRun{fmt.Errorf("embedded target: %w", err)}
+		return nil, &RunError{fmt.Errorf("embedded target: %w", err)}
 	}
 	imapCfg.Address, smtpCfg.Address = tg.IMAPAddr(), tg.SMTPAddr()
 	return tg, nil

@@ -143,7 +143,7 @@ func StartDemoTarget(cfg *workload.Config, imapAddr, smtpAddr, relayAddr string)
 		IMAPAddr: imapAddr, SMTPAddr: smtpAddr, RelayTLS: demo.RelayOpportunisticTLS,
 	})
 	if err != nil {
-		return nil, &ErrRun{fmt.Errorf("demo target: %w", err)}
+		return nil, &RunError{fmt.Errorf("demo target: %w", err)}
 	}
 	return tg, nil
 }

@@ -388,7 +388,7 @@ func (e *Execution) settleProgress(start time.Time, longest time.Duration) (stop
 
 // assemble closes the accounting and the recorder and builds the run's
 // report from its parts, evaluated against the run's rules. The error is
-// an *ErrOutput when the caller's streams failed (the report stands).
+// an *OutputError when the caller's streams failed (the report stands).
 func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse, useOK bool) (*report.Run, error) {
 	cfg, opts := e.cfg, e.opts
 	e.led.Finish()
@@ -396,7 +396,7 @@ func (e *Execution) assemble(res *session.RunResult, genUse metrics.GeneratorUse
 	var outErr error
 	if err := e.rec.Close(); err != nil {
 		e.warnings = append(e.warnings, fmt.Sprintf("results stream: %v", err))
-		outErr = &ErrOutput{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
+		outErr = &OutputError{Err: fmt.Errorf("the --results/--timeseries stream: %w", err)}
 	}
 	rec2, pending := opts.reconcile(e.led)
 
