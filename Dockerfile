@@ -8,7 +8,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath \
-      -ldflags "-s -w -X github.com/mailbench/mailbench/internal/version.Release=${VERSION}" \
+      -ldflags "-s -w -X github.com/mailbench/mailbench/internal/lib/version.Release=${VERSION}" \
       -o /out/mailbench ./cmd/mailbench
 
 FROM scratch

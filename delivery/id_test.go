@@ -3,7 +3,7 @@ package delivery
 import (
 	"testing"
 
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 )
 
 func TestParseID(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
-	"github.com/mailbench/mailbench/internal/quickack"
+	"github.com/mailbench/mailbench/internal/lib/quickack"
 
 	"github.com/mailbench/mailbench/measure"
 )

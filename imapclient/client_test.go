@@ -13,7 +13,7 @@ import (
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 	"github.com/mailbench/mailbench/measure"
 )
 

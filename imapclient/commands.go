@@ -15,8 +15,8 @@ import (
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 	"github.com/mailbench/mailbench/measure"
 )
 

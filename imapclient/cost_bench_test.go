@@ -16,8 +16,8 @@ import (
 	"time"
 
 	embedded "github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )

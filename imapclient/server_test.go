@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
-	"github.com/mailbench/mailbench/internal/testcert"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
+	"github.com/mailbench/mailbench/internal/testing/testcert"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	embedded "github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 	"github.com/mailbench/mailbench/measure"
 )
 

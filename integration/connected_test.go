@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/populate"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 )

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/endpoints"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -48,7 +49,7 @@ func initAndCleanTwice(t *testing.T, cfg *workload.Config, server string) {
 	usersFile(t, cfg, "user41", "user42", "user43")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	resolved, line, err := populate.ResolveNamespace(ctx, cfg)
+	resolved, line, err := endpoints.ResolveNamespace(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/smtpsink"

@@ -13,9 +13,9 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/populate"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/endpoints"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
@@ -228,7 +228,8 @@ func mailboxCounts(t *testing.T, cfg *workload.Config, u workload.User, mailboxe
 
 func login(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
-	ic, _, _, err := session.ClientConfigs(cfg)
+	eps, err := endpoints.For(cfg)
+	ic := eps.IMAP
 	if err != nil {
 		t.Fatal(err)
 	}

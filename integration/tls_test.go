@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"

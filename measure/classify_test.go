@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testcert"
+	"github.com/mailbench/mailbench/internal/testing/testcert"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 
 	"github.com/mailbench/mailbench/measure"
 )

@@ -4,6 +4,6 @@
 // operation to disk), the timeline of the run (Timeline), the connect
 // breakdown (Breakdown), the generator's own use (UseWatch), the live
 // counts of a progress display (Live), and the server's observed figures
-// (ServerReport, filled by internal/serverwatch). It never keeps a
+// (ServerReport, filled by internal/observe/serverwatch). It never keeps a
 // per-operation sample.
 package metrics

@@ -6,7 +6,7 @@ import (
 )
 
 // ServerReport is what was observed of the server under test beside a run
-// (internal/serverwatch; [server] of the config): each figure's mean and
+// (internal/observe/serverwatch; [server] of the config): each figure's mean and
 // peak over the measurement window, the figures at every sample of the
 // run, and how each source fared. These are observations made alongside
 // the load, never a proven cause of a result.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/mailbench/mailbench/internal/docjson"
+	"github.com/mailbench/mailbench/internal/testing/docjson"
 )
 
 // TestSessionsJSONDocumented: every field of the report's "sessions"

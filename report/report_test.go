@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/metrics"
 
 	"github.com/HdrHistogram/hdrhistogram-go"

@@ -16,7 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/compliance"
-	"github.com/mailbench/mailbench/internal/textfit"
+	"github.com/mailbench/mailbench/internal/lib/textfit"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/quickack"
+	"github.com/mailbench/mailbench/internal/lib/quickack"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 )
 

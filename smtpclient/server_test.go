@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 
 	"github.com/emersion/go-sasl"
 
 	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/testcert"
+	"github.com/mailbench/mailbench/internal/testing/testcert"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpsink"
 )

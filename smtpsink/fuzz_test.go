@@ -15,7 +15,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 )
 
 // feed writes input to a new connection, half-closes it and reads the

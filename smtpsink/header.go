@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 )
 
 // errMalformedHeader is scanHeader's error for a header that go-message's

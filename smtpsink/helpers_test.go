@@ -14,8 +14,8 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
-	"github.com/mailbench/mailbench/internal/testcert"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
+	"github.com/mailbench/mailbench/internal/testing/testcert"
 )
 
 const ioTimeout = 5 * time.Second

@@ -14,8 +14,8 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 )
 
 // Trace header fields stamped by mailbench's message generator (one

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/gosmtp"
 
-	"github.com/mailbench/mailbench/internal/msgsum"
+	"github.com/mailbench/mailbench/internal/lib/msgsum"
 )
 
 func TestNewValidates(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 	"github.com/mailbench/mailbench/measure"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 )
 
 // Native fuzz targets of the parsers of hostile input: the TOML config,

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 	"github.com/mailbench/mailbench/measure"
 )
 

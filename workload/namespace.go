@@ -6,7 +6,7 @@ import "strings"
 // folder names (mailboxes.folders, sent, drafts, trash) are then written
 // with "/" as their hierarchy separator and relative to the server's
 // personal namespace (RFC 2342), and are placed in it before any work
-// (InNamespace; populate.ResolveNamespace asks the server).
+// (InNamespace; endpoints.ResolveNamespace asks the server).
 const AutoDelimiter = "auto"
 
 // Auto reports whether m's names are relative to the server's personal

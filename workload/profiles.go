@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 )
 
 // PopulationConfig is [population]: the load as users of a mix of

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 )
 
 // ServerConfig is what mailbench watches of the server under test while a
-// run goes (internal/serverwatch): its host and processes through /proc
+// run goes (internal/observe/serverwatch): its host and processes through /proc
 // when it shares mailbench's host, its own metrics endpoints, and commands
 // whose output is a number. Every source is sampled every timeline
 // interval under a deadline; a source that fails is named in the report,

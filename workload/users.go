@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 )
 
 // User is one simulated mail user.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/tomlstrict"
+	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
 )
 
 // validator collects the problems of a decoded config.

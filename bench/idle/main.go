@@ -32,15 +32,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/runtimetune"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
 )
 
 func main() {
-	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
 	config := flag.String("config", "quick", "workload `FILE`, or a shipped config's name")
 	rate := flag.Float64("rate", 60, "sessions per hour")

@@ -49,8 +49,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/runtimetune"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
@@ -86,7 +86,7 @@ type bench struct {
 }
 
 func main() {
-	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
 	addr := flag.String("addr", "127.0.0.1:1143", "IMAP server `host:port`")
 	user := flag.String("user", "user%d", "login pattern, %d is 1..clients")

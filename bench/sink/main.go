@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
-	"github.com/mailbench/mailbench/internal/runtimetune"
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/smtpsink"
 )
 
 func main() {
-	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
 	listen := flag.String("listen", "127.0.0.1:2627", "loopback address to listen on")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole serving time to `FILE`")

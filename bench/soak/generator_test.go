@@ -18,9 +18,9 @@ import (
 
 	"github.com/mailbench/mailbench/configs"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/delivery/ledger"
 	"github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"
 )

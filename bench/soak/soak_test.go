@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/configs"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	mbmetrics "github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
 )

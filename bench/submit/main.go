@@ -24,15 +24,15 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/runtimetune"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/smtpclient"
 )
 
 func main() {
-	// As mailbench does: measure the runtime as it ships (internal/runtimetune).
+	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
 	addr := flag.String("addr", "127.0.0.1:2625", "loopback SMTP `host:port` to submit to")
 	sessions := flag.Int("sessions", 20, "concurrent sessions (smtp-source -s)")

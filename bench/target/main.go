@@ -25,8 +25,8 @@ import (
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
 	"github.com/mailbench/mailbench/internal/demo"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/message"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/mailbench/mailbench/internal/campaign"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign/certify"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
 	"github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/populate"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/endpoints"
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -67,7 +67,8 @@ func (c *certifyCmd) Run(e *env) error {
 					if opts.Disclosure.Banners.IMAPGreeting != "" || opts.Disclosure.Banners.Error != "" {
 						return
 					}
-					ic, sc, _ := session.ClientSettings(cfg)
+					eps := endpoints.Settings(cfg)
+					ic, sc := eps.IMAP, eps.Submit
 					ic.Address, sc.Address = tg.IMAPAddr(), tg.SMTPAddr()
 					if cert := tg.Certificate(); cert != nil {
 						// The embedded target's certificate is made for the run:

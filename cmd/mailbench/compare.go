@@ -7,7 +7,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/tlscompare"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 )
 
 // compareTLSCmd is `mailbench compare-tls`.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 

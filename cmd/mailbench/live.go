@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mailbench/mailbench/internal/promexport"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/observe/promexport"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/metrics"
 )

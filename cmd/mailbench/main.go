@@ -15,11 +15,11 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/runtimetune"
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
+	"github.com/mailbench/mailbench/internal/lib/textfit"
+	"github.com/mailbench/mailbench/internal/lib/version"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/status"
-	"github.com/mailbench/mailbench/internal/textfit"
-	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -95,7 +95,7 @@ func (versionCmd) Run(e *env) error {
 
 func main() {
 	// First: keep the runtime's sysmon awake (a re-execution, once; see
-	// internal/runtimetune for why and for the measured cost it saves).
+	// internal/lib/runtimetune for why and for the measured cost it saves).
 	runtimetune.Apply()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
-	"github.com/mailbench/mailbench/internal/run/manager"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/lib/version"
+	"github.com/mailbench/mailbench/internal/orchestrate/manager"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/schedule"
-	"github.com/mailbench/mailbench/internal/version"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )

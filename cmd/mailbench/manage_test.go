@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/workload"
 )
 

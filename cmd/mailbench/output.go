@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mailbench/mailbench/internal/atomicfile"
 	"github.com/mailbench/mailbench/internal/campaign"
-	"github.com/mailbench/mailbench/internal/resume"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/campaign/resume"
+	"github.com/mailbench/mailbench/internal/lib/atomicfile"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 
 	"github.com/mailbench/mailbench/report"

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/atomicfile"
-	"github.com/mailbench/mailbench/internal/host"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/lib/atomicfile"
+	"github.com/mailbench/mailbench/internal/lib/host"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/workload"
 )
 

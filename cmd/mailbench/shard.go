@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/report"
 )

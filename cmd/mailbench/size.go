@@ -8,8 +8,8 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sizing"
-	"github.com/mailbench/mailbench/internal/host"
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/lib/host"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/internal/status"
 	"github.com/mailbench/mailbench/measure"

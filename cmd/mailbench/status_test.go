@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mailbench/mailbench/internal/populate"
+	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 )
 
 // sweepCmd is `mailbench sweep`.

@@ -7,7 +7,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )

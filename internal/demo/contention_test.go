@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
 	"github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapclient"
 	"github.com/mailbench/mailbench/internal/gosmtp"
-	"github.com/mailbench/mailbench/internal/tlsconf"
 	"github.com/mailbench/mailbench/workload"
 )
 

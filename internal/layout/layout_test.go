@@ -3,9 +3,9 @@
 //
 //	config → plan → schedule → sessions → observations → compliance → report
 //
-// (docs/architecture.md). Every package has a stage; a package may import
-// packages of its own stage or of earlier ones, never of a later one. A new
-// package fails this test until it is given a stage here.
+// (docs/architecture.md). Every package has a stage, read from the folder
+// it is in; a package may import packages of its own stage or of earlier
+// ones, never of a later one.
 package layout
 
 import (
@@ -25,36 +25,62 @@ import (
 
 const module = "github.com/mailbench/mailbench/"
 
-// stage of every package, in data-flow order.
-var stage = map[string]int{
-	// 0: vocabulary and leaf libraries every stage may use.
-	"measure": 0, "configs": 0, "internal/msgsum": 0, "internal/message": 0,
+// stages are the data flow's stages in order, each with the folders that
+// hold it. A package's stage is read from its path: that of the longest
+// folder below that is a prefix of it (internal/run/schedule is stage 2,
+// every other package under internal/run stage 4), so a new package in a
+// stage's folder needs no entry here; a package under none fails
+// TestImportsRunDownhill.
+var stages = []struct {
+	name    string
+	folders []string
+}{
+	// vocabulary: names, records and leaf libraries every stage may use;
 	// delivery accounting as data, which the sink, the ledger and the
-	// report share.
-	"delivery": 0,
-	// 1: the workload's definition: config model, plan, population.
-	"workload": 1, "internal/mailboxes": 1,
-	// 2: when sessions start.
-	"internal/run/schedule": 2,
-	// 3: the protocol endpoints sessions talk through, and the demo target.
-	"imapclient": 3, "smtpclient": 3, "internal/tlsconf": 3, "smtpsink": 3, "internal/demo": 3,
-	// 4: sessions, and init's mailbox filling that uses the same clients.
-	"internal/run/session": 4, "internal/run/connected": 4, "internal/populate": 4,
-	// 5: observations: metrics, delivery accounting and its IMAP checkers.
-	"metrics": 5, "internal/delivery/ledger": 5, "internal/delivery/inboxcheck": 5, "internal/delivery/idlewatch": 5, "internal/promexport": 5, "internal/serverwatch": 5,
-	// 6: the verdict.
-	"compliance": 6,
-	// 7: the report, and the live status line that shows a run going.
-	"report": 7, "internal/status": 7,
-	// 8: what carries out runs: one run, then the campaigns of runs (TLS
-	// variants, load sweeps, certification, sizing) and their resumption.
-	"internal/run/orchestrator": 8, "internal/run/manager": 8, "internal/campaign": 8, "internal/campaign/tlscompare": 8, "internal/campaign/sweep": 8, "internal/campaign/certify": 8, "internal/campaign/sizing": 8, "internal/resume": 8,
-	// 9: programs and tests of the whole.
-	"cmd/mailbench": 9, "bench/check": 9, "bench/sink": 9, "bench/soak": 9, "bench/target": 9, "bench/imapcost": 9, "bench/idle": 9, "bench/submit": 9, "bench/hostile": 9, "bench/slowloris": 9, "bench/internal/benchutil": 9, "integration": 9,
-	// (deploy/kubernetes, the manifests and their test, is a module of its
-	// own: Kubernetes' API types are no requirement of mailbench's.)
-	// Helpers (internal) of every stage, and test helpers only tests import.
-	"internal/testcert": 0, "internal/testutil": 0, "internal/memnet": 0, "internal/version": 0, "internal/runtimetune": 0, "internal/testconfig": 1, "internal/layout": 9, "internal/docjson": 0, "internal/atomicfile": 0, "internal/quickack": 0, "internal/tomlstrict": 0, "internal/host": 0, "internal/ctxsleep": 0, "internal/textfit": 0,
+	// report share; the vendored, patched go-imap and go-smtp.
+	{"vocabulary", []string{"measure", "delivery", "configs", "internal/lib", "internal/goimap", "internal/gosmtp"}},
+	// the workload's definition: config model, plan, population, mailboxes.
+	{"definition", []string{"workload", "internal/mailboxes"}},
+	// when sessions start.
+	{"schedule", []string{"internal/run/schedule"}},
+	// what reaches a server: the protocol clients, their settings, TLS and
+	// the namespace; the sink; the demo target.
+	{"endpoints", []string{"imapclient", "smtpclient", "smtpsink", "internal/endpoints", "internal/demo"}},
+	// sessions, long-lived clients, and init's mailbox filling that uses the
+	// same clients.
+	{"sessions", []string{"internal/run"}},
+	// observations: metrics, delivery accounting and its IMAP watchers, the
+	// server's own figures, the live Prometheus endpoint.
+	{"observations", []string{"metrics", "internal/observe"}},
+	{"verdict", []string{"compliance"}},
+	// the report, and the live status line that shows a run going.
+	{"report", []string{"report", "internal/status"}},
+	// what carries out runs: one run, across generators, then the campaigns
+	// of runs and their resumption.
+	{"orchestration", []string{"internal/orchestrate", "internal/campaign"}},
+	// programs and tests of the whole. (deploy/kubernetes, the manifests and
+	// their test, is a module of its own: Kubernetes' API types are no
+	// requirement of mailbench's.)
+	{"programs", []string{"cmd", "bench", "integration", "internal/layout"}},
+}
+
+// testHelpers is the folder of the packages only tests import
+// (TestHelpersOnlyInTests): outside the data flow, they may import any
+// stage.
+const testHelpers = "internal/testing"
+
+// stageOf is the index in stages of the package at path name (relative to
+// the module), from the longest stage folder that holds it.
+func stageOf(name string) (int, bool) {
+	best, bestLen := -1, -1
+	for i, s := range stages {
+		for _, f := range s.folders {
+			if (name == f || strings.HasPrefix(name, f+"/")) && len(f) > bestLen {
+				best, bestLen = i, len(f)
+			}
+		}
+	}
+	return best, best >= 0
 }
 
 // api are the packages at the root of the tree, the names users know and
@@ -130,21 +156,6 @@ func trackedRootFolders(t *testing.T) map[string]bool {
 	return folders
 }
 
-// vendored are the libraries mailbench carries patched copies of
-// (NOTICE.md): every package under them is a leaf library, stage 0.
-var vendored = []string{"internal/goimap", "internal/gosmtp"}
-
-// stageOf is name's stage: its own, or that of the vendored library it is in.
-func stageOf(name string) (int, bool) {
-	for _, v := range vendored {
-		if name == v || strings.HasPrefix(name, v+"/") {
-			return 0, true
-		}
-	}
-	s, ok := stage[name]
-	return s, ok
-}
-
 // TestNoReplaceDirectives: go.mod has no replace directive, so that `go
 // install …/cmd/mailbench@version` works and a program importing mailbench
 // builds the code its tests ran (golang/go#44840); what mailbench patches
@@ -201,9 +212,12 @@ func TestImportsRunDownhill(t *testing.T) {
 	}
 	for _, p := range pkgs {
 		name := strings.TrimPrefix(p.ImportPath, module)
+		if name == testHelpers || strings.HasPrefix(name, testHelpers+"/") {
+			continue
+		}
 		from, ok := stageOf(name)
 		if !ok {
-			t.Errorf("package %s has no stage: add it to the stage map (and docs/architecture.md)", name)
+			t.Errorf("package %s is in no stage's folder: move it into one, or give its folder a stage here (and in docs/architecture.md)", name)
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -213,22 +227,64 @@ func TestImportsRunDownhill(t *testing.T) {
 			dep := strings.TrimPrefix(imp, module)
 			to, ok := stageOf(dep)
 			if ok && to > from {
-				t.Errorf("%s (stage %d) imports %s (stage %d): imports must run downhill", name, from, dep, to)
+				t.Errorf("%s (stage %s) imports %s (stage %s): imports must run downhill", name, stages[from].name, dep, stages[to].name)
 			}
 		}
 	}
 }
 
-// TestStagesKnowOnlyRealPackages keeps the map honest: a stage for a package
-// that no longer exists is a stale map.
-func TestStagesKnowOnlyRealPackages(t *testing.T) {
-	seen := map[string]bool{}
+// TestStagesKnowOnlyRealFolders keeps the table honest: a stage folder
+// that holds no package is a stale entry.
+func TestStagesKnowOnlyRealFolders(t *testing.T) {
+	var names []string
 	for _, p := range listPackages(t) {
-		seen[strings.TrimPrefix(p.ImportPath, module)] = true
+		names = append(names, strings.TrimPrefix(p.ImportPath, module))
 	}
-	for name := range stage {
-		if !seen[name] {
-			t.Errorf("stage map names %s, which is not a package", name)
+	for _, s := range stages {
+		for _, f := range s.folders {
+			if !slices.ContainsFunc(names, func(n string) bool { return n == f || strings.HasPrefix(n, f+"/") }) {
+				t.Errorf("stage %s names folder %s, which holds no package", s.name, f)
+			}
+		}
+	}
+}
+
+// TestHelpersOnlyInTests: the packages under internal/testing are imported
+// by tests only (and by each other), never by code that ships.
+func TestHelpersOnlyInTests(t *testing.T) {
+	for _, p := range listPackages(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if strings.HasPrefix(name, testHelpers+"/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+testHelpers+"/") {
+				t.Errorf("%s imports the test helper %s outside its tests", name, imp)
+			}
+		}
+	}
+}
+
+// TestNoOneChildFolders: a folder that holds no package of its own holds
+// more than one (a folder with one child is a path longer than its
+// content). cmd/ and internal/ are Go's conventions, not groupings: a
+// folder of those names says what it is with one child.
+func TestNoOneChildFolders(t *testing.T) {
+	children := map[string]int{}
+	isPkg := map[string]bool{}
+	for _, p := range listPackages(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		isPkg[name] = true
+		if dir := filepath.Dir(name); dir != "." {
+			children[dir]++
+		}
+	}
+	for dir, n := range children {
+		if base := filepath.Base(dir); base == "cmd" || base == "internal" {
+			continue
+		}
+		if n == 1 && !isPkg[dir] && !strings.HasPrefix(dir, "internal/goimap") && !strings.HasPrefix(dir, "internal/gosmtp") {
+			t.Errorf("folder %s holds one package and nothing else: move it up", dir)
 		}
 	}
 }
@@ -260,7 +316,7 @@ func TestAPIHasExamples(t *testing.T) {
 var protocolCode = []string{
 	"github.com/emersion/", module + "internal/goimap", module + "internal/gosmtp",
 	module + "imapclient", module + "smtpclient", module + "smtpsink", module + "internal/demo",
-	module + "internal/delivery/", module + "internal/run/",
+	module + "internal/endpoints", module + "internal/observe/", module + "internal/run/",
 }
 
 // TestReportNeedsNoProtocol: the report model and its renderers (and the

@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/internal/testing/testconfig"
 )
 
 func TestPopulationReproducible(t *testing.T) {

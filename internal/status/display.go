@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/textfit"
+	"github.com/mailbench/mailbench/internal/lib/textfit"
 )
 
 // DefaultWidth is the width assumed when the terminal's is unknown.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/mailbench/mailbench/internal/campaign/certify"
 	"github.com/mailbench/mailbench/internal/demo"
-	"github.com/mailbench/mailbench/internal/run/session"
-	"github.com/mailbench/mailbench/internal/testconfig"
-	"github.com/mailbench/mailbench/internal/tlsconf"
+	"github.com/mailbench/mailbench/internal/endpoints"
+	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
+	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -28,7 +28,8 @@ func TestProbeBannersEmbedded(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := demo.Options{Users: users, LocalDomain: cfg.Users.LocalDomain}
-			ic, sc, _ := session.ClientSettings(cfg)
+			eps := endpoints.Settings(cfg)
+			ic, sc := eps.IMAP, eps.Submit
 			if mode != "none" {
 				srv, _, err := tlsconf.EmbeddedTLS()
 				if err != nil {
@@ -78,7 +79,8 @@ func TestProbeBannersEmbedded(t *testing.T) {
 	}
 	// A target that is not there: the probe never fails, it says why.
 	cfg := testconfig.Quick(t, 0)
-	ic, sc, _ := session.ClientSettings(cfg)
+	eps := endpoints.Settings(cfg)
+	ic, sc := eps.IMAP, eps.Submit
 	ic.Address, sc.Address = "127.0.0.1:1", "127.0.0.1:1"
 	b := certify.ProbeBanners(context.Background(), cfg, &ic, &sc)
 	if b.IMAPGreeting != "" || b.SMTPBanner != "" || !strings.Contains(b.Error, "IMAP: ") || !strings.Contains(b.Error, "SMTP: ") {

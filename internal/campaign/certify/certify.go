@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
+	"github.com/mailbench/mailbench/internal/campaign/resume"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
-	"github.com/mailbench/mailbench/internal/resume"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/run/session"
+	"github.com/mailbench/mailbench/internal/endpoints"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -69,7 +69,8 @@ func clip(s string) string {
 func ProbeBanners(ctx context.Context, cfg *workload.Config, imap *imapclient.Config, smtp *smtpclient.Config) Banners {
 	var b Banners
 	var errs []string
-	ic, sc, _, err := session.ClientConfigs(cfg)
+	eps, err := endpoints.For(cfg)
+	ic, sc := eps.IMAP, eps.Submit
 	if imap != nil {
 		ic = *imap
 	}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mailbench/mailbench/internal/docjson"
+	"github.com/mailbench/mailbench/internal/testing/docjson"
 )
 
 // TestJSONDocumented: every field of the size JSON (a search with every

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/internal/campaign"
-	"github.com/mailbench/mailbench/internal/resume"
+	"github.com/mailbench/mailbench/internal/campaign/resume"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
@@ -423,7 +423,7 @@ func TestPlanSearch(t *testing.T) {
 }
 
 // TestSearchResumes: a search stopped after its fourth run and resumed from
-// its state file (internal/resume) replays the four finished runs without
+// its state file (internal/campaign/resume) replays the four finished runs without
 // running them and ends with the same result as an uninterrupted search.
 func TestSearchResumes(t *testing.T) {
 	whole := &synthetic{capacity: 7300, now: t0}

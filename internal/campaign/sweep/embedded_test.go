@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/internal/campaign"
-	"github.com/mailbench/mailbench/internal/memnet"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
+	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/workload"
 )
 

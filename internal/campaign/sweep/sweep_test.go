@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/internal/testutil"
+	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/metrics"
 
 	"github.com/mailbench/mailbench/compliance"

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/ctxsleep"
+	"github.com/mailbench/mailbench/internal/lib/ctxsleep"
 
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"

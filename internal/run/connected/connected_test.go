@@ -15,7 +15,7 @@ import (
 	"github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
-	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/workload"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/ctxsleep"
+	"github.com/mailbench/mailbench/internal/lib/ctxsleep"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/memnet"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
 )

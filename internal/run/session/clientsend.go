@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"

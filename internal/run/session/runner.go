@@ -15,7 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/message"
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -68,33 +68,6 @@ type Runner struct {
 	Shard schedule.Shard
 	// Progress, when set, is called about once a second with the counts so far.
 	Progress func(RunProgress)
-
-	stopMu  sync.Mutex
-	stopped chan struct{} // closed by Stop
-}
-
-// stopSignal is the channel Stop closes, made on first use.
-func (r *Runner) stopSignal() chan struct{} {
-	r.stopMu.Lock()
-	defer r.stopMu.Unlock()
-	if r.stopped == nil {
-		r.stopped = make(chan struct{})
-	}
-	return r.stopped
-}
-
-// Stop ends new arrivals at once: the run then drains for the ramp-down
-// grace and is marked Stopped. It is safe for concurrent use, before or
-// during Run, and more than once.
-func (r *Runner) Stop() {
-	ch := r.stopSignal()
-	r.stopMu.Lock()
-	defer r.stopMu.Unlock()
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
 }
 
 // RunProgress is a snapshot for progress displays. The Runner fills in
@@ -162,10 +135,12 @@ type RunResult struct {
 	Shards int
 }
 
-// Run runs the workload. Stop is the graceful end (no new arrivals, then
-// the ramp-down grace); cancelling ctx cuts running sessions at once, and
-// the run is marked Stopped either way. Call it once.
-func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
+// Run runs the workload in rc: its arrivals until the window's end or
+// rc.Arrivals (the graceful end: no new arrivals, then the ramp-down
+// grace), its sessions until the grace is over or rc.Sessions (cut at
+// once). The run is marked Stopped when rc's arrivals ended before the
+// window's. Call it once.
+func (r *Runner) Run(rc *schedule.RunContexts) (*RunResult, error) {
 	cfg := r.Config
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
@@ -205,29 +180,12 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	res := &RunResult{Users: r.Shard.Users(len(r.Users)), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
 	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
 
-	// sessionCtx is cut at the end of ramp-down, or at once with ctx.
-	sessionCtx, cut := context.WithCancel(ctx)
+	// sessionCtx is cut at the end of the ramp-down's grace, or at once
+	// with rc.Sessions; the schedulers end at the window's end, or at once
+	// with rc.Arrivals.
+	sessionCtx, cut := context.WithCancel(rc.Sessions)
 	defer cut()
-	// arrivals end at the end of measurement, on Stop, or with ctx: both
-	// contexts derive from the one run context.
-	arrivals, stopArrivals := context.WithCancel(ctx)
-	defer stopArrivals()
-	stopSignal := r.stopSignal()
-	go func() {
-		select {
-		case <-stopSignal:
-			stopArrivals()
-		case <-arrivals.Done():
-		}
-	}()
-	stopRequested := func() bool {
-		select {
-		case <-stopSignal:
-			return true
-		default:
-			return ctx.Err() != nil
-		}
-	}
+	arrivals := rc.Arrivals
 
 	mix, err := workload.SessionMix(cfg)
 	if err != nil {
@@ -384,7 +342,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	// is the window: wait for its end (or the stop) before ramp-down.
 	waitUntil(arrivals, win.MeasureEnd)
 	res.StopAt = time.Now()
-	res.Stopped = stopRequested()
+	res.Stopped = rc.Stopped()
 
 	// Ramp-down: no new sessions; running ones get the grace period.
 	drained := make(chan struct{})
@@ -395,7 +353,7 @@ func (r *Runner) Run(ctx context.Context) (*RunResult, error) {
 	case <-grace.C:
 		cut()
 		<-drained
-	case <-ctx.Done():
+	case <-rc.Sessions.Done():
 		cut()
 		<-drained
 	}

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/memnet"
-	"github.com/mailbench/mailbench/internal/message"
-	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/internal/lib/message"
+	"github.com/mailbench/mailbench/internal/run/schedule"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
+	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
 )
@@ -101,7 +102,7 @@ func TestRunnerAccounting(t *testing.T) {
 			}
 		})
 		start := time.Now()
-		res, err := r.Run(context.Background())
+		res, err := runIn(r, context.Background(), context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +125,9 @@ func TestRunnerAccounting(t *testing.T) {
 	})
 }
 
-// TestRunnerStop: Stop ends the arrivals at once and drains; the run says
-// it was stopped and when, and counts only the arrivals due before the
-// stop. Cancelling the run's context instead cuts the running sessions at
+// TestRunnerStop: the caller's stop ends the arrivals at once and drains;
+// the run says it was stopped and when, and counts only the arrivals due
+// before the stop. The caller's kill instead cuts the running sessions at
 // once, before the ramp-down's grace, and the run says it was stopped too.
 func TestRunnerStop(t *testing.T) {
 	for _, viaKill := range []bool{false, true} {
@@ -134,15 +135,17 @@ func TestRunnerStop(t *testing.T) {
 			r := hungRunner(t, nil)
 			kill, killNow := context.WithCancel(context.Background())
 			defer killNow()
+			stop, stopNow := context.WithCancel(context.Background())
+			defer stopNow()
 			start := time.Now()
 			time.AfterFunc(4*time.Second, func() {
 				if viaKill {
 					killNow()
 				} else {
-					r.Stop()
+					stopNow()
 				}
 			})
-			res, err := r.Run(kill)
+			res, err := runIn(r, stop, kill)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,16 +166,15 @@ func TestRunnerStop(t *testing.T) {
 	}
 }
 
-// TestRunnerStopBeforeRun: a Runner stopped before Run (a Ctrl-C during
-// set-up) starts no session and says it was stopped; Stop again is a
-// no-op.
+// TestRunnerStopBeforeRun: a Runner whose stop is done before Run (a
+// Ctrl-C during set-up) starts no session and says it was stopped.
 func TestRunnerStopBeforeRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := hungRunner(t, nil)
-		r.Stop()
-		r.Stop()
+		stop, stopNow := context.WithCancel(context.Background())
+		stopNow()
 		start := time.Now()
-		res, err := r.Run(context.Background())
+		res, err := runIn(r, stop, context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,4 +185,11 @@ func TestRunnerStopBeforeRun(t *testing.T) {
 			t.Errorf("the run took %v, want none", d)
 		}
 	})
+}
+
+// runIn runs r in the contexts derived from stop and kill, as a run does.
+func runIn(r *Runner, stop, kill context.Context) (*RunResult, error) {
+	rc, release := schedule.NewRunContexts(stop, kill)
+	defer release()
+	return r.Run(rc)
 }

@@ -7,9 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/memnet"
-	"github.com/mailbench/mailbench/internal/run/orchestrator"
-	"github.com/mailbench/mailbench/internal/testconfig"
+	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/internal/testing/memnet"
+	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/workload"
