@@ -52,6 +52,12 @@ type Config struct {
 	// lines locates the keys of the file the config was parsed from, for
 	// the errors of CheckInputs; nil for a config built in code.
 	lines tomlstrict.Lines
+	// overridden names the keys Overrides set, and what set them
+	// ("users.count": "--users"), for errors and Where.
+	overridden map[string]string
+	// usersRead keeps the users file as first read (LoadUsers), shared by
+	// the config's copies; nil for a config built in code.
+	usersRead *usersRead
 }
 
 // TargetConfig names the system under test.

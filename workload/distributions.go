@@ -50,11 +50,13 @@ func SizeDistribution(shares []SizeShare) (*Weighted[int], error) {
 	return d, nil
 }
 
-// SessionMix is the session types of cfg by weight.
-func SessionMix(cfg *Config) (*Weighted[SessionKind], error) {
+// SessionMix is the plan's session types by weight, in the plan's order
+// (that of SessionKinds): what a session arrival draws its type from. It
+// doesn't perform I/O.
+func (p *Plan) SessionMix() (*Weighted[SessionKind], error) {
 	d := &Weighted[SessionKind]{}
-	for _, k := range SessionKinds {
-		d.Add(k, cfg.Sessions.Type(k).Weight)
+	for _, sp := range p.Mix {
+		d.Add(SessionKind(sp.Type), sp.Weight)
 	}
 	if d.Len() == 0 {
 		return nil, fmt.Errorf("every session type has weight 0")

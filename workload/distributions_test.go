@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -32,24 +33,41 @@ func TestWeightedPicksInProportion(t *testing.T) {
 }
 
 func TestSessionMixEmpty(t *testing.T) {
+	p := &Plan{Mix: []SessionPlan{{Type: "check"}, {Type: "read"}}}
+	if _, err := p.SessionMix(); err == nil {
+		t.Error("a mix with every weight 0 was accepted")
+	}
+}
+
+// TestPlanSessionMix: the mix a run draws from is its plan's, by weight,
+// in SessionKinds' order (the order the seed's draws depend on), without
+// the types of weight 0.
+func TestPlanSessionMix(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.Target.Embedded = true
+	cfg.Users.Password = "pw-of-the-test"
+	cfg.Sessions.Folders.Weight = 0
+	cfg.Sessions.Read.Weight = 3
+	p, err := NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.SessionMix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []SessionKind
+	var total float64
 	for _, k := range SessionKinds {
-		st := cfg.Sessions.Type(k)
-		st.Weight = 0
-		switch k {
-		case Check:
-			cfg.Sessions.Check = st
-		case Read:
-			cfg.Sessions.Read = st
-		case Cleanup:
-			cfg.Sessions.Cleanup = st
-		case Folders:
-			cfg.Sessions.Folders = st
-		case Send:
-			cfg.Sessions.Send = st
+		if w := cfg.Sessions.Type(k).Weight; w > 0 {
+			kinds = append(kinds, k)
+			total += w
+			if got := d.cum[len(kinds)-1]; got != total {
+				t.Errorf("%s: cumulative weight %g, want %g", k, got, total)
+			}
 		}
 	}
-	if _, err := SessionMix(cfg); err == nil {
-		t.Error("a mix with every weight 0 was accepted")
+	if !slices.Equal(d.items, kinds) {
+		t.Errorf("mix %v, want %v", d.items, kinds)
 	}
 }

@@ -66,10 +66,10 @@ const (
 // maxPEMBytes bounds a ca_file, cert_file or key_file.
 const maxPEMBytes = 16 << 20
 
-// CheckInputs checks everything a run of c reads before any work starts,
-// so that `mailbench check` and `mailbench run` refuse the same inputs
-// up front. It is Validate (with the lines of the file c was loaded from,
-// so that it also covers values changed in code after loading) plus:
+// CheckInputs checks everything a run of c reads beyond its values before
+// any work starts, so that `mailbench check` and `mailbench run` refuse
+// the same inputs up front. The values themselves Load validated, with
+// their overrides, once; a config changed in code is Validate's. It checks:
 //   - users.file: a regular file (not a directory or a FIFO) that can be
 //     read and parses as LoadUsers parses it: at least one user, no user
 //     twice, no more than MaxUsers;
@@ -88,7 +88,7 @@ const maxPEMBytes = 16 << 20
 // line. No error contains a password. It reads those files and the
 // environment; it doesn't connect anywhere.
 func (c *Config) CheckInputs() error {
-	errs := c.validate(c.File, c.lines)
+	var errs ConfigErrors
 	var usersErrs ConfigErrors
 	if c.Users.File != "" {
 		if _, err := c.LoadUsers(); err != nil {

@@ -116,8 +116,9 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 // TestCheckInputs writes a config and the files it names, and checks the
-// exact error of CheckInputs ($DIR stands for the directory of the files).
-// No error may show a password, from the file or the environment.
+// exact error of Load with its overrides, then of CheckInputs ($DIR stands
+// for the directory of the files). No error may show a password, from the
+// file or the environment.
 func TestCheckInputs(t *testing.T) {
 	dir := t.TempDir()
 	ca, _ := testPEM(t, dir, "ca")
@@ -146,52 +147,50 @@ func TestCheckInputs(t *testing.T) {
 		name     string
 		toml     string
 		envValue string
-		edit     func(*Config) // after loading, as command-line overrides do
+		over     Overrides // laid over the file, as the command line's flags are
 		want     string
 	}{
-		{"all good", remote(ca, ca) + pw + "[sink]\ntls = \"starttls\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = " + strconvQuote(sinkKey) + "\n", "", nil, ""},
-		{"users file good", fromFile("users.csv"), "", nil, ""},
-		{"users file missing", fromFile("nope.csv"), "", nil, "$DIR/bench.toml:4: users.file: $DIR/nope.csv: no such file"},
-		{"users file a directory", fromFile("adir"), "", nil, "$DIR/bench.toml:4: users.file: $DIR/adir: is a directory, not a file"},
-		{"users file open quote", fromFile("open-quote.csv"), "", nil, "$DIR/open-quote.csv:2: invalid CSV: extraneous or missing \" in quoted-field (in the record running to line 3)"},
-		{"users file empty", fromFile("empty.csv"), "", nil, "$DIR/empty.csv: no users"},
-		{"users file duplicate", fromFile("dup.csv"), "", nil, "$DIR/dup.csv:2: user \"Alice@example.test\" already listed on line 1"},
-		{"config errors first", fromFile("dup.csv") + "[mailboxes]\ninbox_messages = 10\n", "", func(c *Config) { c.Mailboxes.InboxMessages = 50_000_000 },
-			"$DIR/bench.toml:8: mailboxes.inbox_messages: 50000000 is above the maximum of 100000\n$DIR/dup.csv:2: user \"Alice@example.test\" already listed on line 1"},
-		{"password env unset", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\n", "", nil,
+		{"all good", remote(ca, ca) + pw + "[sink]\ntls = \"starttls\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = " + strconvQuote(sinkKey) + "\n", "", Overrides{}, ""},
+		{"users file good", fromFile("users.csv"), "", Overrides{}, ""},
+		{"users file missing", fromFile("nope.csv"), "", Overrides{}, "$DIR/bench.toml:4: users.file: $DIR/nope.csv: no such file"},
+		{"users file a directory", fromFile("adir"), "", Overrides{}, "$DIR/bench.toml:4: users.file: $DIR/adir: is a directory, not a file"},
+		{"users file open quote", fromFile("open-quote.csv"), "", Overrides{}, "$DIR/open-quote.csv:2: invalid CSV: extraneous or missing \" in quoted-field (in the record running to line 3)"},
+		{"users file empty", fromFile("empty.csv"), "", Overrides{}, "$DIR/empty.csv: no users"},
+		{"users file duplicate", fromFile("dup.csv"), "", Overrides{}, "$DIR/dup.csv:2: user \"Alice@example.test\" already listed on line 1"},
+		{"users override beside a users file", fromFile("users.csv"), "", Overrides{Users: ptr(5)},
+			"--users: $DIR/bench.toml takes its users from users.csv"},
+		{"password env unset", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\n", "", Overrides{},
 			"$DIR/bench.toml:4: users.password_env: environment variable " + env + " is empty or unset and users.password is not set"},
-		{"password env set", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\n", envValue, nil, ""},
-		{"password env unset, fallback", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\npassword = \"sekFile\"\n", "", nil, ""},
-		{"no password", "[target]\nembedded = true\n[users]\ncount = 5\n", "", nil, "$DIR/bench.toml:3: users: no password: set users.password or users.password_env"},
-		{"ca file missing", remote(filepath.Join(dir, "nope.pem"), ca) + pw, "", nil, "$DIR/bench.toml:4: target.imap.ca_file: $DIR/nope.pem: no such file"},
-		{"ca file garbage", remote(ca, filepath.Join(dir, "garbage.pem")) + pw, "", nil, "$DIR/bench.toml:8: target.smtp.ca_file: $DIR/garbage.pem: no PEM certificate in it"},
-		{"ca file a directory", remote(filepath.Join(dir, "adir"), ca) + pw, "", nil, "$DIR/bench.toml:4: target.imap.ca_file: $DIR/adir: is a directory, not a file"},
-		{"ca file unused without TLS", "[target.imap]\naddress = \"imap.test:143\"\nca_file = \"nope.pem\"\n[target.smtp]\naddress = \"smtp.test:25\"\n" + pw, "", nil, ""},
-		{"ca file unused by the embedded target", remote("nope.pem", "nope.pem") + "[target]\nembedded = true\n" + pw, "", nil, ""},
-		{"inbound ca file", remote(ca, ca) + "[target.inbound]\ntls = \"starttls\"\nca_file = \"nope.pem\"\n" + pw, "", nil, "$DIR/bench.toml:11: target.inbound.ca_file: nope.pem: no such file"},
-		{"sink key missing", "[target]\nembedded = true\n" + pw + "[sink]\ntls = \"implicit\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = \"nope.key\"\n", "", nil,
+		{"password env set", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\n", envValue, Overrides{}, ""},
+		{"password env unset, fallback", "[target]\nembedded = true\n[users]\npassword_env = \"" + env + "\"\npassword = \"sekFile\"\n", "", Overrides{}, ""},
+		{"no password", "[target]\nembedded = true\n[users]\ncount = 5\n", "", Overrides{}, "$DIR/bench.toml:3: users: no password: set users.password or users.password_env"},
+		{"ca file missing", remote(filepath.Join(dir, "nope.pem"), ca) + pw, "", Overrides{}, "$DIR/bench.toml:4: target.imap.ca_file: $DIR/nope.pem: no such file"},
+		{"ca file garbage", remote(ca, filepath.Join(dir, "garbage.pem")) + pw, "", Overrides{}, "$DIR/bench.toml:8: target.smtp.ca_file: $DIR/garbage.pem: no PEM certificate in it"},
+		{"ca file a directory", remote(filepath.Join(dir, "adir"), ca) + pw, "", Overrides{}, "$DIR/bench.toml:4: target.imap.ca_file: $DIR/adir: is a directory, not a file"},
+		{"ca file unused without TLS", "[target.imap]\naddress = \"imap.test:143\"\nca_file = \"nope.pem\"\n[target.smtp]\naddress = \"smtp.test:25\"\n" + pw, "", Overrides{}, ""},
+		{"ca file unused by the embedded target", remote("nope.pem", "nope.pem") + "[target]\nembedded = true\n" + pw, "", Overrides{}, ""},
+		{"inbound ca file", remote(ca, ca) + "[target.inbound]\ntls = \"starttls\"\nca_file = \"nope.pem\"\n" + pw, "", Overrides{}, "$DIR/bench.toml:11: target.inbound.ca_file: nope.pem: no such file"},
+		{"sink key missing", "[target]\nembedded = true\n" + pw + "[sink]\ntls = \"implicit\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = \"nope.key\"\n", "", Overrides{},
 			"$DIR/bench.toml:8: sink.key_file: nope.key: no such file"},
-		{"sink key of another certificate", "[target]\nembedded = true\n" + pw + "[sink]\ntls = \"implicit\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = " + strconvQuote(otherKey) + "\n", "", nil,
+		{"sink key of another certificate", "[target]\nembedded = true\n" + pw + "[sink]\ntls = \"implicit\"\ncert_file = " + strconvQuote(sinkCert) + "\nkey_file = " + strconvQuote(otherKey) + "\n", "", Overrides{},
 			"$DIR/bench.toml:7: sink.cert_file: $DIR/sink.pem with key_file $DIR/other.key: tls: private key does not match public key"},
-		{"sink files unused without TLS", "[target]\nembedded = true\n" + pw + "[sink]\ncert_file = \"nope.pem\"\nkey_file = \"nope.key\"\n", "", nil, ""},
-		{"overrides after loading", "[target]\nembedded = true\n" + pw + "[load]\nsessions_per_hour = 100\n", "", func(c *Config) { c.Load.SessionsPerHour = 1e15 },
-			"$DIR/bench.toml:6: load.sessions_per_hour: 1000000000000000 is above the maximum of 1000000000"},
-		{"override of an unwritten key", "[target]\nembedded = true\n" + pw, "", func(c *Config) { c.Users.Count = 1_000_000_000_000 },
-			"$DIR/bench.toml:3: users.count: 1000000000000 is above the maximum of 10000000"},
+		{"sink files unused without TLS", "[target]\nembedded = true\n" + pw + "[sink]\ncert_file = \"nope.pem\"\nkey_file = \"nope.key\"\n", "", Overrides{}, ""},
+		{"override above its bound", "[target]\nembedded = true\n" + pw + "[load]\nsessions_per_hour = 100\n", "", Overrides{SessionsPerHour: ptr(1e15)},
+			"--rate: load.sessions_per_hour: 1000000000000000 is above the maximum of 1000000000"},
+		{"override of an unwritten key", "[target]\nembedded = true\n" + pw, "", Overrides{Users: ptr(1_000_000_000_000)},
+			"--users: users.count: 1000000000000 is above the maximum of 10000000"},
+		{"override of a population's rate", "[target]\nembedded = true\n" + pw + "[population]\nusers = 10\nmix = [{users = \"light\", client = \"desktop\", share = 1.0}]\n", "", Overrides{SessionsPerHour: ptr(100.0)},
+			"--rate: $DIR/bench.toml describes its load as users of a [population] mix: set how many with --users (or population.users)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(env, tt.envValue)
 			path := filepath.Join(dir, "bench.toml")
 			writeFile(t, path, tt.toml)
-			c, err := Load(path)
-			if err != nil {
-				t.Fatalf("Load: %v", err)
+			c, err := Load(path, tt.over)
+			if err == nil {
+				err = c.CheckInputs()
 			}
-			if tt.edit != nil {
-				tt.edit(c)
-			}
-			err = c.CheckInputs()
 			got := ""
 			if err != nil {
 				got = strings.ReplaceAll(err.Error(), dir, "$DIR")
@@ -223,7 +222,7 @@ func TestLoadRefuses(t *testing.T) {
 		{big, "$DIR/big.toml: larger than the maximum of 1048576 bytes"},
 	}
 	for _, tt := range tests {
-		c, err := Load(tt.path)
+		c, err := Load(tt.path, Overrides{})
 		if err == nil {
 			t.Errorf("Load(%s) = %+v", tt.path, c)
 			continue
@@ -295,3 +294,5 @@ func TestManyErrors(t *testing.T) {
 		t.Errorf("error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

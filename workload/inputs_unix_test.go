@@ -25,10 +25,10 @@ func TestInputsRefuseFIFO(t *testing.T) {
 	done := make(chan string)
 	go func() {
 		var msgs []string
-		if _, err := Load(fifo); err != nil {
+		if _, err := Load(fifo, Overrides{}); err != nil {
 			msgs = append(msgs, err.Error())
 		}
-		c, err := Load(cfgPath)
+		c, err := Load(cfgPath, Overrides{})
 		if err != nil {
 			done <- "Load: " + err.Error()
 			return

@@ -60,17 +60,17 @@ func (es ConfigErrors) Unwrap() []error {
 }
 
 // Load reads the config file at path and returns it with defaults filled
-// in, decoded strictly and validated; see ParseConfig. Errors name
-// path:line. A path that is not a regular file (a directory, a FIFO, a
-// device) or holds more than MaxConfigBytes is an error too; every error
-// is a ConfigErrors. (It is not called LoadConfig: that name is the [load]
-// table's type.)
-func Load(path string) (*Config, error) {
+// in, decoded strictly, with o laid over it, and validated once; see
+// ParseConfig. Errors name path:line, or the override. A path that is not
+// a regular file (a directory, a FIFO, a device) or holds more than
+// MaxConfigBytes is an error too; every error is a ConfigErrors. (It is
+// not called LoadConfig: that name is the [load] table's type.)
+func Load(path string, o Overrides) (*Config, error) {
 	data, err := readInput(path, MaxConfigBytes)
 	if err != nil {
 		return nil, ConfigErrors{{File: path, Msg: err.Error()}}
 	}
-	return ParseConfig(path, data)
+	return parse(path, data, o)
 }
 
 // ParseConfig decodes data, a TOML config named name (used in errors and as
@@ -81,6 +81,12 @@ func Load(path string) (*Config, error) {
 // line. Data longer than MaxConfigBytes is an error. It doesn't perform
 // I/O and doesn't read the environment.
 func ParseConfig(name string, data []byte) (*Config, error) {
+	return parse(name, data, Overrides{})
+}
+
+// parse is ParseConfig with o laid over the decoded values before the
+// validation.
+func parse(name string, data []byte, o Overrides) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, ConfigErrors{{File: name, Msg: fmt.Sprintf("%d bytes is above the maximum of %d", len(data), MaxConfigBytes)}}
 	}
@@ -93,6 +99,9 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		errs = append(errs, &ConfigError{File: name, Line: p.Line, Key: p.Key, Msg: p.Msg})
 	}
 	if len(errs) == 0 {
+		errs = o.apply(c)
+	}
+	if len(errs) == 0 {
 		errs = c.validate(name, lines)
 	}
 	if len(errs) > 0 {
@@ -103,6 +112,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		return nil, es
 	}
 	c.lines = lines
+	c.usersRead = &usersRead{}
 	return c, nil
 }
 
@@ -187,7 +197,7 @@ func (c *Config) Password() (string, error) {
 
 // keyError is a problem of the value at p, located in the config's file.
 func (c *Config) keyError(p tomlstrict.Path, format string, args ...any) *ConfigError {
-	return &ConfigError{File: c.File, Line: c.lines.Locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)}
+	return locate(c.File, c.lines, c.overridden, p, fmt.Sprintf(format, args...))
 }
 
 // TargetRate is the target arrival rate in sessions per hour:
@@ -230,8 +240,12 @@ func (c *Config) Limit(fn measure.Function) (limit time.Duration, required float
 // Where locates a dotted key of the config ("target.imap.address") for a
 // message about it: "configs/x.toml:12: target.imap.address", or without
 // the line when the key is not written in the file (a default), or without
-// the file for a config built in code. It doesn't perform I/O.
+// the file for a config built in code, or the override that set it
+// ("--rate"). It doesn't perform I/O.
 func (c *Config) Where(key string) string {
+	if src, ok := c.overridden[key]; ok {
+		return src
+	}
 	p := tomlstrict.PathOf(strings.Split(key, ".")...)
 	switch line := c.lines.Locate(p); {
 	case c.File == "":

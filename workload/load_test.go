@@ -76,7 +76,7 @@ func TestShippedConfigs(t *testing.T) {
 	}
 	loaded := map[string]*Config{}
 	for _, f := range append(shipped, good...) {
-		c, err := Load(f)
+		c, err := Load(f, Overrides{})
 		if err != nil {
 			t.Errorf("%s:\n%v", f, err)
 			continue
@@ -453,4 +453,42 @@ func numberLines(s string) string {
 		lines[i] = fmt.Sprintf(l, i+1)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestLoadUsersFileReadOnce: a loaded config (and its copies) reads its
+// users file once: a file changed or gone afterwards gives the users first
+// read; other [users] settings read it again.
+func TestLoadUsersFileReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "users.csv")
+	if err := os.WriteFile(csv, []byte("alice,sekA\nbob,sekB\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "bench.toml")
+	if err := os.WriteFile(cfgPath, []byte("[target]\nembedded = true\n[users]\nfile = \"users.csv\"\n[load]\nsessions_per_hour = 10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(cfgPath, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.LoadUsers()
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first read: %d users, %v", len(first), err)
+	}
+	if err := os.WriteFile(csv, []byte("carol,sekC\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copied := *c
+	for name, cfg := range map[string]*Config{"the config": c, "a copy": &copied} {
+		again, err := cfg.LoadUsers()
+		if err != nil || len(again) != 2 || again[0].Name != "alice" {
+			t.Errorf("%s, after the file changed: %+v, %v: want the users first read", name, again, err)
+		}
+	}
+	copied.Users.LoginWithDomain = true
+	other, err := copied.LoadUsers()
+	if err != nil || len(other) != 1 || other[0].Login != "carol@example.test" {
+		t.Errorf("other settings: %+v, %v: want the file read again", other, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/mailbench/mailbench/internal/lib/tomlstrict"
@@ -34,6 +35,11 @@ func (u User) String() string { return u.Login }
 // file:line of users.file when the file cannot be opened, and the users
 // file's file:line of each problem in it; they never contain a password.
 // It reads the file and the environment.
+//
+// A users file is read once per loaded config (and its copies): later
+// calls with the same [users] settings return the users first read, the
+// same slice, which callers must not modify. A run's check, namespace
+// probe and sessions so see the same users, however the file changes.
 func (c *Config) LoadUsers() ([]User, error) {
 	if c.Users.File == "" {
 		pw, err := c.Password()
@@ -50,12 +56,47 @@ func (c *Config) LoadUsers() ([]User, error) {
 	if !filepath.IsAbs(path) && c.File != "" {
 		path = filepath.Join(filepath.Dir(c.File), path)
 	}
+	if users, ok := c.usersRead.get(c.Users, path); ok {
+		return users, nil
+	}
 	f, err := openInput(path)
 	if err != nil {
 		return nil, c.keyError(tomlstrict.PathOf("users", "file"), "%s: %v", path, err)
 	}
 	defer f.Close()
-	return c.parseUsers(path, f)
+	users, err := c.parseUsers(path, f)
+	if err == nil {
+		c.usersRead.put(c.Users, path, users)
+	}
+	return users, err
+}
+
+// usersRead is a users file as LoadUsers read it, and the settings it
+// was read with. Its methods are safe for concurrent use, and on nil (a
+// config built in code reads its file every time).
+type usersRead struct {
+	mu    sync.Mutex
+	of    UsersConfig
+	path  string
+	users []User
+}
+
+func (r *usersRead) get(of UsersConfig, path string) ([]User, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.users, r.users != nil && r.of == of && r.path == path
+}
+
+func (r *usersRead) put(of UsersConfig, path string, users []User) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.of, r.path, r.users = of, path, users
 }
 
 func (c *Config) newUser(name, pw string) User {

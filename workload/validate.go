@@ -15,13 +15,23 @@ import (
 
 // validator collects the problems of a decoded config.
 type validator struct {
-	file  string
-	lines tomlstrict.Lines // nil for configs built in code
-	errs  ConfigErrors
+	file       string
+	lines      tomlstrict.Lines  // nil for configs built in code
+	overridden map[string]string // keys Overrides set, and by what
+	errs       ConfigErrors
 }
 
 func (v *validator) add(p tomlstrict.Path, format string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{File: v.file, Line: v.lines.Locate(p), Key: p.String(), Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, locate(v.file, v.lines, v.overridden, p, fmt.Sprintf(format, args...)))
+}
+
+// locate is the ConfigError of a problem with the value at p: at its line
+// of file, or named by the override that set it.
+func locate(file string, lines tomlstrict.Lines, overridden map[string]string, p tomlstrict.Path, msg string) *ConfigError {
+	if src, ok := overridden[p.String()]; ok {
+		return &ConfigError{File: src, Key: p.String(), Msg: msg}
+	}
+	return &ConfigError{File: file, Line: lines.Locate(p), Key: p.String(), Msg: msg}
 }
 
 // written reports whether the file sets p (false for configs built in code).
@@ -213,7 +223,7 @@ func usesFetchCount(name string) bool { return name == "check" || name == "read"
 func usesBodies(name string) bool     { return name == "read" }
 
 func (c *Config) validate(file string, lines tomlstrict.Lines) ConfigErrors {
-	v := &validator{file: file, lines: lines}
+	v := &validator{file: file, lines: lines, overridden: c.overridden}
 	c.Target.validate(v)
 	c.Sink.validate(v)
 	c.Users.validate(v)

@@ -52,7 +52,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("bench/idle: ")
 
-	cfg, err := workload.LoadNamed(*config)
+	cfg, err := workload.LoadNamed(*config, workload.Overrides{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	cfg, err := workload.LoadNamed(*config)
+	cfg, err := workload.LoadNamed(*config, workload.Overrides{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -265,10 +265,11 @@ func (o overrides) check() error {
 	return nil
 }
 
-// loadConfig reads a workload file, or a shipped config by name, applies
-// the flags given over it (range-checked first), and checks every input a
-// run reads (workload.(*Config).CheckInputs: the config's values, the users
-// file, the password variable, CA, certificate and key files). It is the one
+// loadConfig reads a workload file, or a shipped config by name, with the
+// flags given laid over it (range-checked first) and validated once
+// (workload.LoadNamed), and checks every other input a run reads
+// (workload.(*Config).CheckInputs: the users file, the password variable,
+// CA, certificate and key files). It is the one
 // place check, run, sweep, compare-tls, init and clean load a workload, so
 // that check passes exactly what run accepts, and every problem is a usage
 // error (exit 2).
@@ -276,40 +277,18 @@ func (e *env) loadConfig(arg string, o overrides) (*workload.Config, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	cfg, err := workload.LoadNamed(arg)
+	cfg, err := workload.LoadNamed(arg, workload.Overrides{Users: o.users, Measurement: o.measurement, SessionsPerHour: o.rate})
 	if err != nil {
 		return nil, usage(err)
-	}
-	if o.users != nil {
-		if cfg.Users.File != "" {
-			return nil, usage(fmt.Errorf("--users: %s takes its users from %s", cfg.File, cfg.Users.File))
-		}
-		cfg.Users.Count = *o.users
-	}
-	if o.measurement != nil {
-		cfg.Phases.Measurement.Duration = *o.measurement
-	}
-	if o.rate != nil {
-		if cfg.HasPopulation() {
-			return nil, usage(fmt.Errorf("--rate: %s describes its load as users of a [population] mix: set how many with --users (or population.users)", cfg.File))
-		}
-		cfg.Load.SessionsPerHour = *o.rate
 	}
 	if err := cfg.CheckInputs(); err != nil {
 		return nil, usage(err)
 	}
 	// A rate and window that schedule no session make a run of nothing:
-	// refused here, naming what set them.
+	// refused here, naming what set them (a line of the file, or a flag).
 	if expect := cfg.TargetRate() * cfg.Phases.Measurement.Duration.Hours(); expect < 1 && cfg.TargetRate() > 0 {
-		rate, window := cfg.Where("load.sessions_per_hour"), cfg.Where("phases.measurement")
-		if o.rate != nil {
-			rate = "--rate"
-		}
-		if o.measurement != nil {
-			window = "--measurement"
-		}
 		return nil, usage(fmt.Errorf("%g sessions/hour (%s) over a %v measurement window (%s) schedule %.3g sessions: at least one is needed; raise either",
-			cfg.TargetRate(), rate, cfg.Phases.Measurement.Duration, window, expect))
+			cfg.TargetRate(), cfg.Where("load.sessions_per_hour"), cfg.Phases.Measurement.Duration, cfg.Where("phases.measurement"), expect))
 	}
 	return cfg, nil
 }

@@ -136,7 +136,7 @@ folder_messages_max = 1
 	if err := os.WriteFile(cfgFile, []byte(conf("127.0.0.1:1", "127.0.0.1:2")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := workload.Load(cfgFile)
+	cfg, err := workload.Load(cfgFile, workload.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

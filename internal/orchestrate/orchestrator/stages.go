@@ -251,7 +251,7 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 	}
 	e.runner = &session.Runner{
 		Groups: groups, AllUsers: users,
-		Config: cfg, Window: e.win, Shard: opts.Shard, Users: runUsers, IMAP: e.eps.IMAP, SMTP: e.eps.Submit, Gen: e.gen, RunID: e.runID,
+		Config: cfg, Plan: e.plan, Window: e.win, Shard: opts.Shard, Users: runUsers, IMAP: e.eps.IMAP, SMTP: e.eps.Submit, Gen: e.gen, RunID: e.runID,
 		Inbound:  inboundFor(cfg, e.eps.Submit, e.eps.Inbound),
 		Observer: e.observer, Progress: e.progress,
 		OnSent: func(m measure.Submission) {

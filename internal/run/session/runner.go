@@ -26,7 +26,11 @@ import (
 // through warm-up, measurement and ramp-down.
 type Runner struct {
 	Config *workload.Config
-	Users  []workload.User
+	// Plan is the plan of Config the run carries out (workload.NewPlan):
+	// its session mix and its target rate; the Runner works out neither
+	// again.
+	Plan  *workload.Plan
+	Users []workload.User
 	// Groups are [population]'s groups, and AllUsers the users their
 	// First and Count index (Users then holds the spec users). The Runner
 	// delivers each group's received mail (inbound, one recipient of the
@@ -142,6 +146,9 @@ type RunResult struct {
 // window's. Call it once.
 func (r *Runner) Run(rc *schedule.RunContexts) (*RunResult, error) {
 	cfg := r.Config
+	if r.Plan == nil {
+		return nil, fmt.Errorf("no plan")
+	}
 	if len(r.Users) == 0 {
 		return nil, fmt.Errorf("no users")
 	}
@@ -187,7 +194,7 @@ func (r *Runner) Run(rc *schedule.RunContexts) (*RunResult, error) {
 	defer cut()
 	arrivals := rc.Arrivals
 
-	mix, err := workload.SessionMix(cfg)
+	mix, err := r.Plan.SessionMix()
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +203,7 @@ func (r *Runner) Run(rc *schedule.RunContexts) (*RunResult, error) {
 	// cutByUs counts the sessions (of both streams, any phase) that
 	// mailbench itself ended: cut at the end of ramp-down, or by kill.
 	var failed, loggedIn, completed, sessionNanos, cutByUs atomic.Int64
-	target := cfg.TargetRate()
+	target := r.Plan.SessionsPerHour
 	sessions := &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
 		MaxConcurrent: cfg.Load.MaxConcurrent,

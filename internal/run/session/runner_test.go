@@ -15,6 +15,7 @@ import (
 	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // silentServer accepts every connection on addr and never answers: a
@@ -71,8 +72,17 @@ func hungRunner(t *testing.T, observe func(measure.Observation)) *Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The plan of the same run with a deadline within the ramp-down, which
+	// validation asks for (these sessions' deadline is longer on purpose).
+	planned := *cfg
+	planned.Target.IMAP.Address, planned.Target.SMTP.Address = "imap.test:143", "smtp.test:25"
+	planned.Load.OpTimeout.Duration = cfg.Phases.Rampdown.Duration
+	plan, err := workload.NewPlan(&planned)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &Runner{
-		Config: cfg, Users: users, Gen: gen, RunID: 1,
+		Config: cfg, Plan: plan, Users: users, Gen: gen, RunID: 1,
 		IMAP: imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: time.Minute},
 		SMTP: smtpclient.Config{Address: "smtp.test:25", DialContext: nw.DialContext, Timeout: time.Minute},
 	}
