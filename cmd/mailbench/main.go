@@ -40,8 +40,8 @@ var errNotCompliant = errors.New("not compliant")
 var errPartial = couldNotRun(errors.New("the run was stopped before the end of its measurement window: the report is partial"))
 
 // usage marks err as a usage or config error (exit 2): the one type of
-// those is orchestrator.ConfigError, which runs return too.
-func usage(err error) error { return &orchestrator.ConfigError{Err: err} }
+// those is orchestrator.UsageError, which runs return too.
+func usage(err error) error { return &orchestrator.UsageError{Err: err} }
 
 // noResult is the error of a run whose report is written but is no result
 // for the server: the target could not be reached from the start (could
@@ -163,7 +163,7 @@ type exitPanic int
 
 // exitCode maps an error to the process exit code, and prints it: the one
 // place exit codes are decided. nil is 0, errNotCompliant 1, an
-// orchestrator.ConfigError (usage or config) 2, and anything else —
+// orchestrator.UsageError (usage or config) 2, and anything else —
 // orchestrator.RunError, or an error nobody classified — 3.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -173,7 +173,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitNotCompliant
 	}
 	fmt.Fprintln(stderr, "mailbench:", measure.Printable(err.Error())) // errors quote servers and files
-	var ce *orchestrator.ConfigError
+	var ce *orchestrator.UsageError
 	if errors.As(err, &ce) {
 		return exitUsage
 	}

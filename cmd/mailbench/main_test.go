@@ -218,7 +218,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{"not compliant", fmt.Errorf("run: %w", errNotCompliant), exitNotCompliant},
 		{"usage", usage(errors.New("--x")), exitUsage},
 		{"usage wrapped", fmt.Errorf("compare: %w", usage(errors.New("bad"))), exitUsage},
-		{"orchestrator config error", &orchestrator.ConfigError{Err: errors.New("ca_file")}, exitUsage},
+		{"orchestrator config error", &orchestrator.UsageError{Err: errors.New("ca_file")}, exitUsage},
 		{"could not run", couldNotRun(errors.New("listen")), exitRunFailed},
 		{"partial", errPartial, exitRunFailed},
 		// A run whose report is no result for the server (could not run,

@@ -265,7 +265,7 @@ func (c *runCmd) runGenerator(e *env) error {
 			return orchestrator.Run(stop, kill, cfg, o)
 		}})
 	if err != nil {
-		var cfgErr *orchestrator.ConfigError
+		var cfgErr *orchestrator.UsageError
 		if errors.As(err, &cfgErr) {
 			return err
 		}

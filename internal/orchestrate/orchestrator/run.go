@@ -78,7 +78,7 @@ type Options struct {
 	ServerSample func(metrics.ServerPoint)
 	// IgnoreMemoryBudget runs a plan whose memory estimate exceeds the
 	// machine's available memory (workload.Plan.Memory); by default Run
-	// refuses it with a ConfigError before any work starts.
+	// refuses it with a UsageError before any work starts.
 	IgnoreMemoryBudget bool
 	// Network, when set, carries every connection of a run against the
 	// embedded target (clients, target, sink, relay) instead of TCP
@@ -98,7 +98,7 @@ type Network interface {
 // RunError is the one "could not be carried out" error: a failure that kept a
 // run (or a command built on runs) from producing a valid result — a
 // listener that could not start, a run stopped before its end. The CLI's
-// exit code 3. Usage and configuration problems are ConfigError instead.
+// exit code 3. Usage and configuration problems are UsageError instead.
 type RunError struct{ Err error }
 
 // OutputError is returned with the run's report when an output file the run
@@ -483,17 +483,17 @@ func deliveryTiming(w *idlewatch.Watcher) string {
 
 func tlsOn(ep workload.Endpoint) bool { return ep.TLS != "" && ep.TLS != "none" }
 
-// ConfigError is the one usage or configuration error: what the user gave is
+// UsageError is the one usage or configuration error: what the user gave is
 // wrong — flags, the workload file (its workload.ConfigErrors wrapped), the
 // users file, or a setting that only shows when the run starts (an
 // unreadable CA file, say). The CLI's exit code 2; it recognises usage
 // errors by this type alone.
-type ConfigError struct{ Err error }
+type UsageError struct{ Err error }
 
-func (e *ConfigError) Error() string { return e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
 
-func usageErr(err error) error { return &ConfigError{err} }
+func usageErr(err error) error { return &UsageError{err} }
 
 // openFileLimit and localPorts are host's; tests replace them.
 var (
@@ -504,7 +504,7 @@ var (
 // availableMemory is host.AvailableMemory; tests replace it.
 var availableMemory = host.AvailableMemory
 
-// checkMemory refuses, as a ConfigError, a run whose estimated memory
+// checkMemory refuses, as a UsageError, a run whose estimated memory
 // exceeds avail (unknown when <= 0), unless the options say to ignore it.
 func checkMemory(e workload.MemoryEstimate, avail int64, opts Options) error {
 	if opts.IgnoreMemoryBudget {

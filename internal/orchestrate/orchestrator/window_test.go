@@ -53,7 +53,7 @@ func TestRunHonoursWindowAtLowRate(t *testing.T) {
 }
 
 // A run whose estimated memory exceeds the machine's
-// available memory is refused before any work starts, as a ConfigError
+// available memory is refused before any work starts, as a UsageError
 // (exit 2) naming the figures and how to lower them.
 func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
 	defer func(f func() (int64, error)) { availableMemory = f }(availableMemory)
@@ -62,9 +62,9 @@ func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
 	cfg.Users.Count = 20000
 	ctx := context.Background()
 	_, err := Run(ctx, ctx, cfg, Options{Network: memnet.New()})
-	var ce *ConfigError
+	var ce *UsageError
 	if !errors.As(err, &ce) {
-		t.Fatalf("Run() = %v, want a ConfigError", err)
+		t.Fatalf("Run() = %v, want a UsageError", err)
 	}
 	for _, want := range []string{"1 GiB available", "fewer users", "real server"} {
 		if !strings.Contains(err.Error(), want) {
@@ -74,7 +74,7 @@ func TestRunRefusesPlanAboveAvailableMemory(t *testing.T) {
 }
 
 // A run whose expected descriptors exceed the process's limit is refused
-// before any work starts (ConfigError, exit 2) naming the limit and how to
+// before any work starts (UsageError, exit 2) naming the limit and how to
 // raise it; one that fits but could exceed it at its caps runs, with the
 // warning in its report.
 func TestRunChecksDescriptors(t *testing.T) {
@@ -88,9 +88,9 @@ func TestRunChecksDescriptors(t *testing.T) {
 	s := plan.Sockets()
 	openFileLimit = func() (int, error) { return s.Expected - 1, nil }
 	_, err = New(context.Background(), cfg, Options{Network: memnet.New()})
-	var ce *ConfigError
+	var ce *UsageError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "RLIMIT_NOFILE") || !strings.Contains(err.Error(), "ulimit -n") {
-		t.Fatalf("New() with %d descriptors for an expected %d = %v, want a ConfigError naming the limit", s.Expected-1, s.Expected, err)
+		t.Fatalf("New() with %d descriptors for an expected %d = %v, want a UsageError naming the limit", s.Expected-1, s.Expected, err)
 	}
 	if s.AtCap > s.Expected {
 		openFileLimit = func() (int, error) { return s.Expected, nil }
