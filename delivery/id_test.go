@@ -2,8 +2,6 @@ package delivery
 
 import (
 	"testing"
-
-	"github.com/mailbench/mailbench/internal/lib/message"
 )
 
 func TestParseID(t *testing.T) {
@@ -13,11 +11,11 @@ func TestParseID(t *testing.T) {
 		seq uint64
 		ok  bool
 	}{
-		{message.NewID(0x1a2b3c4d, 42), 0x1a2b3c4d, 42, true},
-		{message.NewID(0, 1), 0, 1, true},
-		{message.NewID(0xffffffff, 999999999999), 0xffffffff, 999999999999, true},
-		{message.NewID(7, MaxSeq), 7, MaxSeq, true}, // 13 digits
-		{"r00000007-000000000000", 0, 0, false},     // sequence 0
+		{NewID(0x1a2b3c4d, 42), 0x1a2b3c4d, 42, true},
+		{NewID(0, 1), 0, 1, true},
+		{NewID(0xffffffff, 999999999999), 0xffffffff, 999999999999, true},
+		{NewID(7, MaxSeq), 7, MaxSeq, true},     // 13 digits
+		{"r00000007-000000000000", 0, 0, false}, // sequence 0
 		{"init-user1-INBOX-3", 0, 0, false},
 		{"R1a2b3c4d-000000000042", 0, 0, false},
 		{"r1A2B3C4D-000000000042", 0, 0, false}, // NewID writes lowercase hex
@@ -38,7 +36,7 @@ func TestParseID(t *testing.T) {
 }
 
 func FuzzParseID(f *testing.F) {
-	f.Add(message.NewID(0xdeadbeef, 17))
+	f.Add(NewID(0xdeadbeef, 17))
 	f.Add("init-user1-INBOX-1")
 	f.Add("r00000000-000000000001")
 	f.Fuzz(func(t *testing.T, id string) {
@@ -52,9 +50,36 @@ func FuzzParseID(f *testing.F) {
 		if seq == 0 || seq > MaxSeq {
 			t.Fatalf("ParseID(%q) accepted sequence %d", id, seq)
 		}
-		r2, s2, ok2 := ParseID(message.NewID(run, seq))
+		r2, s2, ok2 := ParseID(NewID(run, seq))
 		if !ok2 || r2 != run || s2 != seq {
 			t.Fatalf("NewID(%#x, %d) does not parse back: %#x, %d, %v", run, seq, r2, s2, ok2)
 		}
 	})
+}
+
+func TestNewID(t *testing.T) {
+	tests := []struct {
+		run  uint32
+		seq  uint64
+		want string
+	}{
+		{0x1a2b3c4d, 42, "r1a2b3c4d-000000000042"},
+		{0, 0, "r00000000-000000000000"},
+		{0xffffffff, 1234567890123456, "rffffffff-1234567890123456"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		got := NewID(tt.run, tt.seq)
+		if got != tt.want {
+			t.Errorf("NewID(%#x, %d) = %q, want %q", tt.run, tt.seq, got, tt.want)
+		}
+		seen[got] = true
+	}
+	for seq := range uint64(1000) {
+		id := NewID(7, seq)
+		if seen[id] {
+			t.Fatalf("duplicate ID %s", id)
+		}
+		seen[id] = true
+	}
 }

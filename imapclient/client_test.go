@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 
 	"github.com/mailbench/mailbench/internal/lib/msgsum"
@@ -111,7 +112,7 @@ func functionalSteps() []step {
 			}
 			msg := s.msgs[1]
 			_, body, _ := strings.Cut(string(msg), "\r\n\r\n")
-			want := BodyInfo{Size: int64(len(msg)), ID: s.ids[1], Sum: msgsum.BodySum([]byte(body)), BodySum: msgsum.BodySum([]byte(body))}
+			want := delivery.BodyInfo{Size: int64(len(msg)), ID: s.ids[1], Sum: msgsum.BodySum([]byte(body)), BodySum: msgsum.BodySum([]byte(body))}
 			if bi != want {
 				t.Errorf("FetchBody = %+v, want %+v", bi, want)
 			}
@@ -170,7 +171,7 @@ func appendStep(i int) func(t *testing.T, s *session) error {
 	}
 }
 
-func checkInfos(t *testing.T, s *session, infos []MessageInfo, envelope bool) {
+func checkInfos(t *testing.T, s *session, infos []delivery.MessageInfo, envelope bool) {
 	t.Helper()
 	if len(infos) != 3 {
 		t.Fatalf("got %d messages, want 3: %+v", len(infos), infos)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 
@@ -40,26 +41,6 @@ type Mailbox struct {
 	UIDValidity uint32
 	// HighestModSeq is the server's (CONDSTORE), from SelectAs; 0 else.
 	HighestModSeq uint64
-}
-
-// MessageInfo is what the range fetches return per message.
-type MessageInfo struct {
-	Seq, UID     uint32
-	Size         int64 // RFC822.SIZE
-	Flags        []string
-	ID           string    // X-Mailbench-Id, "" if absent
-	Sent         time.Time // X-Mailbench-Sent (RFC 3339), zero if absent or malformed
-	InternalDate time.Time // only FetchRangeEnvelope asks for it
-	ModSeq       uint64    // only FetchItems with MODSEQ (or CHANGEDSINCE) asks for it
-	Subject      string    // from ENVELOPE; only FetchRangeEnvelope asks for it
-}
-
-// BodyInfo is what FetchBody learns from a streamed message.
-type BodyInfo struct {
-	Size    int64  // bytes of the BODY[] literal
-	ID      string // X-Mailbench-Id, "" if absent
-	Sum     string // X-Mailbench-Sum as stamped by the sender, "" if absent
-	BodySum string // msgsum checksum of the bytes after the header's blank line
 }
 
 // SelectInbox runs SELECT INBOX, timed as "IMAP SELECT_INBOX".
@@ -146,7 +127,7 @@ func (c *Client) Lsub(ctx context.Context) ([]string, error) {
 //	FETCH from:to (ENVELOPE BODY.PEEK[HEADER.FIELDS (From To Subject Date Message-Id X-Mailbench-Id X-Mailbench-Sent)] FLAGS INTERNALDATE RFC822.SIZE UID)
 //
 // timed as "IMAP FETCH_RANGE_ENVELOPE_…". to == 0 means "*".
-func (c *Client) FetchRangeEnvelope(ctx context.Context, from, to uint32) ([]MessageInfo, error) {
+func (c *Client) FetchRangeEnvelope(ctx context.Context, from, to uint32) ([]delivery.MessageInfo, error) {
 	if from == 0 {
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
@@ -167,7 +148,7 @@ func (c *Client) FetchRangeEnvelope(ctx context.Context, from, to uint32) ([]Mes
 //	UID FETCH fromUID:toUID (UID BODY.PEEK[HEADER.FIELDS (…same…)] FLAGS RFC822.SIZE)
 //
 // timed as "IMAP UID_FETCH_RANGE_…". toUID == 0 means "*".
-func (c *Client) UIDFetchRange(ctx context.Context, fromUID, toUID uint32) ([]MessageInfo, error) {
+func (c *Client) UIDFetchRange(ctx context.Context, fromUID, toUID uint32) ([]delivery.MessageInfo, error) {
 	if fromUID == 0 {
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}
@@ -189,8 +170,8 @@ func headerSection() *imap.FetchItemBodySection {
 // of at most keep messages (-1: all; the range asked bounds them); the
 // others are read and dropped, so that a server answering a "from:*"
 // with a million messages costs time, not memory.
-func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions, keep int) ([]MessageInfo, error) {
-	var infos []MessageInfo
+func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions, keep int) ([]delivery.MessageInfo, error) {
+	var infos []delivery.MessageInfo
 	err := c.do(ctx, fn, op, func() error {
 		// Not FetchCommand.Collect: when a literal read fails (the
 		// watchdog closed the connection, the server hung up) Collect
@@ -198,7 +179,7 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 		// has already resumed on the same bufio.Reader, a data race.
 		cmd := c.lib.Fetch(set, opts)
 		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
-			mi := MessageInfo{Seq: msg.SeqNum}
+			mi := delivery.MessageInfo{Seq: msg.SeqNum}
 			for item := msg.Next(); item != nil; item = msg.Next() {
 				switch item := item.(type) {
 				case goimap.FetchItemDataUID:
@@ -387,8 +368,8 @@ func parseHeader(b []byte) textproto.MIMEHeader {
 // hashed with msgsum as it arrives; the time spent hashing (mailbench's
 // work, not the server's) is left out of the observed duration. BODY[]
 // sets \Seen.
-func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
-	var bi BodyInfo
+func (c *Client) FetchBody(ctx context.Context, seq uint32) (delivery.BodyInfo, error) {
+	var bi delivery.BodyInfo
 	if seq == 0 {
 		return bi, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
@@ -417,7 +398,7 @@ func (c *Client) FetchBody(ctx context.Context, seq uint32) (BodyInfo, error) {
 				if err := c.readLiteral(bs, sec.Literal); err != nil {
 					return fmt.Errorf("BODY[] literal: %w", err)
 				}
-				bi = BodyInfo{Size: sec.Literal.Size(), ID: headerField(bs.header, HeaderID), Sum: headerField(bs.header, HeaderSum), BodySum: sum()}
+				bi = delivery.BodyInfo{Size: sec.Literal.Size(), ID: headerField(bs.header, HeaderID), Sum: headerField(bs.header, HeaderSum), BodySum: sum()}
 			}
 		}
 		if err := cmd.Close(); err != nil {

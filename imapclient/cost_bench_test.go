@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	embedded "github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
 	"github.com/mailbench/mailbench/internal/lib/message"
@@ -58,7 +59,7 @@ func TestHelperTargetProcess(t *testing.T) {
 		t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		for i := range benchInboxSize {
 			env := message.Envelope{
-				ID: message.NewID(1, uint64(i+1)), From: "user2@example.test", To: []string{u.Login + "@example.test"},
+				ID: delivery.NewID(1, uint64(i+1)), From: "user2@example.test", To: []string{u.Login + "@example.test"},
 				Subject: fmt.Sprintf("message %d", i+1), Sent: t0.Add(time.Duration(i) * time.Minute),
 			}
 			if err := add(gen.Message(env, 4<<10, uint64(i)), env.Sent); err != nil {
@@ -182,17 +183,17 @@ func BenchmarkIMAPCommand(b *testing.B) {
 				case "select":
 					_, err = c.SelectInbox(ctx)
 				case "fetch_range":
-					var infos []MessageInfo
+					var infos []delivery.MessageInfo
 					if infos, err = c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err == nil && len(infos) != 20 {
 						err = fmt.Errorf("%d messages", len(infos))
 					}
 				case "uid_fetch":
-					var infos []MessageInfo
+					var infos []delivery.MessageInfo
 					if infos, err = c.UIDFetchRange(ctx, mb.UIDNext-20, 0); err == nil && len(infos) != 20 {
 						err = fmt.Errorf("%d messages", len(infos))
 					}
 				case "fetch_body":
-					var bi BodyInfo
+					var bi delivery.BodyInfo
 					if bi, err = c.FetchBody(ctx, mb.Messages); err == nil && bi.ID == "" {
 						err = fmt.Errorf("no %s in BODY[]", HeaderID)
 					}

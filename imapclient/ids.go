@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 	"github.com/mailbench/mailbench/measure"
@@ -17,7 +18,7 @@ import (
 // InternalDate). It is
 // not a timed function: a cleanup session uses it to learn which messages
 // it is about to delete. to == 0 means "*".
-func (c *Client) FetchIDs(ctx context.Context, from, to uint32) ([]MessageInfo, error) {
+func (c *Client) FetchIDs(ctx context.Context, from, to uint32) ([]delivery.MessageInfo, error) {
 	if from == 0 {
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
@@ -27,7 +28,7 @@ func (c *Client) FetchIDs(ctx context.Context, from, to uint32) ([]MessageInfo, 
 
 // UIDFetchIDs is FetchIDs by UID: UID FETCH fromUID:toUID, untimed.
 // toUID == 0 means "*".
-func (c *Client) UIDFetchIDs(ctx context.Context, fromUID, toUID uint32) ([]MessageInfo, error) {
+func (c *Client) UIDFetchIDs(ctx context.Context, fromUID, toUID uint32) ([]delivery.MessageInfo, error) {
 	if fromUID == 0 {
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 
 	"github.com/mailbench/mailbench/measure"
@@ -109,11 +110,11 @@ func (c *Client) fetchOptions(items workload.FetchItems, changedSince uint64) *i
 // FetchItems runs FETCH from:to of a profile's item list, timed as fn; to
 // == 0 means "*". Literals are read to their end under the connection's
 // caps and not kept, but for the first bytes of a section of the whole
-// message (for its ID). Each MessageInfo has what the list asked of UID,
+// message (for its ID). Each delivery.MessageInfo has what the list asked of UID,
 // Size, Flags, InternalDate, ModSeq and ID (X-Mailbench-Id, else the
 // Message-Id of a mailbench message); keep bounds how many are returned
 // (-1: all), the rest read and dropped.
-func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to uint32, items workload.FetchItems, keep int) ([]MessageInfo, error) {
+func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to uint32, items workload.FetchItems, keep int) ([]delivery.MessageInfo, error) {
 	if from == 0 {
 		return nil, errors.New("imapclient: FETCH: sequence numbers start at 1")
 	}
@@ -122,7 +123,7 @@ func (c *Client) FetchItems(ctx context.Context, fn measure.Function, from, to u
 
 // UIDFetchItems is FetchItems by UID, with (CHANGEDSINCE changedSince)
 // when it is not zero (CONDSTORE).
-func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID, toUID uint32, items workload.FetchItems, changedSince uint64, keep int) ([]MessageInfo, error) {
+func (c *Client) UIDFetchItems(ctx context.Context, fn measure.Function, fromUID, toUID uint32, items workload.FetchItems, changedSince uint64, keep int) ([]delivery.MessageInfo, error) {
 	if fromUID == 0 {
 		return nil, errors.New("imapclient: UID FETCH: UIDs start at 1")
 	}

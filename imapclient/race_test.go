@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
@@ -233,19 +234,19 @@ func TestFetchCancelStress(t *testing.T) {
 				switch rng.IntN(3) {
 				case 0:
 					seq := uint32(1 + rng.IntN(messages))
-					var bi BodyInfo
+					var bi delivery.BodyInfo
 					bi, err = c.FetchBody(ctx, seq)
 					if err == nil && (bi.ID != fmt.Sprintf("big-%d", seq) || bi.Size < 256<<10) {
 						t.Errorf("FetchBody(%d) = %+v", seq, bi)
 					}
 				case 1:
-					var infos []MessageInfo
+					var infos []delivery.MessageInfo
 					infos, err = c.FetchRangeEnvelope(ctx, 1, 0)
 					if err == nil && len(infos) != messages {
 						t.Errorf("FetchRangeEnvelope: %d infos, want %d", len(infos), messages)
 					}
 				case 2:
-					var infos []MessageInfo
+					var infos []delivery.MessageInfo
 					infos, err = c.UIDFetchRange(ctx, 1, 0)
 					if err == nil && len(infos) != messages {
 						t.Errorf("UIDFetchRange: %d infos, want %d", len(infos), messages)

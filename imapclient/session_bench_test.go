@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	embedded "github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
@@ -33,7 +34,7 @@ func BenchmarkIMAPCheckSession(b *testing.B) {
 		t := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		for i := range benchInboxSize {
 			env := message.Envelope{
-				ID: message.NewID(1, uint64(i+1)), From: "user2@example.test", To: []string{u.Login + "@example.test"},
+				ID: delivery.NewID(1, uint64(i+1)), From: "user2@example.test", To: []string{u.Login + "@example.test"},
 				Subject: fmt.Sprintf("message %d", i+1), Sent: t.Add(time.Duration(i) * time.Minute),
 			}
 			if err := add(gen.Message(env, 4<<10, uint64(i)), env.Sent); err != nil {

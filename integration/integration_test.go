@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/mailboxes"
 	"github.com/mailbench/mailbench/internal/run/populate"
@@ -114,8 +115,8 @@ func TestDeliveryPath(t *testing.T) {
 	}
 	local := users[33] // user34
 
-	arrivals := make(chan smtpsink.Arrival, 16)
-	sink, err := smtpsink.New(smtpsink.Options{Addr: sinkAddr, OnMessage: func(a smtpsink.Arrival) {
+	arrivals := make(chan delivery.Arrival, 16)
+	sink, err := smtpsink.New(smtpsink.Options{Addr: sinkAddr, OnMessage: func(a delivery.Arrival) {
 		select {
 		case arrivals <- a:
 		default:

@@ -3,7 +3,7 @@ package measure
 import "time"
 
 // Submission is a message that a server accepted at submission: the
-// message id (message.NewID), when the server's final reply to DATA
+// message id (delivery.NewID), when the server's final reply to DATA
 // arrived, and the recipients it accepted, split into local (delivered to an
 // INBOX) and remote (relayed to the sink) addresses. Sessions report it;
 // the delivery ledger accounts for it and times its deliveries from

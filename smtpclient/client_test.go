@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
@@ -436,7 +437,7 @@ func TestSendGeneratedMessage(t *testing.T) {
 	}
 	be := &backend{}
 	c := connect(t, Config{Address: startServer(t, be, TLSNone, nil), Timeout: 5 * time.Second})
-	env := message.Envelope{ID: message.NewID(1, 1), From: "a@example.test", To: []string{"b@example.test"}, Subject: "s", Sent: time.Now()}
+	env := message.Envelope{ID: delivery.NewID(1, 1), From: "a@example.test", To: []string{"b@example.test"}, Subject: "s", Sent: time.Now()}
 	for _, size := range gen.Sizes() {
 		if _, err := c.Send(context.Background(), env.From, env.To, gen.Source(env, size, 3)); err != nil {
 			t.Fatalf("size %d: %v", size, err)

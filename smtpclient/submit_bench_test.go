@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpsink"
@@ -41,7 +42,7 @@ func BenchmarkSubmitToSink(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		seq++
-		env.ID = message.NewID(1, seq)
+		env.ID = delivery.NewID(1, seq)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := Connect(ctx, cfg)
 		if err != nil {

@@ -13,7 +13,7 @@
 // message id (X-Mailbench-Id), when the generator sent it (X-Mailbench-Sent,
 // RFC 3339 with nanoseconds) and the body checksum (X-Mailbench-Sum). It
 // records the relay delay, Received − Sent, in an HDR histogram and reports
-// each accepted message as an Arrival to an optional hook, so that the
+// each accepted message as an delivery.Arrival to an optional hook, so that the
 // benchmark can compute Delivery Time (remote) and check integrity.
 //
 // Fault injection (Options.Faults) makes the sink slow or make it refuse a

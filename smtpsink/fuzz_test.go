@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/gosmtp"
+	"github.com/mailbench/mailbench/delivery"
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/lib/msgsum"
 )
@@ -92,7 +93,7 @@ func FuzzSession(f *testing.F) {
 		WriteTimeout:    3 * time.Second,
 		Faults:          Faults{RejectEvery: 3},
 		ErrorLog:        log.New(&errLog, "", 0),
-		OnMessage: func(a Arrival) {
+		OnMessage: func(a delivery.Arrival) {
 			if !msgsum.Valid(a.BodySum) || a.Bytes < 0 || len(a.Recipients) == 0 || len(a.Recipients) > 3 {
 				arrivalErr.Write([]byte("bad arrival\n"))
 			}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/gosmtp"
+	"github.com/mailbench/mailbench/delivery"
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/lib/msgsum"
 	"github.com/mailbench/mailbench/internal/testing/testcert"
@@ -104,19 +105,19 @@ func send(c *smtp.Client, from string, to []string, msg []byte) (code int, step 
 // arrivals collects what OnMessage reports.
 type arrivals struct {
 	mu   sync.Mutex
-	list []Arrival
+	list []delivery.Arrival
 }
 
-func (a *arrivals) hook(x Arrival) {
+func (a *arrivals) hook(x delivery.Arrival) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.list = append(a.list, x)
 }
 
-func (a *arrivals) all() []Arrival {
+func (a *arrivals) all() []delivery.Arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]Arrival(nil), a.list...)
+	return append([]delivery.Arrival(nil), a.list...)
 }
 
 // rawConn is a line-level SMTP conversation for input go-smtp's client won't send.

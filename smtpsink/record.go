@@ -32,7 +32,7 @@ type Record struct {
 func NewRecord() *Record { return &Record{started: time.Now()} }
 
 // Add records one arrival (Options.OnMessage).
-func (r *Record) Add(a Arrival) {
+func (r *Record) Add(a delivery.Arrival) {
 	recv := a.Received.UnixNano()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	r := NewRecord()
 	t0 := time.Unix(1_800_000_000, 123)
-	in := []Arrival{
+	in := []delivery.Arrival{
 		{ID: "r0000a001-000000000001", Received: t0, Recipients: []string{"a@remote.example", "B@Remote.example"}},
 		{ID: "r0000a002-000000000001", Received: t0.Add(-time.Second), Sum: "x", BodySum: "y"},
 		{ID: "", Received: t0.Add(time.Hour), Recipients: []string{"c@remote.example"}},

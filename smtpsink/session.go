@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/internal/gosmtp"
+	"github.com/mailbench/mailbench/delivery"
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/lib/msgsum"
@@ -157,7 +158,7 @@ func (s *Sink) receive(conn net.Conn, from string, rcpts []string, r io.Reader) 
 	}
 
 	hdr.strings()
-	a := Arrival{
+	a := delivery.Arrival{
 		ID:         hdr.get(fieldID),
 		Received:   received,
 		Sum:        hdr.get(fieldSum),

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/mailbench/mailbench/internal/gosmtp"
+	"github.com/mailbench/mailbench/delivery"
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 )
 
 // Defaults applied by New to zero-valued Options fields.
@@ -45,25 +46,25 @@ type Options struct {
 	// listener turns TCP keep-alive off on accepted connections.
 	Listen func(ctx context.Context, network, address string) (net.Listener, error)
 
-	Addr            string        // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
-	Domain          string        // hostname in the banner; default "mailbench-sink"
-	TLSConfig       *tls.Config   // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
-	ImplicitTLS     bool          // TLS from the first byte (needs TLSConfig)
-	MaxMessageBytes int64         // default 32 MiB; negative: no limit
-	MaxRecipients   int           // per message; default 1000; negative: no limit
-	MaxLineLength   int           // per line, commands and data; default 2000; negative: no limit
-	ReadTimeout     time.Duration // per command line, and per message's DATA as a whole, whatever trickles in; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
-	WriteTimeout    time.Duration // per reply; default 60s (likewise)
-	MaxConnections  int           // open at once; default 1000; negative: no limit. Beyond it: 421 and close
-	SaveDir         string        // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
-	Faults          Faults        // fault modes for testing the server under test and the benchmark
-	OnMessage       func(Arrival) // optional; called once per accepted message of this run (see Belongs) before the 250 reply; must be fast and safe for concurrent use
+	Addr            string                 // listen address for ListenAndServe and Start, e.g. "127.0.0.1:2526"
+	Domain          string                 // hostname in the banner; default "mailbench-sink"
+	TLSConfig       *tls.Config            // non-nil: offer STARTTLS, or implicit TLS when ImplicitTLS
+	ImplicitTLS     bool                   // TLS from the first byte (needs TLSConfig)
+	MaxMessageBytes int64                  // default 32 MiB; negative: no limit
+	MaxRecipients   int                    // per message; default 1000; negative: no limit
+	MaxLineLength   int                    // per line, commands and data; default 2000; negative: no limit
+	ReadTimeout     time.Duration          // per command line, and per message's DATA as a whole, whatever trickles in; default 60s (fires after ≥ 63/64 of it: see deadlineSlackDiv)
+	WriteTimeout    time.Duration          // per reply; default 60s (likewise)
+	MaxConnections  int                    // open at once; default 1000; negative: no limit. Beyond it: 421 and close
+	SaveDir         string                 // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
+	Faults          Faults                 // fault modes for testing the server under test and the benchmark
+	OnMessage       func(delivery.Arrival) // optional; called once per accepted message of this run (see Belongs) before the 250 reply; must be fast and safe for concurrent use
 	// Belongs, when set, says whether a message (by its X-Mailbench-Id,
 	// "" when it has none) is this run's. Others are accepted but counted
 	// apart as foreign (Counts.Foreign, ForeignRuns): they enter no count,
 	// no relay delay and no OnMessage. nil: every message belongs.
 	Belongs  func(id string) bool
-	Now      func() time.Time // clock for Arrival.Received; default time.Now
+	Now      func() time.Time // clock for delivery.Arrival.Received; default time.Now
 	ErrorLog *log.Logger      // go-smtp's reports of failed connections; nil discards them
 }
 
@@ -72,18 +73,6 @@ type Faults struct {
 	Delay           time.Duration // sleep before the final reply to DATA/BDAT
 	RejectEvery     int           // every Nth fully received message gets 451 4.3.0 (0 = never)
 	RejectPermanent bool          // with RejectEvery: 554 5.3.0 instead of 451
-}
-
-// Arrival is what the sink learnt of one accepted message; never the body.
-type Arrival struct {
-	ID         string    // X-Mailbench-Id header value ("" if absent)
-	Sent       time.Time // from X-Mailbench-Sent (RFC 3339 with nanoseconds); zero if absent or bad
-	Received   time.Time // when the final "." (or the last BDAT chunk) was read
-	Sum        string    // X-Mailbench-Sum header as sent ("" if absent)
-	BodySum    string    // msgsum.BodySum of the received body
-	From       string    // MAIL FROM address ("" for the null sender)
-	Recipients []string  // RCPT TO addresses, in order
-	Bytes      int64     // message size as received: header, separator and body, dot-unstuffed
 }
 
 // Counts are the sink's running totals.

@@ -48,6 +48,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/lib/runtimetune"
@@ -211,7 +212,7 @@ func (b *bench) message(i int) []byte {
 	seq := b.seq
 	b.mu.Unlock()
 	env := message.Envelope{
-		ID: message.NewID(b.runID, seq), From: "imapcost@example.test", To: []string{b.login(i) + "@example.test"},
+		ID: delivery.NewID(b.runID, seq), From: "imapcost@example.test", To: []string{b.login(i) + "@example.test"},
 		Subject: fmt.Sprintf("imapcost %d", seq), Sent: time.Now(),
 	}
 	return b.gen.Message(env, b.size, seq)
@@ -241,7 +242,7 @@ func (b *bench) writeMbox(path string, n int) error {
 		seq := uint64(k + 1)
 		sent := t0.Add(time.Duration(k) * time.Second)
 		env := message.Envelope{
-			ID: message.NewID(uint32(b.size), seq), From: "imapcost@example.test", To: []string{"imaptest@example.test"},
+			ID: delivery.NewID(uint32(b.size), seq), From: "imapcost@example.test", To: []string{"imaptest@example.test"},
 			Subject: fmt.Sprintf("imapcost %d", seq), Sent: sent,
 		}
 		msg := b.gen.Message(env, b.size, seq)
@@ -396,17 +397,17 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 		case "select":
 			_, err = c.SelectInbox(ctx)
 		case "fetch_range":
-			var infos []imapclient.MessageInfo
+			var infos []delivery.MessageInfo
 			if infos, err = c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err == nil && len(infos) != 20 {
 				err = fmt.Errorf("FETCH returned %d messages, want 20", len(infos))
 			}
 		case "uid_fetch":
-			var infos []imapclient.MessageInfo
+			var infos []delivery.MessageInfo
 			if infos, err = c.UIDFetchRange(ctx, mb.UIDNext-20, 0); err == nil && len(infos) == 0 {
 				err = fmt.Errorf("UID FETCH returned no message")
 			}
 		case "fetch_body":
-			var bi imapclient.BodyInfo
+			var bi delivery.BodyInfo
 			if bi, err = c.FetchBody(ctx, 1+rng.Uint32N(mb.Messages)); err == nil && bi.Size == 0 {
 				err = fmt.Errorf("empty BODY[]")
 			}

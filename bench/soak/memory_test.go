@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/endpoints/tlsconf"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/smtpclient"
 	"github.com/mailbench/mailbench/workload"
 )
@@ -221,7 +221,7 @@ func TestMemoryConstants(t *testing.T) {
 		addrs[i] = us[i].Address
 	}
 	l0 := live()
-	led := ledger.New(1, addrs, nil)
+	led := delivery.NewLedger(1, addrs, nil)
 	l1 := live()
 	runtime.KeepAlive(led)
 	us2 := users(nu)

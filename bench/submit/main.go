@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/bench/internal/benchutil"
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
@@ -78,7 +79,7 @@ func main() {
 	send := func(c *smtpclient.Client) error {
 		n := seq.Add(1)
 		env := message.Envelope{
-			ID: message.NewID(0x5b17, n), From: *from, To: []string{*to},
+			ID: delivery.NewID(0x5b17, n), From: *from, To: []string{*to},
 			Subject: "submit", Sent: time.Now(),
 		}
 		res, err := c.Send(ctx, *from, []string{*to}, gen.Source(env, *size, n))

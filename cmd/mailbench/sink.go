@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/report"
 	"github.com/mailbench/mailbench/smtpsink"
 )
@@ -118,7 +119,7 @@ func (c *sinkCmd) Run(e *env) error {
 	}
 	defer jsonOut.abandon()
 	var rec *smtpsink.Record
-	var onMessage func(smtpsink.Arrival)
+	var onMessage func(delivery.Arrival)
 	if c.JSON != "" {
 		rec = smtpsink.NewRecord()
 		onMessage = rec.Add

@@ -36,8 +36,8 @@ var stages = []struct {
 	folders []string
 }{
 	// vocabulary: names, records and leaf libraries every stage may use;
-	// delivery accounting as data, which the sink, the ledger and the
-	// report share; the vendored, patched go-imap and go-smtp.
+	// delivery accounting (the records, the ledger, the reconciliation),
+	// which the sink, the readers and the report share; the vendored, patched go-imap and go-smtp.
 	{"vocabulary", []string{"measure", "delivery", "configs", "internal/lib", "internal/goimap", "internal/gosmtp"}},
 	// the workload's definition: config model, plan, population, mailboxes.
 	{"definition", []string{"workload", "internal/mailboxes"}},
@@ -46,11 +46,11 @@ var stages = []struct {
 	// what reaches a server: the protocol clients, their settings, TLS and
 	// the namespace; the sink; the demo target.
 	{"endpoints", []string{"imapclient", "smtpclient", "smtpsink", "internal/endpoints", "internal/demo"}},
-	// sessions, long-lived clients, and init's mailbox filling that uses the
-	// same clients.
+	// sessions, long-lived clients, the IMAP watchers and checkers of
+	// deliveries, and init's mailbox filling that uses the same clients.
 	{"sessions", []string{"internal/run"}},
-	// observations: metrics, delivery accounting and its IMAP watchers, the
-	// server's own figures, the live Prometheus endpoint.
+	// observations: metrics, the server's own figures, the live Prometheus
+	// endpoint.
 	{"observations", []string{"metrics", "internal/observe"}},
 	{"verdict", []string{"compliance"}},
 	// the report, and the live status line that shows a run going.
@@ -95,7 +95,7 @@ var api = map[string]string{
 	"metrics":    "per-function HDR histograms and counters, and their time series",
 	"compliance": "the compliance rules and the verdict over a run's figures",
 	"report":     "a run's result: the model, its JSON, merge, text, HTML and side-by-side",
-	"delivery":   "delivery accounting as data: reconciliation, pending remote deliveries, the sink's record",
+	"delivery":   "delivery accounting, protocol-free: the message id, the records, the ledger, reconciliation, pending remote deliveries, the sink's record",
 	"configs":    "the shipped workload files",
 }
 

@@ -5,7 +5,7 @@ import "github.com/mailbench/mailbench/internal/lib/msgsum"
 // The trace header fields every generated message carries; the IMAP
 // client and the sink read them back to account for each delivery.
 const (
-	HeaderID   = "X-Mailbench-Id"   // the message's id (NewID)
+	HeaderID   = "X-Mailbench-Id"   // the message's id (delivery.NewID)
 	HeaderSent = "X-Mailbench-Sent" // when the sender stamped it, RFC 3339 with nanoseconds
 	HeaderSum  = msgsum.Header      // the body checksum
 )

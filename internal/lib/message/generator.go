@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"mime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +38,7 @@ const (
 // Envelope is what varies per message: identity, addresses, subject and
 // the time the sender stamps.
 type Envelope struct {
-	ID      string    // unique per run, see NewID; becomes Message-Id <ID@mailbench>
+	ID      string    // unique per run, see delivery.NewID; becomes Message-Id <ID@mailbench>
 	From    string    // bare address, e.g. user1@example.test
 	To      []string  // bare addresses
 	Subject string    // free text; CR and LF are replaced by spaces, non-ASCII is RFC 2047 encoded
@@ -170,25 +169,6 @@ func (s *Source) WriteTo(w io.Writer) (int64, error) {
 
 // Size is the exact length in bytes WriteTo writes.
 func (s *Source) Size() int64 { return s.g.Size(s.env, s.size, s.variant) }
-
-// NewID returns a message ID that is unique within a run: the run ID in
-// hex and the sequence number in decimal, e.g. "r1a2b3c4-000000000042".
-// It is safe as the local part of a Message-Id.
-func NewID(runID uint32, seq uint64) string {
-	var b [32]byte
-	buf := append(b[:0], 'r')
-	const hexd = "0123456789abcdef"
-	for shift := 28; shift >= 0; shift -= 4 {
-		buf = append(buf, hexd[(runID>>uint(shift))&0xf])
-	}
-	buf = append(buf, '-')
-	s := strconv.AppendUint(nil, seq, 10)
-	for i := len(s); i < 12; i++ {
-		buf = append(buf, '0')
-	}
-	buf = append(buf, s...)
-	return string(buf)
-}
 
 // appendHeader renders the per-message header, including the blank line
 // that ends it. It allocates nothing when dst has room.

@@ -27,7 +27,7 @@ func envelope(nRcpt int) Envelope {
 		to[i] = fmt.Sprintf("user%d@example.test", 100+i)
 	}
 	return Envelope{
-		ID:      NewID(0x1a2b3c4d, 42),
+		ID:      "r1a2b3c4d-000000000042",
 		From:    "user7@example.test",
 		To:      to,
 		Subject: "Quarterly report draft, please review",
@@ -307,33 +307,6 @@ func TestNewGeneratorRejectsBadSizes(t *testing.T) {
 		}
 	}()
 	g.Message(envelope(1), 2048, 0)
-}
-
-func TestNewID(t *testing.T) {
-	tests := []struct {
-		run  uint32
-		seq  uint64
-		want string
-	}{
-		{0x1a2b3c4d, 42, "r1a2b3c4d-000000000042"},
-		{0, 0, "r00000000-000000000000"},
-		{0xffffffff, 1234567890123456, "rffffffff-1234567890123456"},
-	}
-	seen := map[string]bool{}
-	for _, tt := range tests {
-		got := NewID(tt.run, tt.seq)
-		if got != tt.want {
-			t.Errorf("NewID(%#x, %d) = %q, want %q", tt.run, tt.seq, got, tt.want)
-		}
-		seen[got] = true
-	}
-	for seq := range uint64(1000) {
-		id := NewID(7, seq)
-		if seen[id] {
-			t.Fatalf("duplicate ID %s", id)
-		}
-		seen[id] = true
-	}
 }
 
 func TestToFoldedForManyRecipients(t *testing.T) {

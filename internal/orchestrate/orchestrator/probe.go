@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/endpoints"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
-	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -157,9 +157,9 @@ func Probe(ctx context.Context, cfg *workload.Config, wait time.Duration) (*Prob
 		add("relay to the sink", true, "sink.enabled = false: not checked")
 		return res, nil
 	}
-	arrived := make(chan smtpsink.Arrival, 1)
-	id := message.NewID(session.NewRunID(), 1)
-	sink, _, err := startSink(cfg, nil, func(s string) bool { return s == id }, func(a smtpsink.Arrival) {
+	arrived := make(chan delivery.Arrival, 1)
+	id := delivery.NewID(session.NewRunID(), 1)
+	sink, _, err := startSink(cfg, nil, func(s string) bool { return s == id }, func(a delivery.Arrival) {
 		select {
 		case arrived <- a:
 		default:

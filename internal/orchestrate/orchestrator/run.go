@@ -26,11 +26,10 @@ import (
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/lib/version"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/observe/idlewatch"
-	"github.com/mailbench/mailbench/internal/observe/inboxcheck"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/observe/serverwatch"
 	"github.com/mailbench/mailbench/internal/run/connected"
+	"github.com/mailbench/mailbench/internal/run/idlewatch"
+	"github.com/mailbench/mailbench/internal/run/inboxcheck"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"
@@ -155,7 +154,7 @@ type Execution struct {
 	couldNotRun atomic.Pointer[string]               // why it was abandoned
 	sink        *smtpsink.Sink                       // nil: no sink, or an external one
 	sinkTLS     *tls.Config                          // the sink's STARTTLS, for the embedded target's relay
-	ledgerPtr   atomic.Pointer[ledger.Ledger]        // how the sink, started first, reaches the ledger
+	ledgerPtr   atomic.Pointer[delivery.Ledger]      // how the sink, started first, reaches the ledger
 	eps         endpoints.Endpoints                  // the clients' settings: the sessions', the inbound stream's
 	win         workload.Window                      // the run's timeline
 	rec         *metrics.Recorder                    // every operation's timing
@@ -165,7 +164,7 @@ type Execution struct {
 	observer    measure.Observer                     // what the sessions' operations reach
 	deliveries  measure.Observer                     // what delivery times reach
 	runID       uint32                               // this run's message-id tag
-	led         *ledger.Ledger                       // what was sent and what arrived
+	led         *delivery.Ledger                     // what was sent and what arrived
 	checker     *inboxcheck.Checker                  // the INBOXes no session visits
 	clock       *delivery.ClockCheck                 // the server's clock; nil: not checked
 	watcher     *idlewatch.Watcher                   // the watched INBOXes; nil: none
@@ -349,7 +348,7 @@ func (e *Execution) startServerWatch(kill context.Context) (end func()) {
 // them. The returned counter is the number held at the end of the
 // measurement window, set then. The population ends with ctx; Execution's
 // closers wait for it.
-func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *ledger.Ledger, obs measure.Observer) (*connected.Population, *atomic.Int64) {
+func (e *Execution) startClients(ctx context.Context, win workload.Window, imapCfg imapclient.Config, led *delivery.Ledger, obs measure.Observer) (*connected.Population, *atomic.Int64) {
 	cl := e.cfg.Clients
 	held := &atomic.Int64{}
 	var us []workload.User
@@ -382,8 +381,8 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 		Folders:    append(e.cfg.Mailboxes.Standard(), e.cfg.Mailboxes.Folders...),
 		BackoffMin: cl.BackoffMin.Duration, BackoffMax: cl.BackoffMax.Duration, Seed: uint64(e.cfg.ArrivalSeed()),
 		Groups: groups, Observer: obs, MoveTo: mailboxFolders,
-		OnRemoved: func(u workload.User, infos []imapclient.MessageInfo) { led.Deleted(u.Address, infos) },
-		OnNewMail: func(u workload.User, infos []imapclient.MessageInfo, at time.Time) {
+		OnRemoved: func(u workload.User, infos []delivery.MessageInfo) { led.Deleted(u.Address, infos) },
+		OnNewMail: func(u workload.User, infos []delivery.MessageInfo, at time.Time) {
 			ats := make([]time.Time, len(infos))
 			for i := range ats {
 				ats[i] = at
@@ -400,7 +399,7 @@ func (e *Execution) startClients(ctx context.Context, win workload.Window, imapC
 		},
 		// Announced ahead of the message: timed when the client could
 		// fetch it, the notification too (it could act on it only then).
-		OnVisible: func(u workload.User, infos []imapclient.MessageInfo, visibleAt, announcedAt time.Time) {
+		OnVisible: func(u workload.User, infos []delivery.MessageInfo, visibleAt, announcedAt time.Time) {
 			vis, ann := make([]time.Time, len(infos)), make([]time.Time, len(infos))
 			for i := range infos {
 				vis[i], ann[i] = visibleAt, announcedAt
@@ -542,7 +541,7 @@ func embeddedFolders(cfg *workload.Config) []string {
 // startSink starts the sink cfg asks for (nil when it is disabled), telling
 // onMessage of every arrival. It returns the sink's TLS configuration too,
 // so that the embedded target's relay can trust exactly its certificate.
-func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
+func startSink(cfg *workload.Config, nw Network, belongs func(string) bool, onMessage func(delivery.Arrival)) (*smtpsink.Sink, *tls.Config, error) {
 	if !cfg.Sink.Enabled {
 		return nil, nil, nil
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/mailboxes"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/run/schedule"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/report"
@@ -69,7 +68,7 @@ func (o ShardOptions) runID(cfg *workload.Config, win workload.Window) uint32 {
 	return session.ShardRunID(cfg.Seed, win.Start, o.Shard)
 }
 
-func (o ShardOptions) reconcile(led *ledger.Ledger) (delivery.Reconciliation, *delivery.Pending) {
+func (o ShardOptions) reconcile(led *delivery.Ledger) (delivery.Reconciliation, *delivery.Pending) {
 	if o.externalSink() {
 		return led.ReconcileExternal()
 	}
@@ -112,7 +111,7 @@ func ConfigHash(cfg *workload.Config) string {
 // TLS and limits) for a run whose shards leave it their remote mail (the
 // manager's), calling onMessage on every arrival. It returns nil when
 // sink.enabled is false.
-func StartSink(cfg *workload.Config, onMessage func(smtpsink.Arrival)) (*smtpsink.Sink, error) {
+func StartSink(cfg *workload.Config, onMessage func(delivery.Arrival)) (*smtpsink.Sink, error) {
 	s, _, err := startSink(cfg, nil, nil, onMessage)
 	return s, err
 }

@@ -11,14 +11,12 @@ import (
 	"github.com/mailbench/mailbench/internal/run/connected"
 
 	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/internal/observe/idlewatch"
-	"github.com/mailbench/mailbench/internal/observe/inboxcheck"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
+	"github.com/mailbench/mailbench/internal/run/idlewatch"
+	"github.com/mailbench/mailbench/internal/run/inboxcheck"
 	"github.com/mailbench/mailbench/internal/run/session"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
-	"github.com/mailbench/mailbench/smtpsink"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -49,7 +47,7 @@ func (e *Execution) startSink() error {
 		run, _, ok := delivery.ParseID(id)
 		return ok && run == l.RunID()
 	}
-	sink, sinkTLS, err := startSink(e.opts.sinkConfig(e.cfg), e.network(), belongs, func(a smtpsink.Arrival) {
+	sink, sinkTLS, err := startSink(e.opts.sinkConfig(e.cfg), e.network(), belongs, func(a delivery.Arrival) {
 		if l := e.ledgerPtr.Load(); l != nil {
 			l.ArrivedRemote(a)
 		}
@@ -234,7 +232,7 @@ func (e *Execution) startDelivery(kill context.Context) (endWatch func()) {
 	for i, u := range users {
 		addrs[i] = u.Address
 	}
-	e.led = ledger.New(e.runID, addrs, e.deliveries)
+	e.led = delivery.NewLedger(e.runID, addrs, e.deliveries)
 	limits := e.rules.Limits()
 	e.led.SetLimits(limits[measure.DeliveryLocal], limits[measure.DeliveryRemote])
 	if opts.externalSink() {

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/ctxsleep"
 
 	"github.com/mailbench/mailbench/imapclient"
@@ -60,12 +61,12 @@ type Config struct {
 	// OnNewMail, when set, is told of the new messages a client fetched
 	// after an EXISTS, with when that EXISTS arrived: the delivery ledger
 	// times each delivery by it (the moment the client was told).
-	OnNewMail func(u workload.User, infos []imapclient.MessageInfo, announcedAt time.Time)
+	OnNewMail func(u workload.User, infos []delivery.MessageInfo, announcedAt time.Time)
 	// OnVisible, when set, is told of new messages that the fetch right
 	// after their EXISTS did not return (the announcement ran ahead of the
 	// message), when a later look found them: visibleAt is that look's
 	// start. The ledger times them by it, not by the announcement.
-	OnVisible func(u workload.User, infos []imapclient.MessageInfo, visibleAt, announcedAt time.Time)
+	OnVisible func(u workload.User, infos []delivery.MessageInfo, visibleAt, announcedAt time.Time)
 
 	// Groups are the clients of [population]'s profiles, beside Users
 	// (the [clients] population). Observer receives their timed actions
@@ -77,7 +78,7 @@ type Config struct {
 	// OnRemoved, when set, is told of messages a client is about to
 	// delete or move out of the INBOX (the ledger counts them as removed
 	// by the workload unless seen).
-	OnRemoved func(u workload.User, infos []imapclient.MessageInfo)
+	OnRemoved func(u workload.User, infos []delivery.MessageInfo)
 }
 
 // Looking again after an EXISTS that ran ahead of its messages: pauses of
@@ -91,7 +92,7 @@ const (
 )
 
 // highestSeq is the highest sequence number of infos, or from when higher.
-func highestSeq(infos []imapclient.MessageInfo, from uint32) uint32 {
+func highestSeq(infos []delivery.MessageInfo, from uint32) uint32 {
 	for _, mi := range infos {
 		from = max(from, mi.Seq)
 	}

@@ -11,8 +11,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/goimap"
+	imap "github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver"
 	"github.com/mailbench/mailbench/internal/goimap/imapserver/imapmemserver"
 	"github.com/mailbench/mailbench/internal/testing/memnet"
@@ -297,12 +298,12 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 		p := New(Config{
 			IMAP:  imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: 10 * time.Second},
 			Users: users, Seed: 1, Renew: time.Hour,
-			OnNewMail: func(_ workload.User, infos []imapclient.MessageInfo, at time.Time) {
+			OnNewMail: func(_ workload.User, infos []delivery.MessageInfo, at time.Time) {
 				mu.Lock()
 				announced = append(announced, at.Sub(appendedAt))
 				mu.Unlock()
 			},
-			OnVisible: func(_ workload.User, infos []imapclient.MessageInfo, at, _ time.Time) {
+			OnVisible: func(_ workload.User, infos []delivery.MessageInfo, at, _ time.Time) {
 				mu.Lock()
 				for range infos {
 					visible = append(visible, at.Sub(appendedAt))

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/ctxsleep"
 	"github.com/mailbench/mailbench/measure"
@@ -118,7 +119,7 @@ const maxNewMail = 1024
 type action struct {
 	due           time.Time
 	uid           uint32
-	info          imapclient.MessageInfo
+	info          delivery.MessageInfo
 	open, replied bool
 	flagged       bool
 	remove        int // 0 keep, 1 delete, 2 move
@@ -553,10 +554,10 @@ func (s *clientSession) act(ctx context.Context) error {
 }
 
 // removed tells the ledger a message is about to leave the INBOX.
-func (s *clientSession) removed(mi imapclient.MessageInfo) {
+func (s *clientSession) removed(mi delivery.MessageInfo) {
 	s.g.stats.removed.Add(1)
 	if s.p.cfg.OnRemoved != nil {
-		s.p.cfg.OnRemoved(s.u, []imapclient.MessageInfo{mi})
+		s.p.cfg.OnRemoved(s.u, []delivery.MessageInfo{mi})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/measure"
@@ -363,7 +364,7 @@ func TestProfileWebmail(t *testing.T) {
 			IMAP:    imapclient.Config{Address: "imap.test:143", DialContext: nw.DialContext, Timeout: 10 * time.Second},
 			Folders: []string{"Sent", "Archive"}, Seed: 1,
 			Groups:    []Group{{Name: "w", User: workload.UserProfile{Day: 8 * time.Hour}, Client: cl, Users: testUsers(1)}},
-			OnNewMail: func(workload.User, []imapclient.MessageInfo, time.Time) { notified.Add(1) },
+			OnNewMail: func(workload.User, []delivery.MessageInfo, time.Time) { notified.Add(1) },
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 31*time.Second)
 		defer cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/run/schedule"
@@ -51,15 +52,15 @@ type Runner struct {
 	// OnSent is told of every message a server accepted (delivery ledger).
 	OnSent func(measure.Submission)
 	// OnSeen is told of the messages a session saw in a user's INBOX.
-	OnSeen func(user string, infos []imapclient.MessageInfo, at time.Time)
+	OnSeen func(user string, infos []delivery.MessageInfo, at time.Time)
 	// OnBodyRead is told of every body a read session fetched; a non-nil
 	// error (a corrupted body) is recorded as an Integrity error.
-	OnBodyRead func(user string, b imapclient.BodyInfo) error
+	OnBodyRead func(user string, b delivery.BodyInfo) error
 	// OnRejected is told of every message the server refused at submission.
 	OnRejected func()
 	// OnDeleted is told of the INBOX messages a cleanup session is about
 	// to delete (learned by an untimed FETCH before each STORE).
-	OnDeleted func(user string, infos []imapclient.MessageInfo)
+	OnDeleted func(user string, infos []delivery.MessageInfo)
 	// Window is the run's timeline, computed once by the caller and shared
 	// with the recorder; its Start is the arrivals' clock origin. Zero:
 	// the configured phases from the moment Run is called.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
@@ -32,9 +33,9 @@ type sessionEnv struct {
 	rcpts      *recipientPicker
 	folders    []string // folders for SELECT_FOLDER
 	onSent     func(measure.Submission)
-	onSeen     func(user string, infos []imapclient.MessageInfo, at time.Time)
-	onBodyRead func(user string, b imapclient.BodyInfo) error
-	onDeleted  func(user string, infos []imapclient.MessageInfo)
+	onSeen     func(user string, infos []delivery.MessageInfo, at time.Time)
+	onBodyRead func(user string, b delivery.BodyInfo) error
+	onDeleted  func(user string, infos []delivery.MessageInfo)
 	onRejected func()
 	obs        measure.Observer
 }
@@ -185,7 +186,7 @@ func (s *script) do(ctx context.Context, f measure.Function) error {
 	case measure.IMAPStore:
 		// The oldest messages go: a mailbox cleaned from the bottom keeps
 		// the newest mail for check and read sessions.
-		s.noteDeleting(ctx, func() ([]imapclient.MessageInfo, error) { return s.imap.FetchIDs(ctx, 1, 1) })
+		s.noteDeleting(ctx, func() ([]delivery.MessageInfo, error) { return s.imap.FetchIDs(ctx, 1, 1) })
 		return s.imap.Store(ctx, 1)
 	case measure.IMAPUIDStore:
 		// The UID of the second oldest message is not known without an
@@ -196,7 +197,7 @@ func (s *script) do(ctx context.Context, f measure.Function) error {
 		if s.mb.UIDNext > s.mb.Messages {
 			uid = s.mb.UIDNext - s.mb.Messages + 1
 		}
-		s.noteDeleting(ctx, func() ([]imapclient.MessageInfo, error) { return s.imap.UIDFetchIDs(ctx, uid, uid) })
+		s.noteDeleting(ctx, func() ([]delivery.MessageInfo, error) { return s.imap.UIDFetchIDs(ctx, uid, uid) })
 		return s.imap.UIDStore(ctx, uid)
 	case measure.IMAPExpunge:
 		return s.imap.Expunge(ctx)
@@ -244,7 +245,7 @@ func (s *script) drawRepeats() {
 // their ids (one command, not part of any timed function); when it fails,
 // the session goes on, and the STORE that follows meets and records
 // whatever broke.
-func (s *script) noteDeleting(ctx context.Context, fetch func() ([]imapclient.MessageInfo, error)) {
+func (s *script) noteDeleting(ctx context.Context, fetch func() ([]delivery.MessageInfo, error)) {
 	if s.env.onDeleted == nil {
 		return
 	}
@@ -314,7 +315,7 @@ func (e *sessionEnv) fetchNewest(ctx context.Context, c *imapclient.Client, mb i
 	return err
 }
 
-func (e *sessionEnv) noteSeen(u workload.User, infos []imapclient.MessageInfo) {
+func (e *sessionEnv) noteSeen(u workload.User, infos []delivery.MessageInfo) {
 	if e.onSeen != nil && len(infos) > 0 {
 		e.onSeen(u.Address, infos, time.Now())
 	}
@@ -328,7 +329,7 @@ func (e *sessionEnv) newMessage(from string, to []string, rng *rand.Rand, sizes 
 	}
 	seq := e.msgSeq.Add(1)
 	env := message.Envelope{
-		ID:      message.NewID(e.runID, seq),
+		ID:      delivery.NewID(e.runID, seq),
 		From:    from,
 		To:      to,
 		Subject: fmt.Sprintf("mailbench message %d", seq),

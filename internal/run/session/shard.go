@@ -10,7 +10,7 @@ import (
 )
 
 // ShardRunID is the run id of one shard of a sharded run (message ids are
-// "r" + run id + "-" + sequence, see message.NewID): the run's id comes
+// "r" + run id + "-" + sequence, see delivery.NewID): the run's id comes
 // from its seed and common start instant, so every shard derives the same
 // one without talking to the others, and shard i uses it XOR i. The shards'
 // message ids therefore never collide (each shard numbers its messages

@@ -1,4 +1,4 @@
-package ledger
+package delivery
 
 import (
 	"errors"
@@ -9,13 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 
-	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/smtpsink"
 )
 
 const run = 0x0a0b0c0d
@@ -25,11 +21,11 @@ var (
 	users = []string{"u1@example.test", "u2@example.test", "U3@Example.Test"}
 )
 
-func id(seq uint64) string        { return message.NewID(run, seq) }
+func id(seq uint64) string        { return NewID(run, seq) }
 func at(s float64) time.Time      { return t0.Add(time.Duration(s * float64(time.Second))) }
 func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-func info(seq uint64, uid uint32, idate time.Time) imapclient.MessageInfo {
-	return imapclient.MessageInfo{ID: id(seq), UID: uid, InternalDate: idate}
+func info(seq uint64, uid uint32, idate time.Time) MessageInfo {
+	return MessageInfo{ID: id(seq), UID: uid, InternalDate: idate}
 }
 
 // collector is an Observer that keeps what it is given.
@@ -57,8 +53,8 @@ func sent(seq uint64, acc time.Time, local []string, remote ...string) measure.S
 	return measure.Submission{ID: id(seq), Accepted: acc, Local: local, Remote: remote, Size: 1000}
 }
 
-func arrival(seq uint64, recv time.Time, rcpts ...string) smtpsink.Arrival {
-	return smtpsink.Arrival{ID: id(seq), Received: recv, Sum: "sha256:aa", BodySum: "sha256:aa", Recipients: rcpts}
+func arrival(seq uint64, recv time.Time, rcpts ...string) Arrival {
+	return Arrival{ID: id(seq), Received: recv, Sum: "sha256:aa", BodySum: "sha256:aa", Recipients: rcpts}
 }
 
 func TestLedgerScenarios(t *testing.T) {
@@ -69,7 +65,7 @@ func TestLedgerScenarios(t *testing.T) {
 		finish bool
 		// unlooked: the checker never looked through the INBOXes
 		unlooked bool
-		want     delivery.Reconciliation
+		want     Reconciliation
 		obs      []obsWant
 	}{
 		{
@@ -79,7 +75,7 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Looked(u2, at(5)) // before the acceptance: no look for this message
 			},
 			unlooked: true, finish: true,
-			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, Unverified: 2},
+			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, Unverified: 2},
 		},
 		{
 			name: "looked for and not found: missing, with a Delivery Time observation of the wait",
@@ -87,55 +83,55 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), []string{u1}, "a@remote.test"))
 			},
 			finish: true,
-			want:   delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
+			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), -1}, {measure.DeliveryRemote, at(10), -1}},
 		},
 		{
 			name: "local delivery timed by INTERNALDATE",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(12))}, at(100))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(12))}, at(100))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}},
 		},
 		{
 			name: "INTERNALDATE taken at mid-second, before acceptance, clamps to 0",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10.7), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(10))}, at(11))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(10))}, at(11))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10.7), 0}},
 		},
 		{
 			name: "INTERNALDATE after the observation clamps to the observation",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(99))}, at(13))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(99))}, at(13))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(3)}},
 		},
 		{
 			name: "seen twice with the same UID is one delivery, one observation",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1, u2}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11))}, at(20))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11))}, at(30))
-				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 3, at(14))}, at(30))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(11))}, at(20))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(11))}, at(30))
+				l.SeenLocal(u2, []MessageInfo{info(1, 3, at(14))}, at(30))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 2, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
+			want: Reconciliation{TimedByInternalDate: 2, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 2, DeliveredLocal: 2},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}, {measure.DeliveryLocal, at(10), sec(4.5)}},
 		},
 		{
 			name: "another UID for the same delivery is one duplicate",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(20))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(30))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(20))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(11)), info(1, 8, at(11))}, at(30))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, Duplicated: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
@@ -143,88 +139,88 @@ func TestLedgerScenarios(t *testing.T) {
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1, u2}, "x@remote.test"))
 				l.Rejected(2)
-				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 1, at(10))}, at(20))
+				l.SeenLocal(u2, []MessageInfo{info(1, 1, at(10))}, at(20))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 3, Accepted: 1, Rejected: 2, AcceptedBytes: 1000, LocalDeliveries: 2, RemoteDeliveries: 1,
 				DeliveredLocal: 1, Lost: 2, LostLocal: 1, LostRemote: 1},
 			obs: []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
 		{
 			name: "other runs, population mail and unknown users are ignored",
 			steps: func(l *Ledger) {
-				l.Accepted(measure.Submission{ID: message.NewID(run+1, 1), Accepted: at(1), Local: []string{u1}})
+				l.Accepted(measure.Submission{ID: NewID(run+1, 1), Accepted: at(1), Local: []string{u1}})
 				l.Accepted(measure.Submission{ID: "init-user1-INBOX-1", Accepted: at(1), Local: []string{u1}})
 				l.Accepted(sent(1, at(10), []string{u1, "nobody@example.test"}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{
-					{ID: message.NewID(run+1, 1), UID: 1, InternalDate: at(1)},
+				l.SeenLocal(u1, []MessageInfo{
+					{ID: NewID(run+1, 1), UID: 1, InternalDate: at(1)},
 					{ID: "init-user1-INBOX-1", UID: 2, InternalDate: at(1)},
 					{UID: 3},
 					info(1, 4, at(10)),
 				}, at(20))
-				l.SeenLocal("stranger@example.test", []imapclient.MessageInfo{info(1, 4, at(10))}, at(20))
-				l.ArrivedRemote(smtpsink.Arrival{ID: message.NewID(run+1, 1), Received: at(3), Recipients: []string{"x@remote.test"}})
+				l.SeenLocal("stranger@example.test", []MessageInfo{info(1, 4, at(10))}, at(20))
+				l.ArrivedRemote(Arrival{ID: NewID(run+1, 1), Received: at(3), Recipients: []string{"x@remote.test"}})
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, UnknownRecipients: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(0.5)}},
 		},
 		{
 			name: "addresses match case-insensitively; a recipient listed twice counts once",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{"u3@example.test", "U3@EXAMPLE.TEST"}, "X@Remote.Test", "x@remote.test"))
-				l.SeenLocal(u3, []imapclient.MessageInfo{info(1, 1, at(12))}, at(20))
+				l.SeenLocal(u3, []MessageInfo{info(1, 1, at(12))}, at(20))
 				l.ArrivedRemote(arrival(1, at(15), "x@REMOTE.test"))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(2.5)}, {measure.DeliveryRemote, at(10), sec(5)}},
 		},
 		{
 			name: "in the INBOX of a user it was not sent to: unexpected",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u2, []imapclient.MessageInfo{info(1, 1, at(12))}, at(20))
+				l.SeenLocal(u2, []MessageInfo{info(1, 1, at(12))}, at(20))
 			},
-			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
+			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
 		},
 		{
 			name: "seen without INTERNALDATE, timed later by a sighting with one",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, time.Time{})}, at(40))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(13))}, at(50))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, time.Time{})}, at(40))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(13))}, at(50))
 			},
 			finish: true,
-			want:   delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want:   Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(3.5)}},
 		},
 		{
 			name: "seen only without INTERNALDATE: Finish times it by the first sighting",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, time.Time{})}, at(40))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, time.Time{})}, at(45))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, time.Time{})}, at(40))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, time.Time{})}, at(45))
 			},
 			finish: true,
-			want:   delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, TimedByObservation: 1},
+			want:   Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1, TimedByObservation: 1},
 			obs:    []obsWant{{measure.DeliveryLocal, at(10), sec(30)}},
 		},
 		{
 			name: "seen before Accepted (delivered before the 250 was read)",
 			steps: func(l *Ledger) {
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(10))}, at(10.5))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 7, at(10))}, at(10.6))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(10))}, at(10.5))
+				l.SeenLocal(u1, []MessageInfo{info(1, 7, at(10))}, at(10.6))
 				l.ArrivedRemote(arrival(1, at(10.2), "x@remote.test"))
 				l.Accepted(sent(1, at(10.1), []string{u1}, "x@remote.test"))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, RemoteDeliveries: 1, DeliveredLocal: 1, RelayedRemote: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10.1), sec(0.4)}, {measure.DeliveryRemote, at(10.1), sec(0.1)}},
 		},
 		{
 			name: "seen but never accepted: unexpected",
 			steps: func(l *Ledger) {
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(5, 7, at(10))}, at(11))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(5, 7, at(10))}, at(12))
+				l.SeenLocal(u1, []MessageInfo{info(5, 7, at(10))}, at(11))
+				l.SeenLocal(u1, []MessageInfo{info(5, 7, at(10))}, at(12))
 			},
-			want: delivery.Reconciliation{Unexpected: 1},
+			want: Reconciliation{Unexpected: 1},
 		},
 		{
 			name: "remote: duplicate arrival, corrupted arrival, one lost",
@@ -237,7 +233,7 @@ func TestLedgerScenarios(t *testing.T) {
 				bad.BodySum = "sha256:bb"
 				l.ArrivedRemote(bad)
 			},
-			want: delivery.Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, RemoteDeliveries: 4, RelayedRemote: 3,
+			want: Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, RemoteDeliveries: 4, RelayedRemote: 3,
 				Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1},
 			obs: []obsWant{{measure.DeliveryRemote, at(10), sec(1)}, {measure.DeliveryRemote, at(10), sec(1)}, {measure.DeliveryRemote, at(20), sec(5)}},
 		},
@@ -247,16 +243,16 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Accepted(sent(1, at(10), nil, "a@remote.test"))
 				l.ArrivedRemote(arrival(1, at(11), "z@remote.test"))
 			},
-			want: delivery.Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, RemoteDeliveries: 1, Lost: 1, LostRemote: 1, Unexpected: 1},
+			want: Reconciliation{Sent: 1, Accepted: 1, AcceptedBytes: 1000, RemoteDeliveries: 1, Lost: 1, LostRemote: 1, Unexpected: 1},
 		},
 		{
 			name: "second Accepted of the same id is ignored",
 			steps: func(l *Ledger) {
 				l.Accepted(sent(1, at(10), []string{u1}))
 				l.Accepted(sent(1, at(50), []string{u2}))
-				l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 1, at(11))}, at(60))
+				l.SeenLocal(u1, []MessageInfo{info(1, 1, at(11))}, at(60))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 1, Accepted: 1, AcceptedBytes: 1000, LocalDeliveries: 1, DeliveredLocal: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(10), sec(1.5)}},
 		},
 		{
@@ -264,16 +260,16 @@ func TestLedgerScenarios(t *testing.T) {
 			steps: func(l *Ledger) {
 				l.Accepted(sent(3, at(10), []string{u1}))
 				l.Accepted(sent(3*chunkSize+5, at(20), []string{u2}))
-				l.SeenLocal(u2, []imapclient.MessageInfo{info(3*chunkSize+5, 1, at(22)), info(3*chunkSize+6, 2, at(22))}, at(30))
+				l.SeenLocal(u2, []MessageInfo{info(3*chunkSize+5, 1, at(22)), info(3*chunkSize+6, 2, at(22))}, at(30))
 			},
-			want: delivery.Reconciliation{TimedByInternalDate: 1, Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
+			want: Reconciliation{TimedByInternalDate: 1, Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 2, DeliveredLocal: 1, Lost: 1, LostLocal: 1, Unexpected: 1},
 			obs:  []obsWant{{measure.DeliveryLocal, at(20), sec(2.5)}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var c collector
-			l := New(run, users, &c)
+			l := NewLedger(run, users, &c)
 			tt.steps(l)
 			if !tt.unlooked {
 				lookAll(l, users, at(1000)) // the checker looked through every INBOX at the end
@@ -296,13 +292,13 @@ func TestLedgerScenarios(t *testing.T) {
 }
 
 func TestPending(t *testing.T) {
-	l := New(run, users, nil)
+	l := NewLedger(run, users, nil)
 	l.Accepted(sent(1, at(1), []string{users[0], users[1]}))
 	l.Accepted(sent(2, at(2), []string{users[0]}))
 	if got := l.Pending(users[0]); got != 2 {
 		t.Errorf("Pending(u1) = %d, want 2", got)
 	}
-	l.SeenLocal(users[0], []imapclient.MessageInfo{info(2, 9, time.Time{})}, at(3))
+	l.SeenLocal(users[0], []MessageInfo{info(2, 9, time.Time{})}, at(3))
 	if got := l.Pending(users[0]); got != 1 {
 		t.Errorf("Pending(u1) after a sighting = %d, want 1", got)
 	}
@@ -319,21 +315,21 @@ func TestPending(t *testing.T) {
 }
 
 func TestBodyRead(t *testing.T) {
-	l := New(run, users, nil)
+	l := NewLedger(run, users, nil)
 	l.Accepted(sent(1, at(1), []string{users[0]}))
 	l.Accepted(sent(2, at(1), []string{users[0]}))
-	good := imapclient.BodyInfo{ID: id(1), Sum: "sha256:aa", BodySum: "sha256:aa"}
-	bad := imapclient.BodyInfo{ID: id(2), Sum: "sha256:aa", BodySum: "sha256:bb"}
+	good := BodyInfo{ID: id(1), Sum: "sha256:aa", BodySum: "sha256:aa"}
+	bad := BodyInfo{ID: id(2), Sum: "sha256:aa", BodySum: "sha256:bb"}
 	tests := []struct {
 		name    string
-		b       imapclient.BodyInfo
+		b       BodyInfo
 		wantErr bool
 	}{
 		{"intact", good, false},
 		{"corrupted", bad, true},
 		{"corrupted, read again", bad, true},
-		{"population message, corrupted", imapclient.BodyInfo{ID: "init-u1-INBOX-1", Sum: "sha256:aa", BodySum: "sha256:cc"}, true},
-		{"no checksum header", imapclient.BodyInfo{ID: id(1), BodySum: "sha256:cc"}, false},
+		{"population message, corrupted", BodyInfo{ID: "init-u1-INBOX-1", Sum: "sha256:aa", BodySum: "sha256:cc"}, true},
+		{"no checksum header", BodyInfo{ID: id(1), BodySum: "sha256:cc"}, false},
 	}
 	for _, tt := range tests {
 		err := l.BodyRead(users[0], tt.b)
@@ -352,15 +348,15 @@ func TestBodyRead(t *testing.T) {
 }
 
 func TestLinesGolden(t *testing.T) {
-	r := delivery.Reconciliation{Sent: 1003, Accepted: 1000, Rejected: 3, AcceptedBytes: 4 << 20,
+	r := Reconciliation{Sent: 1003, Accepted: 1000, Rejected: 3, AcceptedBytes: 4 << 20,
 		LocalDeliveries: 1280, RemoteDeliveries: 320, DeliveredLocal: 1270, RelayedRemote: 318,
 		Lost: 12, LostLocal: 10, LostRemote: 2, Duplicated: 4, Corrupted: 1,
 		TimedByObservation: 7, Unexpected: 2, UnknownRecipients: 5, Unverified: 3}
 	var b strings.Builder
-	settled := delivery.Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
+	settled := Reconciliation{Sent: 100, Accepted: 100, LocalDeliveries: 120, RemoteDeliveries: 10, DeliveredLocal: 117,
 		RelayedRemote: 10, DeletedByWorkload: 3, TimedByAnnouncement: 20, TimedByInternalDate: 95, TimedByObservation: 2,
 		Late: 4, LateLocal: 3, LateRemote: 1}
-	for _, clean := range []delivery.Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r, settled} {
+	for _, clean := range []Reconciliation{{Sent: 10, Accepted: 10, LocalDeliveries: 12, DeliveredLocal: 12}, r, settled} {
 		b.WriteString(strings.Join(clean.Lines(), "\n") + "\n")
 		for _, f := range clean.Failing() {
 			b.WriteString("FAIL: " + f + "\n")
@@ -387,15 +383,15 @@ func TestLinesGolden(t *testing.T) {
 
 func TestFailing(t *testing.T) {
 	tests := []struct {
-		r    delivery.Reconciliation
+		r    Reconciliation
 		want int
 	}{
-		{delivery.Reconciliation{Accepted: 5, LocalDeliveries: 5, DeliveredLocal: 5}, 0},
-		{delivery.Reconciliation{Lost: 1, LostLocal: 1}, 1},
-		{delivery.Reconciliation{Duplicated: 1}, 1},
-		{delivery.Reconciliation{Corrupted: 2}, 1},
-		{delivery.Reconciliation{Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1}, 3},
-		{delivery.Reconciliation{Unexpected: 3, TimedByObservation: 2, Rejected: 4}, 0},
+		{Reconciliation{Accepted: 5, LocalDeliveries: 5, DeliveredLocal: 5}, 0},
+		{Reconciliation{Lost: 1, LostLocal: 1}, 1},
+		{Reconciliation{Duplicated: 1}, 1},
+		{Reconciliation{Corrupted: 2}, 1},
+		{Reconciliation{Lost: 1, LostRemote: 1, Duplicated: 1, Corrupted: 1}, 3},
+		{Reconciliation{Unexpected: 3, TimedByObservation: 2, Rejected: 4}, 0},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Failing(); len(got) != tt.want {

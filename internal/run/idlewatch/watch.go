@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -58,7 +58,7 @@ type Stats struct {
 
 // Watcher watches INBOXes and reports announcements to a ledger.
 type Watcher struct {
-	l   *ledger.Ledger
+	l   *delivery.Ledger
 	cfg Config
 
 	announced, connects, errors atomic.Int64
@@ -68,7 +68,7 @@ type Watcher struct {
 }
 
 // New returns a Watcher reporting to l. It doesn't perform I/O.
-func New(l *ledger.Ledger, cfg Config) *Watcher {
+func New(l *delivery.Ledger, cfg Config) *Watcher {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 500 * time.Millisecond
 	}
@@ -205,7 +205,7 @@ func (b *inbox) expunge(seq uint32) {
 // forgets the announcements the fetch covered, marks those it did not
 // (n > last, from before since) as ahead, and reports whether any is left
 // that the fetch should have covered (pending: look again soon).
-func (b *inbox) take(infos []imapclient.MessageInfo, last uint32, fallback, since time.Time) (ats []time.Time, ahead []bool, pending bool) {
+func (b *inbox) take(infos []delivery.MessageInfo, last uint32, fallback, since time.Time) (ats []time.Time, ahead []bool, pending bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ats = make([]time.Time, len(infos))
@@ -312,7 +312,7 @@ func (w *Watcher) session(ctx context.Context, u workload.User, selected func())
 		for _, mi := range fresh {
 			lastUID = max(lastUID, mi.UID)
 		}
-		var onTime, late []imapclient.MessageInfo
+		var onTime, late []delivery.MessageInfo
 		var onTimeAt, lateAnnounced, lateAt []time.Time
 		for i, mi := range fresh {
 			if ahead[i] {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/workload"
@@ -129,9 +129,9 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	addr := "user1@example.test"
-	id := message.NewID(run, 1)
+	id := delivery.NewID(run, 1)
 	var obs testutil.ObservationLog
-	l := ledger.New(run, []string{addr}, &obs)
+	l := delivery.NewLedger(run, []string{addr}, &obs)
 	s := startAheadServer(t, lead, id)
 	w := New(l, Config{IMAP: imapclient.Config{Address: s.addr, Timeout: netTimeout},
 		Users: []workload.User{{Address: addr, Login: "user1", Password: "pw"}}})

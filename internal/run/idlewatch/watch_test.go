@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -43,7 +43,7 @@ func TestWatchTimesDeliveriesToTheMillisecond(t *testing.T) {
 	defer cancel()
 	tusers, cusers, addrs := users(4)
 	var obs testutil.ObservationLog
-	l := ledger.New(run, addrs, &obs)
+	l := delivery.NewLedger(run, addrs, &obs)
 	tg, err := demo.Start(ctx, demo.Options{Users: tusers, OpTimeout: netTimeout,
 		Faults: demo.Faults{DeliveryDelay: delay}})
 	if err != nil {
@@ -64,7 +64,7 @@ func TestWatchTimesDeliveriesToTheMillisecond(t *testing.T) {
 	}
 	const nMsgs = 8
 	for i := 1; i <= nMsgs; i++ {
-		env := message.Envelope{ID: message.NewID(run, uint64(i)), From: addrs[1], To: []string{addrs[(i-1)%4]}, Subject: "t", Sent: time.Now()}
+		env := message.Envelope{ID: delivery.NewID(run, uint64(i)), From: addrs[1], To: []string{addrs[(i-1)%4]}, Subject: "t", Sent: time.Now()}
 		sc, err := smtpclient.Connect(ctx, smtpclient.Config{Address: tg.SMTPAddr(), Timeout: netTimeout})
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 	if err != nil {
 		return delivery.ClockCheck{}, err
 	}
-	var infos []imapclient.MessageInfo
+	var infos []delivery.MessageInfo
 	if uid != 0 {
 		infos, err = cl.UIDFetchIDs(ctx, uid, uid)
 	} else if mb.Messages > 0 {
@@ -51,7 +51,7 @@ func ProbeClock(ctx context.Context, cfg imapclient.Config, u workload.User, mai
 		}
 	}
 	if idate.IsZero() {
-		return delivery.ClockCheck{}, fmt.Errorf("deliverywatch: clock probe: the appended probe was not found in %s", mailbox)
+		return delivery.ClockCheck{}, fmt.Errorf("idlewatch: clock probe: the appended probe was not found in %s", mailbox)
 	}
 	if uid != 0 && cl.UIDStore(ctx, uid) == nil && cl.Has("UIDPLUS") {
 		_ = cl.UIDExpunge(ctx, uid)

@@ -13,7 +13,6 @@ import (
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -56,14 +55,14 @@ func TestEndToEndFaults(t *testing.T) {
 		cusers[i] = workload.User{Address: addrs[i], Login: tusers[i].Login, Password: tusers[i].Password}
 	}
 	var obs testutil.ObservationLog
-	l := ledger.New(run, addrs, &obs)
+	l := delivery.NewLedger(run, addrs, &obs)
 
 	var amu sync.Mutex
-	var arrivals []smtpsink.Arrival
+	var arrivals []delivery.Arrival
 	sink, err := smtpsink.New(smtpsink.Options{
 		Addr:   "127.0.0.1:0",
 		Faults: smtpsink.Faults{RejectEvery: rejectEvery, RejectPermanent: true},
-		OnMessage: func(a smtpsink.Arrival) {
+		OnMessage: func(a delivery.Arrival) {
 			l.ArrivedRemote(a)
 			amu.Lock()
 			arrivals = append(arrivals, a)
@@ -105,7 +104,7 @@ func TestEndToEndFaults(t *testing.T) {
 		if i%remoteEvery == 0 {
 			to = append(to, fmt.Sprintf("peer%d@remote.test", i))
 		}
-		env := message.Envelope{ID: message.NewID(run, uint64(i)), From: addrs[0], To: to, Subject: "t", Sent: time.Now()}
+		env := message.Envelope{ID: delivery.NewID(run, uint64(i)), From: addrs[0], To: to, Subject: "t", Sent: time.Now()}
 		sc, err := smtpclient.Connect(ctx, smtpCfg)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package ledger
+package delivery
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -26,7 +24,7 @@ func TestConcurrent(t *testing.T) {
 		addrs[i] = fmt.Sprintf("user%d@example.test", i+1)
 	}
 	var c collector
-	l := New(run, addrs, &c)
+	l := NewLedger(run, addrs, &c)
 	local := func(seq uint64) string { return addrs[seq%uint64(len(addrs))] }
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -42,7 +40,7 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			for k := range perW {
 				seq := uint64(w*perW + k + 1)
-				mi := []imapclient.MessageInfo{info(seq, uint32(seq), at(float64(seq)+1))}
+				mi := []MessageInfo{info(seq, uint32(seq), at(float64(seq)+1))}
 				l.SeenLocal(local(seq), mi, at(float64(seq)+2))
 				l.SeenLocal(local(seq), mi, at(float64(seq)+3))
 				_, _ = l.PendingTotal()
@@ -57,7 +55,7 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := delivery.Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
+	want := Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
 	if got := l.Reconcile(); got != want {
 		t.Fatalf("Reconcile() = %+v, want %+v", got, want)
 	}
@@ -95,7 +93,7 @@ func fillMillion(tb testing.TB, n int) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	l := New(run, addrs, measure.Discard)
+	l := NewLedger(run, addrs, measure.Discard)
 	rc := 0
 	next := func() (string, bool) {
 		rc++
@@ -143,7 +141,7 @@ func TestMemoryPerMillion(t *testing.T) {
 }
 
 func BenchmarkAccepted(b *testing.B) {
-	l := New(run, users, measure.Discard)
+	l := NewLedger(run, users, measure.Discard)
 	ids := make([]string, b.N)
 	for i := range ids {
 		ids[i] = id(uint64(i + 1))

@@ -1,4 +1,4 @@
-package ledger
+package delivery
 
 import (
 	"fmt"
@@ -8,10 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/smtpsink"
 )
 
 // chunkBits sets the size of the fixed chunks that hold the records.
@@ -106,7 +103,7 @@ type Ledger struct {
 	// external: remote mail reaches a sink in another process
 	// (SetExternalSink); its deliveries are reconciled later, not missing.
 	external bool
-	c        delivery.Reconciliation
+	c        Reconciliation
 	// limitLocal and limitRemote are the delivery limits (ns; 0: none):
 	// a delivery timed above its limit is late.
 	limitLocal, limitRemote int64
@@ -114,7 +111,7 @@ type Ledger struct {
 
 // SetLimits sets the delivery limits (compliance.delivery_limit, or the
 // Delivery Time rows' own limits): a delivery whose delivery time exceeds
-// its limit is counted late (delivery.Reconciliation.LateLocal, LateRemote), and
+// its limit is counted late (Reconciliation.LateLocal, LateRemote), and
 // Outstanding reports when the last unfound delivery's limit passes. Zero
 // means no limit. Call it before the first Accepted.
 func (l *Ledger) SetLimits(local, remote time.Duration) {
@@ -123,11 +120,11 @@ func (l *Ledger) SetLimits(local, remote time.Duration) {
 	l.mu.Unlock()
 }
 
-// New returns the ledger of run runID. userAddrs are the addresses of all
+// NewLedger returns the ledger of run runID. userAddrs are the addresses of all
 // local users (recipients outside it are not accounted for: see
-// delivery.Reconciliation.UnknownRecipients). obs receives the Delivery Time
+// Reconciliation.UnknownRecipients). obs receives the Delivery Time
 // observations; nil discards them.
-func New(runID uint32, userAddrs []string, obs measure.Observer) *Ledger {
+func NewLedger(runID uint32, userAddrs []string, obs measure.Observer) *Ledger {
 	if obs == nil {
 		obs = measure.Discard
 	}
@@ -168,7 +165,7 @@ func remoteKey(addr string) uint32 {
 }
 
 func (l *Ledger) ours(id string) (uint64, bool) {
-	run, seq, ok := delivery.ParseID(id)
+	run, seq, ok := ParseID(id)
 	return seq, ok && run == l.runID
 }
 
@@ -344,7 +341,7 @@ func (l *Ledger) addEarly(e early) {
 // sighting that has one (a check session, the Checker), or else at Finish
 // from observedAt, an upper bound. A second UID for the same delivery is a
 // duplicate.
-func (l *Ledger) SeenLocal(user string, infos []imapclient.MessageInfo, observedAt time.Time) {
+func (l *Ledger) SeenLocal(user string, infos []MessageInfo, observedAt time.Time) {
 	u, ok := l.UserIndex(user)
 	if !ok {
 		return
@@ -489,7 +486,7 @@ func (l *Ledger) AcceptedAt(id string) (time.Time, bool) {
 // (counted in Reconciliation.TimedByAnnouncement), and counts the
 // delivery as seen. A delivery already timed by an INTERNALDATE keeps
 // that time. Infos without a mailbench id of this run are ignored.
-func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []time.Time) {
+func (l *Ledger) Announced(user string, infos []MessageInfo, ats []time.Time) {
 	l.announce(user, infos, ats, nil)
 }
 
@@ -501,7 +498,7 @@ func (l *Ledger) Announced(user string, infos []imapclient.MessageInfo, ats []ti
 // Reconciliation.TimedByVisibility, with the lead in AheadMaxMs. A
 // delivery whose acceptance is not recorded yet is taken as announced at
 // its visibility.
-func (l *Ledger) Visible(user string, infos []imapclient.MessageInfo, ats, announced []time.Time) {
+func (l *Ledger) Visible(user string, infos []MessageInfo, ats, announced []time.Time) {
 	if len(announced) != len(infos) {
 		return
 	}
@@ -510,7 +507,7 @@ func (l *Ledger) Visible(user string, infos []imapclient.MessageInfo, ats, annou
 
 // announce is Announced (ahead nil) and Visible (ahead: when each message
 // was announced, ahead of ats).
-func (l *Ledger) announce(user string, infos []imapclient.MessageInfo, ats, ahead []time.Time) {
+func (l *Ledger) announce(user string, infos []MessageInfo, ats, ahead []time.Time) {
 	u, ok := l.UserIndex(user)
 	if !ok || len(ats) != len(infos) {
 		return
@@ -575,10 +572,10 @@ func (l *Ledger) announced(m *msgRec, u, uid uint32, atNs int64, lead time.Durat
 // Deleted records that a cleanup session of user is about to delete (STORE
 // \Deleted, then EXPUNGE) the INBOX messages infos. A delivery of this
 // run among them that nothing has seen yet is counted as deleted by the
-// workload (delivery.Reconciliation.DeletedByWorkload): it was delivered (the
+// workload (Reconciliation.DeletedByWorkload): it was delivered (the
 // cleanup found it), it is not lost, and it has no delivery time. If it
 // is seen after all (the deletion failed), it counts as seen instead.
-func (l *Ledger) Deleted(user string, infos []imapclient.MessageInfo) {
+func (l *Ledger) Deleted(user string, infos []MessageInfo) {
 	u, ok := l.UserIndex(user)
 	if !ok {
 		return
@@ -619,7 +616,7 @@ func (l *Ledger) deleted(m *msgRec, u uint32) {
 // message's run, population messages included) and, for a message of this
 // run, counts the delivery as corrupted (once). A body read also proves
 // the delivery was seen. Messages without the header are not judged.
-func (l *Ledger) BodyRead(user string, b imapclient.BodyInfo) error {
+func (l *Ledger) BodyRead(user string, b BodyInfo) error {
 	if b.Sum == "" {
 		return nil
 	}
@@ -677,7 +674,7 @@ func (l *Ledger) bodyRead(m *msgRec, u uint32, corrupt bool, obsNs int64) {
 // stamped one makes the delivery corrupted. Arrivals of other runs, and of
 // recipients the message was not sent to (counted as Unexpected), are
 // otherwise ignored. It is fast enough to call before the sink's 250.
-func (l *Ledger) ArrivedRemote(a smtpsink.Arrival) {
+func (l *Ledger) ArrivedRemote(a Arrival) {
 	seq, ok := l.ours(a.ID)
 	if !ok {
 		return
@@ -792,7 +789,7 @@ func (l *Ledger) SetExternalSink() {
 // Finish ends the accounting: every local delivery seen but never timed by
 // an INTERNALDATE gets its Delivery Time (local) observation now, with the
 // time of its first sighting as an upper bound (counted in
-// delivery.Reconciliation.TimedByObservation). Every delivery still missing (local:
+// Reconciliation.TimedByObservation). Every delivery still missing (local:
 // looked for and not found, remote: not arrived at this run's sink) gets a
 // Delivery Time observation of the time it has waited so far, a lower
 // bound above its limit: not delivered within the limit, it counts as non-compliant in
@@ -908,7 +905,7 @@ func (l *Ledger) missingLocal(m *msgRec, r *rcptRec) bool {
 
 // Reconcile returns the counts so far. Lost is what is still unseen: call it
 // after ramp-down, the settle phase and Finish for the final figures.
-func (l *Ledger) Reconcile() delivery.Reconciliation {
+func (l *Ledger) Reconcile() Reconciliation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.c

@@ -1,4 +1,4 @@
-package ledger
+package delivery
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func BenchmarkLedgerAccepted(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	l := New(run, addrs, measure.Discard)
+	l := NewLedger(run, addrs, measure.Discard)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

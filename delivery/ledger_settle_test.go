@@ -1,12 +1,10 @@
-package ledger
+package delivery
 
 import (
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -15,7 +13,7 @@ import (
 func TestLateIsNotLost(t *testing.T) {
 	u1, u2 := users[0], users[1]
 	var c collector
-	l := New(run, users, &c)
+	l := NewLedger(run, users, &c)
 	l.SetLimits(sec(60), sec(60))
 	l.Accepted(sent(1, at(0), []string{u1}, "r@remote.test"))
 	l.Accepted(sent(2, at(5), []string{u1, u2}))
@@ -23,16 +21,16 @@ func TestLateIsNotLost(t *testing.T) {
 		t.Fatalf("Outstanding() = %d, %v; want 4, %v", n, due, at(65))
 	}
 	// Message 1: in the INBOX at 20 s (in time), relayed at 70 s (late).
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 1, at(20))}, at(80))
+	l.SeenLocal(u1, []MessageInfo{info(1, 1, at(20))}, at(80))
 	l.ArrivedRemote(arrival(1, at(70), "r@remote.test"))
 	// Message 2: u1's copy appears at 90 s (late), u2's never.
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(2, 2, at(90))}, at(95))
+	l.SeenLocal(u1, []MessageInfo{info(2, 2, at(90))}, at(95))
 	if n, due := l.Outstanding(); n != 1 || !due.Equal(at(65)) {
 		t.Fatalf("Outstanding() = %d, %v; want 1, %v", n, due, at(65))
 	}
 	lookAll(l, users, at(100)) // the checker looked through every INBOX at the end
 	got := l.Reconcile()
-	want := delivery.Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 3, RemoteDeliveries: 1,
+	want := Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 3, RemoteDeliveries: 1,
 		DeliveredLocal: 2, RelayedRemote: 1, Lost: 1, LostLocal: 1, TimedByInternalDate: 2,
 		Late: 2, LateLocal: 1, LateRemote: 1}
 	if got != want {
@@ -41,7 +39,7 @@ func TestLateIsNotLost(t *testing.T) {
 	if f := got.Failing(); len(f) != 1 {
 		t.Errorf("Failing() = %q: want the lost delivery only (late ones are the delivery time rows' business)", f)
 	}
-	l.SeenLocal(u2, []imapclient.MessageInfo{info(2, 3, at(100))}, at(101))
+	l.SeenLocal(u2, []MessageInfo{info(2, 3, at(100))}, at(101))
 	if n, due := l.Outstanding(); n != 0 || !due.IsZero() {
 		t.Errorf("Outstanding() with everything found = %d, %v", n, due)
 	}
@@ -53,15 +51,15 @@ func TestLateIsNotLost(t *testing.T) {
 func TestDeletedByWorkload(t *testing.T) {
 	u1 := users[0]
 	var c collector
-	l := New(run, users, &c)
+	l := NewLedger(run, users, &c)
 	l.Accepted(sent(1, at(0), []string{u1}))
 	l.Accepted(sent(2, at(1), []string{u1}))
 	l.Accepted(sent(3, at(2), []string{u1}))
 	// Message 3 is seen first, then the cleanup takes 1, 3 and a
 	// population message; 4 is deleted before its Accepted arrives.
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(3, 3, at(2))}, at(10))
-	l.Deleted(u1, []imapclient.MessageInfo{info(1, 1, time.Time{}), info(3, 3, time.Time{}), {ID: "init-u1-INBOX-1", UID: 9}})
-	l.Deleted(u1, []imapclient.MessageInfo{info(4, 4, time.Time{})})
+	l.SeenLocal(u1, []MessageInfo{info(3, 3, at(2))}, at(10))
+	l.Deleted(u1, []MessageInfo{info(1, 1, time.Time{}), info(3, 3, time.Time{}), {ID: "init-u1-INBOX-1", UID: 9}})
+	l.Deleted(u1, []MessageInfo{info(4, 4, time.Time{})})
 	l.Accepted(sent(4, at(3), []string{u1}))
 	if got := l.Pending(u1); got != 1 {
 		t.Errorf("Pending(u1) = %d, want 1 (message 2)", got)
@@ -72,8 +70,8 @@ func TestDeletedByWorkload(t *testing.T) {
 		t.Errorf("Reconcile() = %+v; want 2 deleted by the workload, 1 lost (message 2), 1 seen", r)
 	}
 	// Message 1 was not deleted after all: a check session sees it.
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(1, 1, at(0))}, at(20))
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(2, 2, at(1))}, at(20))
+	l.SeenLocal(u1, []MessageInfo{info(1, 1, at(0))}, at(20))
+	l.SeenLocal(u1, []MessageInfo{info(2, 2, at(1))}, at(20))
 	l.Finish()
 	r = l.Reconcile()
 	if r.DeletedByWorkload != 1 || r.Lost != 0 || r.DeliveredLocal != 3 || r.LocalDeliveries != 4 {
@@ -95,19 +93,19 @@ func TestDeletedByWorkload(t *testing.T) {
 func TestAnnounced(t *testing.T) {
 	u1 := users[0]
 	var c collector
-	l := New(run, users, &c)
+	l := NewLedger(run, users, &c)
 	l.SetLimits(sec(1), 0)
 	l.Accepted(sent(1, at(10), []string{u1}))
-	l.Announced(u1, []imapclient.MessageInfo{info(1, 1, time.Time{})}, []time.Time{at(10.0123)})
-	l.Announced(u1, []imapclient.MessageInfo{info(2, 2, time.Time{})}, []time.Time{at(20.5)}) // before its Accepted
+	l.Announced(u1, []MessageInfo{info(1, 1, time.Time{})}, []time.Time{at(10.0123)})
+	l.Announced(u1, []MessageInfo{info(2, 2, time.Time{})}, []time.Time{at(20.5)}) // before its Accepted
 	l.Accepted(sent(2, at(20), []string{u1}))
 	l.Accepted(sent(3, at(30), []string{u1}))
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(3, 3, time.Time{})}, at(40)) // UID FETCH: no INTERNALDATE
-	l.Announced(u1, []imapclient.MessageInfo{info(3, 3, time.Time{})}, []time.Time{at(31.25)})
+	l.SeenLocal(u1, []MessageInfo{info(3, 3, time.Time{})}, at(40)) // UID FETCH: no INTERNALDATE
+	l.Announced(u1, []MessageInfo{info(3, 3, time.Time{})}, []time.Time{at(31.25)})
 	l.Accepted(sent(4, at(40), []string{u1}))
-	l.SeenLocal(u1, []imapclient.MessageInfo{info(4, 4, at(41))}, at(50))
-	l.Announced(u1, []imapclient.MessageInfo{info(4, 4, time.Time{})}, []time.Time{at(40.2)})
-	l.Announced(u1, []imapclient.MessageInfo{info(1, 1, time.Time{})}, []time.Time{at(99)}) // again: nothing
+	l.SeenLocal(u1, []MessageInfo{info(4, 4, at(41))}, at(50))
+	l.Announced(u1, []MessageInfo{info(4, 4, time.Time{})}, []time.Time{at(40.2)})
+	l.Announced(u1, []MessageInfo{info(1, 1, time.Time{})}, []time.Time{at(99)}) // again: nothing
 	l.Finish()
 	want := []obsWant{
 		{measure.DeliveryLocal, at(10), sec(0.0123)},

@@ -1,22 +1,20 @@
-package ledger
+package delivery
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/mailbench/mailbench/delivery"
-	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/measure"
 )
 
 func TestExternalSinkReconciliation(t *testing.T) {
 	const run = 0x1234a003
-	l := New(run, []string{"u1@local.example"}, nil)
+	l := NewLedger(run, []string{"u1@local.example"}, nil)
 	t0 := time.Unix(1_800_000_000, 0)
-	l.Accepted(measure.Submission{ID: message.NewID(run, 1), Accepted: t0, Remote: []string{"a@remote.example", "b@remote.example"}})
-	l.Accepted(measure.Submission{ID: message.NewID(run, 2), Accepted: t0, Remote: []string{"c@remote.example"}, Local: []string{"u1@local.example"}})
-	l.Accepted(measure.Submission{ID: message.NewID(run, 5000), Accepted: t0.Add(time.Second), Remote: []string{"d@remote.example"}})
+	l.Accepted(measure.Submission{ID: NewID(run, 1), Accepted: t0, Remote: []string{"a@remote.example", "b@remote.example"}})
+	l.Accepted(measure.Submission{ID: NewID(run, 2), Accepted: t0, Remote: []string{"c@remote.example"}, Local: []string{"u1@local.example"}})
+	l.Accepted(measure.Submission{ID: NewID(run, 5000), Accepted: t0.Add(time.Second), Remote: []string{"d@remote.example"}})
 	if n, _ := l.Outstanding(); n != 5 {
 		t.Fatalf("before SetExternalSink: %d outstanding, want the 4 remote and 1 local", n)
 	}
@@ -36,32 +34,32 @@ func TestExternalSinkReconciliation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back delivery.Pending
+	var back Pending
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.RunID != run || len(back.Deliveries) != 4 || back.Deliveries[3].Seq != 5000 || back.Deliveries[3].Accepted != t0.Add(time.Second).UnixNano() {
 		t.Fatalf("round trip: %+v", back)
 	}
-	if remoteKey("A@Remote.example") != delivery.RecipientKey("a@remote.example") {
+	if remoteKey("A@Remote.example") != RecipientKey("a@remote.example") {
 		t.Fatal("the ledger's and the sink's recipient keys differ")
 	}
 	keys := func(addrs ...string) []uint32 {
 		var k []uint32
 		for _, a := range addrs {
-			k = append(k, delivery.RecipientKey(a))
+			k = append(k, RecipientKey(a))
 		}
 		return k
 	}
-	arr := []delivery.RecordedArrival{
-		{ID: message.NewID(run, 1), Received: t0.Add(2 * time.Second), Recipients: keys("a@remote.example")},
-		{ID: message.NewID(run, 1), Received: t0.Add(3 * time.Second), Recipients: keys("a@remote.example", "b@remote.example")}, // a again: duplicate
-		{ID: message.NewID(run, 2), Received: t0.Add(time.Second), Corrupt: true, Recipients: keys("c@remote.example")},
-		{ID: message.NewID(run, 2), Received: t0, Recipients: keys("x@remote.example")},      // not sent there
-		{ID: message.NewID(run^1, 5000), Received: t0, Recipients: keys("d@remote.example")}, // another shard's
+	arr := []RecordedArrival{
+		{ID: NewID(run, 1), Received: t0.Add(2 * time.Second), Recipients: keys("a@remote.example")},
+		{ID: NewID(run, 1), Received: t0.Add(3 * time.Second), Recipients: keys("a@remote.example", "b@remote.example")}, // a again: duplicate
+		{ID: NewID(run, 2), Received: t0.Add(time.Second), Corrupt: true, Recipients: keys("c@remote.example")},
+		{ID: NewID(run, 2), Received: t0, Recipients: keys("x@remote.example")},      // not sent there
+		{ID: NewID(run^1, 5000), Received: t0, Recipients: keys("d@remote.example")}, // another shard's
 	}
 	var n int
-	d := delivery.ReconcileSink(&back, arr, measure.ObserverFunc(func(o measure.Observation) {
+	d := ReconcileSink(&back, arr, measure.ObserverFunc(func(o measure.Observation) {
 		if o.Function != measure.DeliveryRemote {
 			t.Errorf("observation of %s", o.Function)
 		}

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/internal/lib/ctxsleep"
 
 	"github.com/mailbench/mailbench/imapclient"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -92,7 +92,7 @@ type checkState struct {
 // Run and Settle must not be called at the same time; Stats is safe for
 // concurrent use.
 type Checker struct {
-	l     *ledger.Ledger
+	l     *delivery.Ledger
 	cfg   Config
 	creds []*workload.User // by ledger user index; nil: no credentials
 	state []checkState
@@ -107,7 +107,7 @@ type Checker struct {
 // New returns a Checker that reports to l. Users whose address l
 // does not know are ignored, and users without credentials are never
 // checked. It doesn't perform I/O.
-func New(l *ledger.Ledger, cfg Config) *Checker {
+func New(l *delivery.Ledger, cfg Config) *Checker {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
@@ -191,7 +191,7 @@ func (c *Checker) pick(now time.Time) (int, bool) {
 // Settle checks, in passes, every user with unseen or untimed deliveries,
 // until every accepted delivery is found (local: seen, or deleted by the
 // workload; remote: arrived at the sink) and timed, or until the delivery
-// limit of every delivery still missing has passed (ledger.Outstanding)
+// limit of every delivery still missing has passed (delivery.Outstanding)
 // and SettleMargin more (a whole pass begun after that finds nothing
 // more), or until the time until, or ctx is done. What is
 // missing then is lost; what was found after its limit is late. It returns

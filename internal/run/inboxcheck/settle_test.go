@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -44,7 +44,7 @@ func TestSettleWaitsForTheLimit(t *testing.T) {
 		cusers = append(cusers, workload.User{Address: a, Login: u.Login, Password: u.Password})
 	}
 	var obs testutil.ObservationLog
-	l := ledger.New(run, addrs, &obs)
+	l := delivery.NewLedger(run, addrs, &obs)
 	l.SetLimits(limit, limit)
 	tg, err := demo.Start(ctx, demo.Options{Users: tusers, OpTimeout: netTimeout,
 		Faults: demo.Faults{DeliveryDelay: delay, DelayEvery: 2, DropEvery: 5}})
@@ -58,7 +58,7 @@ func TestSettleWaitsForTheLimit(t *testing.T) {
 	}
 	smtpCfg := smtpclient.Config{Address: tg.SMTPAddr(), Timeout: netTimeout}
 	for i := 1; i <= nMsgs; i++ {
-		env := message.Envelope{ID: message.NewID(run, uint64(i)), From: addrs[0], To: []string{addrs[i%2]}, Subject: "t", Sent: time.Now()}
+		env := message.Envelope{ID: delivery.NewID(run, uint64(i)), From: addrs[0], To: []string{addrs[i%2]}, Subject: "t", Sent: time.Now()}
 		sc, err := smtpclient.Connect(ctx, smtpCfg)
 		if err != nil {
 			t.Fatal(err)

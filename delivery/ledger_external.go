@@ -1,14 +1,12 @@
-package ledger
-
-import "github.com/mailbench/mailbench/delivery"
+package delivery
 
 // ReconcileExternal is Reconcile for a run whose remote mail reaches a sink
 // in another process: the remote deliveries not seen arrive are pending,
 // not lost, and are returned for ReconcileSink. Call it where Reconcile
 // would be called.
-func (l *Ledger) ReconcileExternal() (delivery.Reconciliation, *delivery.Pending) {
+func (l *Ledger) ReconcileExternal() (Reconciliation, *Pending) {
 	r := l.Reconcile()
-	p := &delivery.Pending{RunID: l.runID}
+	p := &Pending{RunID: l.runID}
 	l.mu.Lock()
 	for c, ch := range l.msgs {
 		if ch == nil {
@@ -22,7 +20,7 @@ func (l *Ledger) ReconcileExternal() (delivery.Reconciliation, *delivery.Pending
 			from := m.rcptStart + uint32(m.nLocal)
 			for j := from; j < from+uint32(m.nRemote); j++ {
 				if rc := l.rcpt(j); rc.flags&fSeen == 0 {
-					p.Deliveries = append(p.Deliveries, delivery.PendingDelivery{Seq: uint64(c)<<chunkBits | uint64(i), Key: rc.key, Accepted: m.accepted})
+					p.Deliveries = append(p.Deliveries, PendingDelivery{Seq: uint64(c)<<chunkBits | uint64(i), Key: rc.key, Accepted: m.accepted})
 				}
 			}
 		}

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/imapclient"
 	"github.com/mailbench/mailbench/internal/demo"
 	"github.com/mailbench/mailbench/internal/lib/message"
-	"github.com/mailbench/mailbench/internal/observe/ledger"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/smtpclient"
@@ -78,7 +78,7 @@ func TestCheckerRetriesContendedLogin(t *testing.T) {
 	addr := "user1@" + demo.DefaultLocalDomain
 	cusers := []workload.User{{Address: addr, Login: "user1", Password: "pw-1"}}
 	var obs testutil.ObservationLog
-	l := ledger.New(run, []string{addr}, &obs)
+	l := delivery.NewLedger(run, []string{addr}, &obs)
 	l.SetLimits(10*time.Second, 10*time.Second)
 	tg, err := demo.Start(ctx, demo.Options{Users: tusers, OpTimeout: netTimeout})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestCheckerRetriesContendedLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
-		env := message.Envelope{ID: message.NewID(run, uint64(i)), From: addr, To: []string{addr}, Subject: "t", Sent: time.Now()}
+		env := message.Envelope{ID: delivery.NewID(run, uint64(i)), From: addr, To: []string{addr}, Subject: "t", Sent: time.Now()}
 		sc, err := smtpclient.Connect(ctx, smtpclient.Config{Address: tg.SMTPAddr(), Timeout: netTimeout})
 		if err != nil {
 			t.Fatal(err)
