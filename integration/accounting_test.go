@@ -13,7 +13,7 @@ import (
 	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
 // TestWrongPasswordsAreUnverified: half the users of a users CSV have a
@@ -68,7 +68,7 @@ func TestWrongPasswordsAreUnverified(t *testing.T) {
 		t.Fatalf("orchestrator.Run: %v\n%s", err, log.String())
 	}
 	var text bytes.Buffer
-	if err := report.WriteText(&text, run); err != nil {
+	if err := render.WriteText(&text, run); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", text.String())
@@ -143,7 +143,7 @@ func TestDovecotRestartMidRun(t *testing.T) {
 		t.Fatalf("orchestrator.Run: %v", err)
 	}
 	var text bytes.Buffer
-	if err := report.WriteText(&text, run); err != nil {
+	if err := render.WriteText(&text, run); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%v; report:\n%s", time.Since(began).Round(time.Second), text.String())

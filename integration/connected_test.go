@@ -9,7 +9,7 @@ import (
 	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
 // connectedUsers is how many users of the project's Dovecot stay connected
@@ -38,7 +38,7 @@ func TestDovecotConnectedClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("orchestrator.Run: %v\n%s", err, lb.String())
 	}
-	if err := report.WriteText(&tb, run); err != nil {
+	if err := render.WriteText(&tb, run); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", tb.String())

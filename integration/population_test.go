@@ -10,7 +10,7 @@ import (
 	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
 	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -53,7 +53,7 @@ func TestDovecotPopulation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("orchestrator.Run: %v\n%s", err, lb.String())
 	}
-	if err := report.WriteText(&tb, run); err != nil {
+	if err := render.WriteText(&tb, run); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", tb.String())

@@ -18,6 +18,7 @@ import (
 	"github.com/mailbench/mailbench/internal/run/populate"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -179,7 +180,7 @@ func shortRun(t *testing.T, cfg *workload.Config) (run *report.Run, text, log st
 	if err != nil {
 		t.Fatalf("orchestrator.Run: %v\n%s", err, lb.String())
 	}
-	if err := report.WriteText(&tb, run); err != nil {
+	if err := render.WriteText(&tb, run); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("run log:\n%s\nreport:\n%s", lb.String(), tb.String())

@@ -97,9 +97,9 @@ func signed(f float64, prec int) string {
 	return s
 }
 
-// rateDelta is the achieved rate's change against base, marked when the
+// RateDelta is the achieved rate's change against base, marked when the
 // two Poisson intervals do not overlap.
-func rateDelta(base, r *Run) string {
+func RateDelta(base, r *Run) string {
 	if r == base {
 		return ""
 	}
@@ -108,9 +108,9 @@ func rateDelta(base, r *Run) string {
 	return deltaText(base.AchievedSessionsPerHour, r.AchievedSessionsPerHour, disjoint(a0, a1, b0, b1))
 }
 
-// p95Delta is a function's p95 change against base, marked when the two
+// P95Delta is a function's p95 change against base, marked when the two
 // bootstrap intervals do not overlap.
-func p95Delta(base, r *Run, f measure.Function) string {
+func P95Delta(base, r *Run, f measure.Function) string {
 	if r == base {
 		return ""
 	}
@@ -128,9 +128,9 @@ func p95Delta(base, r *Run, f measure.Function) string {
 	return deltaText(float64(br.P95), float64(rr.P95), marked)
 }
 
-// errorDelta is the error rate's change against base in percentage points,
+// ErrorDelta is the error rate's change against base in percentage points,
 // marked when the two Wilson intervals do not overlap.
-func errorDelta(base, r *Run) string {
+func ErrorDelta(base, r *Run) string {
 	if r == base {
 		return ""
 	}
@@ -207,24 +207,24 @@ func Regressions(runs []*Run, labels []string, lim RegressionLimits) []string {
 			b0, b1 := rateInterval(r)
 			if drop > lim.RatePercent && disjoint(a0, a1, b0, b1) {
 				out = append(out, fmt.Sprintf("%s: achieved sessions/hour %s against %s (%s%%, limit -%s%%)", name(i),
-					fmtFloat0(r.AchievedSessionsPerHour), fmtFloat0(base.AchievedSessionsPerHour), signed(-drop, 1), trimFloat(lim.RatePercent)))
+					FormatWhole(r.AchievedSessionsPerHour), FormatWhole(base.AchievedSessionsPerHour), signed(-drop, 1), trimFloat(lim.RatePercent)))
 			}
 		}
 		if lim.ErrorPoints >= 0 {
 			be, re := base.Table.Errors, r.Table.Errors
-			if be.Operations > 0 && re.Operations > 0 && re.Percent-be.Percent > lim.ErrorPoints && strings.HasSuffix(errorDelta(base, r), "*") {
+			if be.Operations > 0 && re.Operations > 0 && re.Percent-be.Percent > lim.ErrorPoints && strings.HasSuffix(ErrorDelta(base, r), "*") {
 				out = append(out, fmt.Sprintf("%s: error rate %.2f%% against %.2f%% (+%.2f pp, limit +%s pp)", name(i), re.Percent, be.Percent, re.Percent-be.Percent, trimFloat(lim.ErrorPoints)))
 			}
 		}
 		if lim.P95Percent >= 0 {
-			for _, f := range tableFunctions(runs) {
+			for _, f := range TableFunctions(runs) {
 				br, ok1 := base.Table.Row(f)
 				rr, ok2 := r.Table.Row(f)
 				if !ok1 || !ok2 || br.Operations == 0 || rr.Operations == 0 || br.P95 <= 0 {
 					continue
 				}
 				up := 100 * float64(rr.P95-br.P95) / float64(br.P95)
-				if up > lim.P95Percent && strings.HasSuffix(p95Delta(base, r, f), "*") {
+				if up > lim.P95Percent && strings.HasSuffix(P95Delta(base, r, f), "*") {
 					out = append(out, fmt.Sprintf("%s: %s p95 %s ms against %s ms (+%.1f%%, limit +%s%%)", name(i), f, fmtMS(rr.P95), fmtMS(br.P95), up, trimFloat(lim.P95Percent)))
 				}
 			}

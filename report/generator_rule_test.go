@@ -48,24 +48,3 @@ func TestGeneratorBoundNeedsEvidence(t *testing.T) {
 		})
 	}
 }
-
-// TestTextEscapesControls: words from a server or a report file (here a
-// warning and the run's name, as a tampered JSON could carry them) reach
-// the terminal with their control bytes escaped; the report's own
-// characters (≥, …) pass whole.
-func TestTextEscapesControls(t *testing.T) {
-	r := &Run{Name: "evil\x1b]2;title\x07", Warnings: []string{"server said \x1b[2J\rhidden ≥ …"}}
-	var b strings.Builder
-	if err := WriteText(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if strings.ContainsAny(out, "\x1b\x07\r") {
-		t.Errorf("raw control bytes in the text report:\n%q", out)
-	}
-	for _, want := range []string{`evil\x1b]2;title\x07`, `\x1b[2J\x0dhidden ≥ …`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text report lacks %q", want)
-		}
-	}
-}

@@ -95,7 +95,7 @@ func (fs Functions) MarshalJSON() ([]byte, error) {
 			names = append(names, f)
 		}
 	}
-	slices.SortFunc(names, functionOrder)
+	slices.SortFunc(names, FunctionOrder)
 	list := make([]*metrics.FunctionStats, len(names))
 	for i, f := range names {
 		list[i] = fs[f]
@@ -147,8 +147,8 @@ func parseJSONTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-// functionOrder sorts functions as the SPEC table does, then by name.
-func functionOrder(a, b measure.Function) int {
+// FunctionOrder sorts functions as the SPEC table does, then by name.
+func FunctionOrder(a, b measure.Function) int {
 	ia, ib := slices.Index(measure.AllFunctions, a), slices.Index(measure.AllFunctions, b)
 	switch {
 	case ia >= 0 && ib >= 0:

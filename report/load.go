@@ -46,7 +46,7 @@ func (r *Run) SessionsPerUser() float64 {
 // user-hour)" when the run simulated its users, else "14,400 sessions/hour
 // on 50 mailboxes (288 sessions per user-hour; not a users figure)".
 func (r *Run) LoadLine(rate float64) string {
-	s := fmtFloat0(rate) + " sessions/hour"
+	s := FormatWhole(rate) + " sessions/hour"
 	if u, ok := r.UsersFigure(); ok {
 		return s + " ≡ " + fmtInt(int64(u)) + " users (at " + trimFloat(r.SessionsPerUserHour) + " sessions per user-hour)"
 	}
@@ -162,7 +162,7 @@ func (r *Run) DropLine() string {
 func (r *Run) ConcurrencyLine() string {
 	if r.PlannedConcurrency > 0 || r.MeanSessionDuration > 0 {
 		return fmt.Sprintf("planned %s (%s sessions), observed mean %s (%s sessions), max %s",
-			fmtFloat0(r.PlannedConcurrency), fmtSeconds(time.Duration(r.PlannedSessionDuration)), fmtFloat0(r.ObservedConcurrency()),
+			FormatWhole(r.PlannedConcurrency), fmtSeconds(time.Duration(r.PlannedSessionDuration)), FormatWhole(r.ObservedConcurrency()),
 			fmtSeconds(time.Duration(r.MeanSessionDuration)), fmtInt(int64(r.MaxConcurrentObserved)))
 	}
 	return ""
@@ -179,7 +179,7 @@ func (r *Run) AchievedBand() (lo, hi float64) {
 	return float64(l) / r.Measurement.Hours(), float64(h) / r.Measurement.Hours()
 }
 
-func fmtFloat0(f float64) string {
+func FormatWhole(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "-"
 	}

@@ -1,10 +1,5 @@
 package report
 
-import (
-	"fmt"
-	"io"
-)
-
 // PopulationSummary is [population] by group: what each group was
 // planned to do (derived from its profiles) beside what its clients did
 // (counted over the whole run, every phase).
@@ -97,39 +92,4 @@ func (p *PopulationSummary) add(o *PopulationSummary) *PopulationSummary {
 		m.Window = m.Window.add(g.Window)
 	}
 	return s
-}
-
-// writePopulation renders the population section of the text report.
-func writePopulation(w2 io.Writer, p *PopulationSummary) {
-	w := w2
-	if p == nil || len(p.Groups) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nPopulation ([population]; planned: derived from the profiles; the rest counted over the run)\n")
-	for _, g := range p.Groups {
-		if g.PlannedSessionsPerHour > 0 || g.Client == "" {
-			fmt.Fprintf(w, "  %s: %s users, SPEC's sessions (planned %s/hour)\n", g.Name, fmtInt(int64(g.Users)), fmtPlanned(g.PlannedSessionsPerHour))
-			continue
-		}
-		fmt.Fprintf(w, "  %s: %s users; connections held %s at the end of the window (planned %s on average)\n",
-			g.Name, fmtInt(int64(g.Users)), fmtInt(g.Held), fmtPlanned(g.PlannedConnections))
-		fmt.Fprintf(w, "    planned %s received/h from outside, %s sent/h; %s logins in %s attempts, %s resyncs, %s new messages fetched, %s opened, %s deleted or moved\n",
-			fmtPlanned(g.PlannedReceivedPerHour), fmtPlanned(g.PlannedSentPerHour), fmtInt(g.Connects), fmtInt(g.Attempts),
-			fmtInt(g.Resyncs), fmtInt(g.NewMail), fmtInt(g.Opened), fmtInt(g.Removed))
-		if w := g.Window; w != nil && w.Seconds > 0 {
-			h := w.Seconds / 3600
-			fmt.Fprintf(w2, "    measured in the window: %s logins/h, %s resyncs/h, %s new messages/h, %s opened/h, %s deleted or moved/h\n",
-				fmtPlanned(float64(w.Connects)/h), fmtPlanned(float64(w.Resyncs)/h), fmtPlanned(float64(w.NewMail)/h), fmtPlanned(float64(w.Opened)/h), fmtPlanned(float64(w.Removed)/h))
-		}
-		if g.Forgotten > 0 {
-			fmt.Fprintf(w, "    %s actions forgotten: users fell more than 256 messages behind (the server answered too slowly for them)\n", fmtInt(g.Forgotten))
-		}
-	}
-}
-
-func fmtPlanned(f float64) string {
-	if f >= 100 {
-		return fmtInt(int64(f + 0.5))
-	}
-	return fmt.Sprintf("%.1f", f)
 }

@@ -1,11 +1,14 @@
-// Package report holds the result of a whole mailbench run and renders it:
-// WriteText for the terminal (the SPECmail2008 "Summary Results" table plus
-// mailbench's columns), WriteJSON/ReadJSON for files (schema in
-// docs/report-schema.md), and Merge to combine the shards of one run that
-// several load-generator machines measured over the same window.
+// Package report is the result of a whole mailbench run, as a model: the
+// Run and its figures, WriteJSON/ReadJSON for files (schema in
+// docs/report-schema.md), Merge to combine the shards of one run that
+// several load-generator machines measured over the same window, the
+// evaluation against the compliance rules (Evaluate) and against another
+// run (Regressions), and the one-line statements derived from a Run that
+// every output shares (Headline, VerdictLine, LoadLine…). Drawing a Run
+// (text, HTML, side by side) is report/render's.
 //
 // Nothing in this package performs I/O except on the io.Writer or io.Reader
-// it is given. A Run holds no password and the renderers print none.
+// it is given. A Run holds no password and nothing here prints one.
 package report
 
 import (

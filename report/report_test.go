@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -127,34 +126,6 @@ func failingRun() *Run {
 	return r
 }
 
-func TestWriteTextGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		run  *Run
-	}{
-		{"compliant.txt.golden", compliantRun()},
-		{"partial_failing.txt.golden", failingRun()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := WriteText(&b, tt.run); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tt.name, b.Bytes())
-		})
-		// The same report at 80 columns: the compact table.
-		name := strings.Replace(tt.name, ".txt.", ".80.txt.", 1)
-		t.Run(name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := WriteTextWidth(&b, tt.run, 80); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, name, b.Bytes())
-		})
-	}
-}
-
 func TestWriteJSONGolden(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -170,49 +141,6 @@ func TestWriteJSONGolden(t *testing.T) {
 			}
 			golden(t, tt.name, b.Bytes())
 		})
-	}
-}
-
-// TestFixtures pins the properties the golden files are meant to show, so
-// that a wrong -update cannot silently bless a wrong verdict.
-func TestFixtures(t *testing.T) {
-	c := compliantRun()
-	if !c.Table.Compliant || len(c.Table.Rows) != 16 {
-		t.Errorf("compliant fixture: Compliant=%v rows=%d failing=%q", c.Table.Compliant, len(c.Table.Rows), c.Table.Failing)
-	}
-	f := failingRun()
-	want := []string{string(measure.IMAPExpunge), string(measure.IMAPLsub), compliance.ErrorRateName}
-	if !slices.Equal(f.Table.Failing, want) {
-		t.Errorf("failing fixture: Failing = %q, want %q", f.Table.Failing, want)
-	}
-	if e := f.Table.Errors; e.Errors*100 != e.Operations {
-		t.Errorf("failing fixture: error rate %d/%d is not exactly 1%%", e.Errors, e.Operations)
-	}
-	var b bytes.Buffer
-	if err := WriteText(&b, f); err != nil {
-		t.Fatal(err)
-	}
-	text := b.String()
-	for _, s := range []string{
-		"PARTIAL RUN: interrupted by SIGINT",
-		"Verdict: NONE, no verdict (partial: interrupted by SIGINT)",
-		"Failing so far (a partial run: no verdict; rows without operations left out):",
-		"95.00% is not >95%", "1.00% is not <1%",
-	} {
-		if !strings.Contains(text, s) {
-			t.Errorf("text report lacks %q", s)
-		}
-	}
-	// A partial run names no row that merely had no operations yet.
-	if strings.Contains(text, "no operations") || strings.Contains(text, "NOT COMPLIANT") {
-		t.Errorf("the partial run's text names rows without operations or a verdict:\n%s", text)
-	}
-	b.Reset()
-	if err := WriteText(&b, c); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(b.String(), "\nVerdict: COMPLIANT\n") || strings.Contains(b.String(), "PARTIAL") {
-		t.Errorf("compliant text report: wrong verdict or banner:\n%s", b.String())
 	}
 }
 
@@ -483,40 +411,6 @@ func TestFormatNumbers(t *testing.T) {
 	}
 }
 
-func FuzzReadJSON(f *testing.F) {
-	for _, r := range []*Run{failingRun(), {}} {
-		var b bytes.Buffer
-		if err := WriteJSON(&b, r); err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b.Bytes())
-	}
-	f.Add([]byte(`{"schema_version":1,"functions":[{"function":"x","histogram":"HISTFAAAAA=="}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadJSON(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		// Whatever was accepted renders, and round-trips.
-		if err := WriteText(new(bytes.Buffer), r); err != nil {
-			t.Fatalf("WriteText: %v", err)
-		}
-		var b bytes.Buffer
-		if err := WriteJSON(&b, r); err != nil {
-			return // e.g. a NaN cannot be written; acceptable
-		}
-		first := slices.Clone(b.Bytes())
-		back, err := ReadJSON(&b)
-		if err != nil {
-			t.Fatalf("re-read: %v", err)
-		}
-		var b2 bytes.Buffer
-		if err := WriteJSON(&b2, back); err != nil || !bytes.Equal(first, b2.Bytes()) {
-			t.Fatalf("second round trip differs (%v)", err)
-		}
-	})
-}
-
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	testutil.Golden(t, filepath.Join("testdata", name), got)
@@ -578,31 +472,6 @@ func TestMergeRefusesNonShards(t *testing.T) {
 	m, err := Merge(parts[0], &p)
 	if err != nil || !m.Partial || m.PartialReason != "interrupted" || m.Valid() {
 		t.Errorf("merge with a partial shard: %v, partial %v (%q), valid %v", err, m.Partial, m.PartialReason, m.Valid())
-	}
-}
-
-// TestWriteTextTableWidth: the terminal report fits 120 columns, and 80
-// when laid out for 80,
-// long function names wrapped; the JSON keeps them whole.
-func TestWriteTextTableWidth(t *testing.T) {
-	for name, width := range map[string]int{"compliant": 120, "partial_failing": 120, "compliant.80": 80, "partial_failing.80": 80} {
-		data, err := os.ReadFile(filepath.Join("testdata", name+".txt.golden"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(data)
-		if !strings.Contains(text, "Summary Results") {
-			t.Fatalf("%s: no table", name)
-		}
-		// The whole terminal report, the table and every line under it.
-		for _, line := range strings.Split(text, "\n") {
-			if n := len([]rune(strings.TrimRight(line, " "))); n > width {
-				t.Errorf("%s: a line of %d columns: %q", name, n, line)
-			}
-		}
-	}
-	if got := wrapName(string(measure.IMAPFetchRange), maxNameWidth); strings.Join(got, "") != string(measure.IMAPFetchRange) {
-		t.Errorf("wrapName lost characters: %q", got)
 	}
 }
 

@@ -2,57 +2,13 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
-
-	"github.com/mailbench/mailbench/metrics"
 )
 
-// writeServer writes the "Server" section: per source, each figure's mean
-// and peak over the measurement window, and the sources that failed.
-func writeServer(w io.Writer, s *metrics.ServerReport) {
-	if s == nil {
-		return
-	}
-	fmt.Fprintf(w, "\nServer (observed beside the run every %s; mean / peak over the measurement window; not a proven cause)\n",
-		trimFloat(s.IntervalSeconds)+" s")
-	var order []string
-	bySource := map[string][]string{}
-	for _, f := range s.Figures {
-		src, fig, _ := strings.Cut(f.Name, ".")
-		if fig == "" {
-			fig = src
-		}
-		if _, ok := bySource[src]; !ok {
-			order = append(order, src)
-		}
-		bySource[src] = append(bySource[src], fig+" "+FormatServerValue(f.Unit, f.Mean)+" / "+FormatServerValue(f.Unit, f.Peak)+unitSuffix(f.Unit))
-	}
-	col := 11
-	for _, src := range s.Sources {
-		col = max(col, len(src.Name))
-	}
-	for _, src := range order {
-		note := ""
-		if src == "mailbench" {
-			note = " (the generator itself, on the same host)"
-		}
-		fmt.Fprintf(w, "  %-*s %s%s\n", col, src, strings.Join(bySource[src], ", "), note)
-	}
-	for _, src := range s.Sources {
-		if src.Failures > 0 {
-			fmt.Fprintf(w, "  %-*s %d of %d samples failed (last: %s)\n", col, src.Name, src.Failures, src.Samples, src.LastError)
-		}
-	}
-	if s.Dropped > 0 {
-		fmt.Fprintf(w, "  %d samples beyond the first %d are not in the timeline\n", s.Dropped, metrics.MaxServerPoints)
-	}
-}
-
-// unitSuffix is what follows a figure's values: its unit, where the
+// UnitSuffix is what follows a figure's values: its unit, where the
 // value does not carry it.
-func unitSuffix(unit string) string {
+func UnitSuffix(unit string) string {
 	switch unit {
 	case "%":
 		return "%"

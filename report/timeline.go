@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -188,7 +187,7 @@ func timelineFromJSON(js []jsonPoint) ([]metrics.Point, error) {
 				}
 				p.Functions = append(p.Functions, metrics.FunctionPoint{Function: measure.Function(f), Totals: metrics.Totals{P95: fromUS(v)}})
 			}
-			slices.SortFunc(p.Functions, func(a, b metrics.FunctionPoint) int { return functionOrder(a.Function, b.Function) })
+			slices.SortFunc(p.Functions, func(a, b metrics.FunctionPoint) int { return FunctionOrder(a.Function, b.Function) })
 		}
 		out[i] = p
 	}
@@ -278,119 +277,4 @@ func mergeTimelines(runs []*Run) ([]metrics.Point, []string) {
 		warn = append(warn, "timeline: a merged run has no timeline histograms (an older report), so merged percentiles are upper bounds (the largest of the runs')")
 	}
 	return out, warn
-}
-
-// timelineWideWidth is the narrowest width the "Over time" table is
-// drawn whole in.
-const timelineWideWidth = 100
-
-// maxTextIntervals bounds the lines of the text report's "Over time" section.
-const maxTextIntervals = 20
-
-// writeTimeline writes the "Over time" section: one line per point, or per
-// group of adjacent points when there are more than 20 (counts and sessions
-// summed; p95 the largest of the group's). Its operations are the protocol
-// operations; delivery times, when there are any, have columns of their
-// own, and so do the connected clients (the fewest held of the target,
-// and the connections lost). Below timelineWideWidth the length and
-// operations columns are left out (ops/s carries the rate) and the
-// columns are narrower.
-func writeTimeline(w io.Writer, tl []metrics.Point, width int) {
-	if len(tl) == 0 {
-		return
-	}
-	dlv := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Delivery.Operations > 0 })
-	clients := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Clients != nil })
-	group := (len(tl) + maxTextIntervals - 1) / maxTextIntervals
-	fmt.Fprintf(w, "\nOver time (%s intervals; protocol operations, by start time", tl[0].Length)
-	if dlv {
-		fmt.Fprintf(w, "; delivery times apart")
-	}
-	if group > 1 {
-		fmt.Fprintf(w, "; %d intervals a line, p95 the largest of them", group)
-	}
-	fmt.Fprintf(w, ")\n")
-	wide := width >= timelineWideWidth
-	if wide {
-		fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "from", "length", "operations", "ops/s", "errors", "p95 ms")
-	} else {
-		fmt.Fprintf(w, "%-8s %9s %7s %9s", "from", "ops/s", "errors", "p95 ms")
-	}
-	if dlv {
-		if wide {
-			fmt.Fprintf(w, " %11s %15s", "deliveries", "delivery p95 ms")
-		} else {
-			fmt.Fprintf(w, " %10s %11s", "deliveries", "dlv p95 ms")
-		}
-	}
-	if clients {
-		if wide {
-			fmt.Fprintf(w, " %15s %8s", "clients held", "lost")
-		} else {
-			fmt.Fprintf(w, " %13s %6s", "clients held", "lost")
-		}
-	}
-	fmt.Fprintln(w)
-	t0 := tl[0].Start
-	for c := range slices.Chunk(tl, group) {
-		var g metrics.Point
-		g.Start = c[0].Start
-		var cl *metrics.ClientPoint // the group's: the fewest held, the drops summed
-		for _, p := range c {
-			if p.Clients != nil {
-				if cl == nil {
-					cl = &metrics.ClientPoint{Held: p.Clients.Held}
-				}
-				cl.Target, cl.Held, cl.Drops = max(cl.Target, p.Clients.Target), min(cl.Held, p.Clients.Held), cl.Drops+p.Clients.Drops
-			}
-			g.Length += p.Length
-			g.Operations += p.Operations
-			g.Errors += p.Errors
-			g.P95 = max(g.P95, p.P95)
-			g.Delivery.Operations += p.Delivery.Operations
-			g.Delivery.P95 = max(g.Delivery.P95, p.Delivery.P95)
-		}
-		rate := 0.0
-		if g.Length > 0 {
-			rate = float64(g.Operations) / g.Length.Seconds()
-		}
-		if wide {
-			fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "+"+fmtOffset(g.Start.Sub(t0)), fmtOffset(g.Length),
-				fmtInt(g.Operations), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
-		} else {
-			fmt.Fprintf(w, "%-8s %9s %7s %9s", "+"+fmtOffset(g.Start.Sub(t0)), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
-		}
-		if dlv {
-			p95 := "-"
-			if g.Delivery.Operations > 0 {
-				p95 = fmtMS(g.Delivery.P95)
-			}
-			if wide {
-				fmt.Fprintf(w, " %11s %15s", fmtInt(g.Delivery.Operations), p95)
-			} else {
-				fmt.Fprintf(w, " %10s %11s", fmtInt(g.Delivery.Operations), p95)
-			}
-		}
-		if clients {
-			held, lost := "-", "-"
-			if cl != nil {
-				held, lost = fmtInt(cl.Held)+"/"+fmtInt(cl.Target), fmtInt(cl.Drops)
-			}
-			if wide {
-				fmt.Fprintf(w, " %15s %8s", held, lost)
-			} else {
-				fmt.Fprintf(w, " %13s %6s", held, lost)
-			}
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// fmtOffset formats a duration as h:mm:ss or m:ss.
-func fmtOffset(d time.Duration) string {
-	s := int64(d.Round(time.Second) / time.Second)
-	if s >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
-	}
-	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }

@@ -151,35 +151,6 @@ func TestTimelineJSONRejects(t *testing.T) {
 	}
 }
 
-func TestTimelineTextGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		n    int
-	}{{"timeline_short.txt.golden", 4}, {"timeline_grouped.txt.golden", 45}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			writeTimeline(&buf, sampleTimeline(t, tt.n), DefaultTextWidth)
-			out := buf.String()
-			lines := strings.Count(out, "\n") - 3 // blank, title, header
-			group := (tt.n + maxTextIntervals - 1) / maxTextIntervals
-			if want := (tt.n + group - 1) / group; lines > maxTextIntervals || lines != want {
-				t.Errorf("%d interval lines for %d intervals", lines, tt.n)
-			}
-			golden(t, tt.name, buf.Bytes())
-		})
-	}
-	var full bytes.Buffer
-	r := compliantRun()
-	r.Timeline = sampleTimeline(t, 2)
-	if err := WriteText(&full, r); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(full.String(), "intervals; protocol operations") || !strings.Contains(full.String(), "delivery p95 ms") {
-		t.Errorf("WriteText has no Over time section with delivery times apart:\n%s", full.String())
-	}
-}
-
 // TestMergeTimelinesExact: shards of one run merge into the timeline of
 // one recorder that saw every operation, even when their windows start a
 // few seconds apart.
@@ -401,43 +372,10 @@ func TestMergeConnectThroughJSON(t *testing.T) {
 	}
 }
 
-// TestTextReportNamesDrift: a run whose IMAP Connect p95 climbs from 0.6 s
-// to 3 s across its window says it was not steady; a flat one says nothing.
-func TestTextReportNamesDrift(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		tops      [2]time.Duration
-		wantDrift bool
-	}{
-		{"climbing", [2]time.Duration{600 * time.Millisecond, 3 * time.Second}, true},
-		{"flat", [2]time.Duration{600 * time.Millisecond, 650 * time.Millisecond}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := compliantRun()
-			for i, top := range tc.tops {
-				r.Timeline = append(r.Timeline, mkPoint(tlStart.Add(time.Duration(i)*10*time.Second), 10*time.Second, 10,
-					fnPoint(measure.IMAPConnect, 100, 0, top)))
-			}
-			var buf bytes.Buffer
-			if err := WriteText(&buf, r); err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Contains(buf.String(), "Not steady: a p95 rose across the measurement window")
-			if got != tc.wantDrift {
-				t.Fatalf("not-steady note %v, want %v:\n%s", got, tc.wantDrift, buf.String())
-			}
-			if got && !strings.Contains(buf.String(), "  - IMAP Connect: p95 570 ms in the first half of the window, 2,850 ms in the second (limit 5 s)") {
-				t.Errorf("drift line missing:\n%s", buf.String())
-			}
-		})
-	}
-}
-
-// TestTimelineClients: the connected clients of each interval survive the
-// JSON, print as "held/target" and "lost" columns (a group: the fewest
-// held, the drops summed), merge across shards by adding, and draw the
-// HTML chart; a run without clients has none of them.
-func TestTimelineClients(t *testing.T) {
+// TestTimelineClientsMerge: the clients columns of a timeline survive the
+// JSON round trip, and two shards' timelines merge by summing them
+// (render's TestTimelineClients shows them).
+func TestTimelineClientsMerge(t *testing.T) {
 	r := compliantRun()
 	r.Timeline = sampleTimeline(t, 3)
 	for i := range r.Timeline {
@@ -447,27 +385,8 @@ func TestTimelineClients(t *testing.T) {
 	if !reflect.DeepEqual(got.Timeline, r.Timeline) {
 		t.Fatalf("round trip: %+v", got.Timeline)
 	}
-	var text bytes.Buffer
-	writeTimeline(&text, r.Timeline, DefaultTextWidth)
-	for _, want := range []string{"clients held", "lost", "480/500", "490/500"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("Over time lacks %q:\n%s", want, text.String())
-		}
-	}
 	m, warn := mergeTimelines([]*Run{r, got})
 	if len(warn) > 0 || m[2].Clients == nil || *m[2].Clients != (metrics.ClientPoint{Target: 1000, Held: 960, Drops: 4}) {
 		t.Errorf("two shards merged: %+v %v", m[2].Clients, warn)
-	}
-	if _, ok := timelineClientsChart(r.Timeline); !ok {
-		t.Error("no clients chart for a run with clients")
-	}
-	plain := sampleTimeline(t, 3)
-	if _, ok := timelineClientsChart(plain); ok {
-		t.Error("a clients chart for a run without clients")
-	}
-	var none bytes.Buffer
-	writeTimeline(&none, plain, DefaultTextWidth)
-	if strings.Contains(none.String(), "clients held") {
-		t.Errorf("clients columns without clients:\n%s", none.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign/resume"
 	"github.com/mailbench/mailbench/internal/lib/atomicfile"
 	"github.com/mailbench/mailbench/internal/orchestrate/orchestrator"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 
 	"github.com/mailbench/mailbench/report"
@@ -174,8 +175,8 @@ func probeOutput(flag, path string) error {
 }
 
 // htmlWriter renders runs as one HTML page (docs/html-report.md).
-func htmlWriter(runs []*report.Run, opts report.HTMLOptions) func(io.Writer) error {
-	return func(w io.Writer) error { return report.WriteHTML(w, runs, opts) }
+func htmlWriter(runs []*report.Run, opts render.HTMLOptions) func(io.Writer) error {
+	return func(w io.Writer) error { return render.WriteHTML(w, runs, opts) }
 }
 
 // writeResults writes the outputs of a command over several runs (sweep,
@@ -195,7 +196,7 @@ func writeResults(e *env, res campaign.Result, writeJSON func(io.Writer) error, 
 			if len(runs) == 0 {
 				return nil
 			}
-			return htmlOut.write(htmlWriter(runs, report.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
+			return htmlOut.write(htmlWriter(runs, render.HTMLOptions{Title: "mailbench " + title, Labels: labels}))
 		})
 }
 
@@ -232,9 +233,9 @@ func logResume(e *env, j *resume.Journal) {
 // writeRun writes one run's report: the text report, and the JSON and
 // HTML files when they were asked for (see writeOutputs).
 func writeRun(e *env, run *report.Run, jsonOut, htmlOut *outputFile) error {
-	return writeOutputs(e, func(w io.Writer) error { return report.WriteTextWidth(w, run, e.textWidth()) },
+	return writeOutputs(e, func(w io.Writer) error { return render.WriteTextWidth(w, run, e.textWidth()) },
 		func() error { return jsonOut.write(func(w io.Writer) error { return report.WriteJSON(w, run) }) },
-		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, report.HTMLOptions{})) },
+		func() error { return htmlOut.write(htmlWriter([]*report.Run{run}, render.HTMLOptions{})) },
 	)
 }
 

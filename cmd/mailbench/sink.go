@@ -15,6 +15,7 @@ import (
 
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/smtpsink"
 )
 
@@ -281,10 +282,10 @@ func (c *reportCmd) sideBySide(e *env, runs []*report.Run, htmlOut *outputFile) 
 	}
 	out, flush := e.fit(e.stdout)
 	defer flush()
-	if err := report.WriteSideBySide(out, runs, labels); err != nil {
+	if err := render.WriteSideBySide(out, runs, labels); err != nil {
 		return err
 	}
-	if err := htmlOut.write(htmlWriter(runs, report.HTMLOptions{Labels: labels})); err != nil {
+	if err := htmlOut.write(htmlWriter(runs, render.HTMLOptions{Labels: labels})); err != nil {
 		return err
 	}
 	if limits != nil {

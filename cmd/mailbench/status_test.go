@@ -66,9 +66,9 @@ func TestTextFitsTheWidth(t *testing.T) {
 		t.Setenv("COLUMNS", fmt.Sprint(width))
 		for _, args := range [][]string{
 			{"check", "quick"}, {"check", "enterprise"}, {"check", "dovecot-postfix"},
-			{"report", "../../report/testdata/schema1/clients_run.json"},
-			{"report", "../../report/testdata/schema1/could_not_run.json"},
-			{"report", "--side-by-side", "../../report/testdata/schema1/clients_run.json", "../../report/testdata/schema1/external_sink_shard.json"},
+			{"report", "../../report/render/testdata/schema1/clients_run.json"},
+			{"report", "../../report/render/testdata/schema1/could_not_run.json"},
+			{"report", "--side-by-side", "../../report/render/testdata/schema1/clients_run.json", "../../report/render/testdata/schema1/external_sink_shard.json"},
 		} {
 			_, out, _ := runMain(args...)
 			if out == "" {

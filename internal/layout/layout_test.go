@@ -94,7 +94,7 @@ var api = map[string]string{
 	"measure":    "the vocabulary of timed functions, observations and error classes",
 	"metrics":    "per-function HDR histograms and counters, and their time series",
 	"compliance": "the compliance rules and the verdict over a run's figures",
-	"report":     "a run's result: the model, its JSON, merge, text, HTML and side-by-side",
+	"report":     "a run's result: the model, its JSON, merge and evaluation; report/render draws it as text, HTML and side by side",
 	"delivery":   "delivery accounting, protocol-free: the message id, the records, the ledger, reconciliation, pending remote deliveries, the sink's record",
 	"configs":    "the shipped workload files",
 }
@@ -323,7 +323,7 @@ var protocolCode = []string{
 // delivery data they hold) depend on no protocol code, so that a program
 // that reads, merges or renders reports links no IMAP or SMTP stack.
 func TestReportNeedsNoProtocol(t *testing.T) {
-	for _, pkg := range []string{"report", "delivery", "compliance", "metrics"} {
+	for _, pkg := range []string{"report", "report/render", "delivery", "compliance", "metrics"} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/internal/campaign/sweep"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
 // Schema and SchemaVersion identify the JSON written by WriteJSON
@@ -32,14 +33,14 @@ func (r *Result) VerdictLine() string {
 
 // WriteText renders r: the verdict, the median iteration, a table with a
 // column per run, every rule with its outcome, the disclosure, and the
-// median iteration's whole report (report.WriteText). It performs I/O only
+// median iteration's whole report (render.WriteText). It performs I/O only
 // on w.
 func (r *Result) WriteText(w io.Writer) error {
 	target := "server under test"
 	if r.Embedded {
 		target = "embedded target"
 	}
-	t := &report.SideBySide{Title: []string{
+	t := &render.SideBySide{Title: []string{
 		fmt.Sprintf("Certification: %q (%s), 100%% = %s sessions/hour ≡ %s users", r.Name, target,
 			report.FormatFloat(r.BaseRate, 0), report.FormatCount(int64(math.Floor(r.users(r.BaseRate))))),
 		"",
@@ -132,7 +133,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		if _, err := fmt.Fprintf(w, "\n=== The median iteration (run %d) in full ===\n\n", r.Median+1); err != nil {
 			return err
 		}
-		return report.WriteText(w, r.Runs[r.Median].Run)
+		return render.WriteText(w, r.Runs[r.Median].Run)
 	}
 	return nil
 }
@@ -342,7 +343,7 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 }
 
 // RunsAndLabels returns the runs that produced a report, labelled "80%",
-// "100% #2", ..., for report.WriteHTML. It doesn't perform I/O.
+// "100% #2", ..., for render.WriteHTML. It doesn't perform I/O.
 func (res *Result) RunsAndLabels() ([]*report.Run, []string) {
 	var runs []*report.Run
 	var labels []string

@@ -14,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/internal/campaign"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
 // Schema and SchemaVersion identify the JSON written by WriteJSON
@@ -237,7 +238,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Embedded {
 		target = "embedded target"
 	}
-	t := &report.SideBySide{Title: []string{
+	t := &render.SideBySide{Title: []string{
 		fmt.Sprintf("Sizing: %q (%s), precision %s%%, %d runs in %v", r.Name, target, report.FormatFloat(r.Precision, 1), len(r.Probes), r.Elapsed.Round(time.Second)),
 	}}
 	head := []string{r.CapacityLine()}
@@ -566,7 +567,7 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 }
 
 // RunsAndLabels returns the runs that produced a report and a label for
-// each ("11,250/h bisect #3"), for report.WriteHTML.
+// each ("11,250/h bisect #3"), for render.WriteHTML.
 func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 	var runs []*report.Run
 	var labels []string

@@ -108,7 +108,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 }
 
 // RunsAndLabels returns the runs that produced a report and a label for
-// each ("80% #2"), for report.WriteHTML. It doesn't perform I/O.
+// each ("80% #2"), for render.WriteHTML. It doesn't perform I/O.
 func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 	var runs []*report.Run
 	var labels []string

@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
-// WriteText renders r as one report.SideBySide table with a column per
+// WriteText renders r as one render.SideBySide table with a column per
 // level: target and achieved sessions/hour, equivalent users, late/dropped
 // sessions, the worst function row's % compliant, the error rate, delivery
 // lost/duplicated, each iteration's verdict and the level's. A level none of
@@ -35,7 +36,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Axis == AxisUsers {
 		hundred = report.FormatCount(int64(r.BaseUsers)) + " users of the mix"
 	}
-	t := &report.SideBySide{Title: []string{fmt.Sprintf("Load sweep: %q, 100%% = %s, %d %s per level (%s)",
+	t := &render.SideBySide{Title: []string{fmt.Sprintf("Load sweep: %q, 100%% = %s, %d %s per level (%s)",
 		r.Name, hundred, r.Iterations, its, target)}}
 	if r.Partial {
 		t.Title = append(t.Title, "", fmt.Sprintf("*** PARTIAL SWEEP: %s. Levels not run in full are not valid results. ***", r.PartialReason))

@@ -8,9 +8,10 @@ import (
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
-// WriteText renders r as one report.SideBySide table with a column per
+// WriteText renders r as one render.SideBySide table with a column per
 // run and a row per measure: the TLS modes, sessions/hour achieved, each
 // connect function's p50/p95 with its TCP, TLS, greeting and auth parts and
 // its handshakes (resumed), TLS errors, the error rate, the worst row's %
@@ -23,7 +24,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Embedded {
 		target = "embedded target"
 	}
-	t := &report.SideBySide{
+	t := &render.SideBySide{
 		Title: []string{fmt.Sprintf("TLS comparison: %q at %.0f sessions/hour (%s)", r.Name, r.Rate, target)},
 	}
 	for _, row := range r.Rows {
@@ -167,7 +168,7 @@ func (r *Result) resumptionAvoidsStall(fn measure.Function, f metrics.FunctionBr
 }
 
 // RunsAndLabels returns the runs that produced a report, labelled by
-// their variant, for report.WriteHTML. It doesn't perform I/O.
+// their variant, for render.WriteHTML. It doesn't perform I/O.
 func (r *Result) RunsAndLabels() ([]*report.Run, []string) {
 	var runs []*report.Run
 	var labels []string

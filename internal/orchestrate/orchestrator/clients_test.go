@@ -14,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -70,7 +71,7 @@ func TestRunWithConnectedClients(t *testing.T) {
 			t.Errorf("JSON round trip: %+v", back.Clients)
 		}
 		var text bytes.Buffer
-		if err := report.WriteText(&text, run); err != nil {
+		if err := render.WriteText(&text, run); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(text.String(), "held 5 of 5 at the end of the measurement window") {

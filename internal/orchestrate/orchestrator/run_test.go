@@ -14,6 +14,7 @@ import (
 	"github.com/mailbench/mailbench/internal/testing/testconfig"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -58,11 +59,11 @@ func TestRunEmbeddedEndToEnd(t *testing.T) {
 		}
 		if !run.Table.Compliant {
 			var buf bytes.Buffer
-			report.WriteText(&buf, run)
+			render.WriteText(&buf, run)
 			t.Errorf("embedded target not compliant:\n%s", buf.String())
 		}
 		var buf bytes.Buffer
-		if err := report.WriteText(&buf, run); err != nil {
+		if err := render.WriteText(&buf, run); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), "Verdict: COMPLIANT") {
@@ -163,7 +164,7 @@ func TestRunSubmissionAuth(t *testing.T) {
 	}
 	if !run.Table.Compliant {
 		var buf bytes.Buffer
-		report.WriteText(&buf, run)
+		render.WriteText(&buf, run)
 		t.Errorf("not compliant:\n%s", buf.String())
 	}
 }
@@ -189,7 +190,7 @@ func TestRunTLSWrongServerName(t *testing.T) {
 			t.Error("a run whose every IMAP connect failed was compliant")
 		}
 		var buf bytes.Buffer
-		if err := report.WriteText(&buf, run); err != nil {
+		if err := render.WriteText(&buf, run); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), "IMAP Connect [tls]: wrong server name") {
@@ -252,7 +253,7 @@ func TestRunCustomMailboxNames(t *testing.T) {
 		}
 		if !run.Table.Compliant {
 			var buf bytes.Buffer
-			report.WriteText(&buf, run)
+			render.WriteText(&buf, run)
 			t.Errorf("not compliant:\n%s", buf.String())
 		}
 	})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mailbench/mailbench/internal/testing/memnet"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 )
 
 // The embedded target serves the TLS mode each endpoint asks for (IMAP
@@ -44,7 +44,7 @@ func TestRunEmbeddedTLSModes(t *testing.T) {
 					t.Fatal(err)
 				}
 				var text bytes.Buffer
-				if err := report.WriteText(&text, run); err != nil {
+				if err := render.WriteText(&text, run); err != nil {
 					t.Fatal(err)
 				}
 				for _, f := range measure.SPECFunctions {

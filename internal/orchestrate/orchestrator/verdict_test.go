@@ -11,7 +11,7 @@ import (
 
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
-	"github.com/mailbench/mailbench/report"
+	"github.com/mailbench/mailbench/report/render"
 	"github.com/mailbench/mailbench/workload"
 )
 
@@ -96,7 +96,7 @@ func TestRunGeneratorBoundAndNotMeasured(t *testing.T) {
 		t.Errorf("not measured %v, failing %v: IMAP APPEND cannot run with send weight 0", run.Table.NotMeasured, run.Table.Failing)
 	}
 	var text bytes.Buffer
-	if err := report.WriteText(&text, run); err != nil {
+	if err := render.WriteText(&text, run); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"*** GENERATOR-BOUND", "NOT MEASURED", "Session start lateness", "Inbound mail:", "logged in"} {

@@ -6,10 +6,7 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -145,241 +142,18 @@ type RunResult struct {
 // grace), its sessions until the grace is over or rc.Sessions (cut at
 // once). The run is marked Stopped when rc's arrivals ended before the
 // window's. Call it once.
+//
+// It builds the run (newRun: the sessions' environment and the three
+// open-model schedulers, each arrival's work decided by its Admit) and
+// drains it (drain: the schedulers until the window's end, then the
+// ramp-down).
 func (r *Runner) Run(rc *schedule.RunContexts) (*RunResult, error) {
-	cfg := r.Config
-	if r.Plan == nil {
-		return nil, fmt.Errorf("no plan")
-	}
-	if len(r.Users) == 0 {
-		return nil, fmt.Errorf("no users")
-	}
-	if r.Shard.Users(len(r.Users)) == 0 {
-		return nil, fmt.Errorf("shard %v: fewer users (%d) than shards", r.Shard, len(r.Users))
-	}
-	sizes, err := workload.SizeDistribution(cfg.Messages.Sizes)
+	run, err := r.newRun(rc)
 	if err != nil {
 		return nil, err
 	}
-	rcpts, err := newRecipientPicker(cfg.Messages, cfg.Users.RemoteDomain)
-	if err != nil {
-		return nil, err
-	}
-	env := &sessionEnv{
-		cfg: cfg, users: r.Users, imap: r.IMAP, smtp: r.SMTP, inboundTo: r.Inbound, gen: r.Gen,
-		runID: r.RunID, sizes: sizes, rcpts: rcpts,
-		onSent: r.OnSent, onSeen: r.OnSeen, onBodyRead: r.OnBodyRead, onRejected: r.OnRejected, onDeleted: r.OnDeleted,
-	}
-	if env.runID == 0 {
-		env.runID = NewRunID()
-	}
-	env.folders = append(cfg.Mailboxes.Standard(), cfg.Mailboxes.Folders...)
-	env.allUsers = r.Users
-	if len(r.AllUsers) > 0 {
-		env.allUsers = r.AllUsers
-	}
-
-	win := r.Window
-	if win.Start.IsZero() {
-		win = cfg.Phases.Window(time.Now())
-	}
-	start := win.Start
-	warm, end := win.Offset(win.MeasureStart), win.Offset(win.MeasureEnd)
-	ramp := win.RampdownEnd.Sub(win.MeasureEnd)
-	res := &RunResult{Users: r.Shard.Users(len(r.Users)), Start: start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
-	inWindow := func(off time.Duration) bool { return off >= warm && off < end }
-
-	// sessionCtx is cut at the end of the ramp-down's grace, or at once
-	// with rc.Sessions; the schedulers end at the window's end, or at once
-	// with rc.Arrivals.
-	sessionCtx, cut := context.WithCancel(rc.Sessions)
-	defer cut()
-	arrivals := rc.Arrivals
-
-	mix, err := r.Plan.SessionMix()
-	if err != nil {
-		return nil, err
-	}
-	pool := newUserPool(r.Shard.Users(len(r.Users)))
-	var mu sync.Mutex
-	// cutByUs counts the sessions (of both streams, any phase) that
-	// mailbench itself ended: cut at the end of ramp-down, or by kill.
-	var failed, loggedIn, completed, sessionNanos, cutByUs atomic.Int64
-	target := r.Plan.SessionsPerHour
-	sessions := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(target, cfg.ArrivalSeed(), 0).Partition(r.Shard),
-		MaxConcurrent: cfg.Load.MaxConcurrent,
-		LateTolerance: cfg.Load.LateTolerance.Duration,
-		Counted:       inWindow,
-		Admit: func(a schedule.Arrival) (func(), bool) {
-			rng := sessionRand(cfg.ArrivalSeed(), 0, a.Index)
-			kind := mix.Pick(rng)
-			drawn := rng.IntN(len(r.Users))
-			ui, ok := pool.acquire(r.Shard.Local(drawn, len(r.Users)))
-			if !ok {
-				return nil, false
-			}
-			counted := inWindow(a.Offset)
-			if counted {
-				mu.Lock()
-				res.SessionsByKind[kind]++
-				mu.Unlock()
-			}
-			return func() {
-				ctx := sessionCtx
-				defer pool.release(ui)
-				in, err := env.run(ctx, kind, r.Users[r.Shard.User(ui)], r.Users[drawn], rng)
-				if err != nil && ctx.Err() != nil {
-					cutByUs.Add(1)
-				}
-				if !counted {
-					return
-				}
-				sessionNanos.Add(int64(time.Since(a.Actual)))
-				if in {
-					loggedIn.Add(1)
-				}
-				switch {
-				case err == nil:
-					completed.Add(1)
-				case ctx.Err() == nil: // not cut by mailbench
-					failed.Add(1)
-				}
-			}, true
-		},
-	}
-	// The inbound stream: the spec sessions' background mail, and the
-	// mail the population's users receive, one recipient of a group each.
-	specInbound := target * cfg.Load.InboundPerSession
-	received, sent := groupRates(r.Groups, cfg.Load.SessionsPerUserHour)
-	// Each group's mail has its user profile's sizes, else messages.sizes.
-	groupSizes := make([]*workload.Weighted[int], len(r.Groups))
-	for i, g := range r.Groups {
-		groupSizes[i] = sizes
-		if len(g.User.Sizes) > 0 {
-			if groupSizes[i], err = workload.SizeDistribution(g.User.Sizes); err != nil {
-				return nil, err
-			}
-		}
-	}
-	inboundRate := specInbound + sum(received)
-	inbound := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(inboundRate, cfg.ArrivalSeed(), 1).Partition(r.Shard),
-		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
-		LateTolerance: cfg.Load.LateTolerance.Duration,
-		Counted:       inWindow,
-		Admit: func(a schedule.Arrival) (func(), bool) {
-			rng := sessionRand(cfg.ArrivalSeed(), 1, a.Index)
-			var to workload.User
-			var sz *workload.Weighted[int]
-			if len(r.Groups) > 0 { // drawn only with a population: SPEC runs keep their draws
-				if g := pickGroup(rng, specInbound, received); g >= 0 {
-					to = env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
-					sz = groupSizes[g]
-				}
-			}
-			return func() {
-				if _, err := env.runSized(sessionCtx, workload.Inbound, to, workload.User{}, rng, sz); err != nil && sessionCtx.Err() != nil {
-					cutByUs.Add(1)
-				}
-			}, true
-		},
-	}
-	// The population's sent mail: Client send, from a user of a group.
-	sends := &schedule.Scheduler{
-		Schedule:      schedule.NewArrivalSchedule(sum(sent), cfg.ArrivalSeed(), 2).Partition(r.Shard),
-		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
-		LateTolerance: cfg.Load.LateTolerance.Duration,
-		Counted:       inWindow,
-		Admit: func(a schedule.Arrival) (func(), bool) {
-			rng := sessionRand(cfg.ArrivalSeed(), 2, a.Index)
-			g := pickGroup(rng, 0, sent)
-			if g < 0 {
-				return nil, false
-			}
-			from := env.allUsers[r.Groups[g].First+rng.IntN(r.Groups[g].Count)]
-			return func() {
-				if err := env.clientSend(sessionCtx, from, rng, groupSizes[g]); err != nil && sessionCtx.Err() != nil {
-					cutByUs.Add(1)
-				}
-			}, true
-		},
-	}
-	if r.Observer == nil {
-		r.Observer = measure.Discard
-	}
-	if env.inboundTo.Address == "" {
-		env.inboundTo = r.SMTP
-	}
-	env.imap.Observer, env.smtp.Observer, env.inboundTo.Observer, env.obs = r.Observer, r.Observer, r.Observer, r.Observer
-
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); sessions.Run(arrivals, start, end) }()
-	go func() { defer wg.Done(); inbound.Run(arrivals, start, end) }()
-	go func() { defer wg.Done(); sends.Run(arrivals, start, end) }()
-
-	// Progress ticker: stops when both schedulers have returned.
-	done := make(chan struct{})
-	if r.Progress != nil {
-		go func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					now := time.Now()
-					el, phase := now.Sub(start), win.PhaseAt(now)
-					counts := sessions.Counts()
-					perHour := 0.0
-					if in := now.Sub(win.MeasureStart); in >= time.Second && phase != workload.Warmup {
-						in = min(in, win.MeasureEnd.Sub(win.MeasureStart))
-						perHour = float64(counts.Started) / in.Hours()
-					}
-					r.Progress(RunProgress{Elapsed: el, Total: end + ramp, Phase: phase,
-						Active: sessions.Active() + inbound.Active() + sends.Active(), Sessions: counts,
-						PerHour: perHour, TargetPerHour: target / float64(max(r.Shard.Count, 1))})
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// The schedulers return as soon as the next arrival falls after the
-	// window; at a low rate that can be long before its end. The window
-	// is the window: wait for its end (or the stop) before ramp-down.
-	waitUntil(arrivals, win.MeasureEnd)
-	res.StopAt = time.Now()
-	res.Stopped = rc.Stopped()
-
-	// Ramp-down: no new sessions; running ones get the grace period.
-	drained := make(chan struct{})
-	go func() { sessions.Wait(); inbound.Wait(); sends.Wait(); close(drained) }()
-	grace := time.NewTimer(ramp)
-	select {
-	case <-drained:
-	case <-grace.C:
-		cut()
-		<-drained
-	case <-rc.Sessions.Done():
-		cut()
-		<-drained
-	}
-	// Counted by the sessions themselves: a kill during the window cuts
-	// sessions that are gone before ramp-down begins.
-	res.CutSessions = cutByUs.Load()
-	grace.Stop()
-	close(done)
-	res.Ended = time.Now()
-	res.Sessions = sessions.Counts()
-	res.Inbound = inbound.Counts()
-	res.ClientSends = sends.Counts()
-	res.SessionsFailed = failed.Load()
-	res.SessionTime = time.Duration(sessionNanos.Load())
-	res.Shards = max(r.Shard.Count, 1)
-	res.SessionsLoggedIn, res.SessionsCompleted = loggedIn.Load(), completed.Load()
-	res.SessionLateness, res.InboundLateness = sessions.Lateness(), inbound.Lateness()
-	return res, nil
+	defer run.cut()
+	return run.drain(rc), nil
 }
 
 // waitUntil returns at t, or earlier when ctx is done.

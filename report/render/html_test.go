@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
 )
 
 // libraryPlaceholder stands in for the chart library in golden files.
@@ -24,7 +25,7 @@ const libraryPlaceholder = "/* chart library */"
 // show: a 10-minute timeline of 10 s intervals with every function's p95,
 // a connect breakdown, delivery accounting, and user input that needs
 // escaping.
-func htmlFixtureRun() *Run {
+func htmlFixtureRun() *report.Run {
 	r := compliantRun()
 	r.Config = "configs/a&b.toml"
 	r.Warnings = []string{`config name "<script>alert(1)</script>" & more`, "TLS certificate verification disabled for IMAP"}
@@ -52,7 +53,7 @@ func htmlFixtureRun() *Run {
 	}
 	r.Delivery = &delivery.Reconciliation{Sent: 401, Accepted: 400, Rejected: 1, AcceptedBytes: 3355443,
 		LocalDeliveries: 420, RemoteDeliveries: 60, DeliveredLocal: 420, RelayedRemote: 60}
-	r.DeliveryChecks = &CheckerSummary{Checks: 120, Commands: 480}
+	r.DeliveryChecks = &report.CheckerSummary{Checks: 120, Commands: 480}
 	part := func(n, p50, p95 int64) metrics.PartStats {
 		return metrics.PartStats{Count: n, P50US: p50, P95US: p95, MaxUS: 3 * p95}
 	}
@@ -65,7 +66,7 @@ func htmlFixtureRun() *Run {
 	return r
 }
 
-func renderHTML(t *testing.T, runs []*Run, opts HTMLOptions) []byte {
+func renderHTML(t *testing.T, runs []*report.Run, opts HTMLOptions) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := writeHTML(&b, runs, opts, libraryPlaceholder); err != nil {
@@ -74,14 +75,16 @@ func renderHTML(t *testing.T, runs []*Run, opts HTMLOptions) []byte {
 	return b.Bytes()
 }
 
-func readFixture(t *testing.T, name string) *Run {
+// readFixture reads the JSON report at path: this package's fixtures, or
+// the model's golden JSON reports (../testdata), which render as they are.
+func readFixture(t *testing.T, path string) *report.Run {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := ReadJSON(f)
+	r, err := report.ReadJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,23 +96,23 @@ func readFixture(t *testing.T, name string) *Run {
 // `mailbench report testdata/html_full.json.golden --html x.html` on).
 func TestHTMLFixtureJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, htmlFixtureRun()); err != nil {
+	if err := report.WriteJSON(&b, htmlFixtureRun()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "html_full.json.golden", b.Bytes())
 }
 
 func TestWriteHTMLGolden(t *testing.T) {
-	full := readFixture(t, "html_full.json.golden")
-	failing := readFixture(t, "partial_failing.json.golden")
+	full := readFixture(t, filepath.Join("testdata", "html_full.json.golden"))
+	failing := readFixture(t, filepath.Join("..", "testdata", "partial_failing.json.golden"))
 	for _, tt := range []struct {
 		name string
-		runs []*Run
+		runs []*report.Run
 		opts HTMLOptions
 	}{
-		{"html_full.html.golden", []*Run{full}, HTMLOptions{}},
-		{"html_partial_failing.html.golden", []*Run{failing}, HTMLOptions{}},
-		{"html_compare.html.golden", []*Run{full, failing}, HTMLOptions{Labels: []string{"dovecot-2.3", ""}}},
+		{"html_full.html.golden", []*report.Run{full}, HTMLOptions{}},
+		{"html_partial_failing.html.golden", []*report.Run{failing}, HTMLOptions{}},
+		{"html_compare.html.golden", []*report.Run{full, failing}, HTMLOptions{Labels: []string{"dovecot-2.3", ""}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := renderHTML(t, tt.runs, tt.opts)
@@ -126,14 +129,14 @@ func TestWriteHTMLGolden(t *testing.T) {
 func TestWriteHTMLFromJSONIsTheSame(t *testing.T) {
 	r := htmlFixtureRun()
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := report.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&js)
+	back, err := report.ReadJSON(&js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := renderHTML(t, []*Run{r}, HTMLOptions{}), renderHTML(t, []*Run{back}, HTMLOptions{}); !bytes.Equal(a, b) {
+	if a, b := renderHTML(t, []*report.Run{r}, HTMLOptions{}), renderHTML(t, []*report.Run{back}, HTMLOptions{}); !bytes.Equal(a, b) {
 		t.Error("the page of the run and the page of its JSON report differ")
 	}
 }
@@ -146,8 +149,8 @@ var (
 )
 
 func TestWriteHTMLStructure(t *testing.T) {
-	r := readFixture(t, "html_full.json.golden")
-	page := string(renderHTML(t, []*Run{r}, HTMLOptions{}))
+	r := readFixture(t, filepath.Join("testdata", "html_full.json.golden"))
+	page := string(renderHTML(t, []*report.Run{r}, HTMLOptions{}))
 
 	var rows []string
 	for _, m := range reRow.FindAllStringSubmatch(page, -1) {
@@ -202,7 +205,7 @@ func TestWriteHTMLStructure(t *testing.T) {
 	// With the real library: the same holds outside the library's own
 	// licence comments, and the library is inline, whole.
 	var b bytes.Buffer
-	if err := WriteHTML(&b, []*Run{r}, HTMLOptions{}); err != nil {
+	if err := WriteHTML(&b, []*report.Run{r}, HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	full := b.String()
@@ -224,9 +227,9 @@ func TestWriteHTMLStructure(t *testing.T) {
 }
 
 func TestWriteHTMLCompareStructure(t *testing.T) {
-	full := readFixture(t, "html_full.json.golden")
-	failing := readFixture(t, "partial_failing.json.golden")
-	page := string(renderHTML(t, []*Run{full, failing}, HTMLOptions{Labels: []string{"a<b", ""}, Title: "releases"}))
+	full := readFixture(t, filepath.Join("testdata", "html_full.json.golden"))
+	failing := readFixture(t, filepath.Join("..", "testdata", "partial_failing.json.golden"))
+	page := string(renderHTML(t, []*report.Run{full, failing}, HTMLOptions{Labels: []string{"a<b", ""}, Title: "releases"}))
 	for _, s := range []string{
 		"<title>releases</title>",
 		`<th>a&lt;b</th><th>quick</th>`,
@@ -253,13 +256,13 @@ func TestWriteHTMLCompareStructure(t *testing.T) {
 func TestWriteHTMLRejects(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		runs []*Run
+		runs []*report.Run
 		opts HTMLOptions
 		want string
 	}{
 		{"no runs", nil, HTMLOptions{}, "no runs"},
-		{"labels mismatch", []*Run{compliantRun()}, HTMLOptions{Labels: []string{"a", "b"}}, "2 labels for 1 runs"},
-		{"nil run", []*Run{compliantRun(), nil}, HTMLOptions{}, "run 1 is nil"},
+		{"labels mismatch", []*report.Run{compliantRun()}, HTMLOptions{Labels: []string{"a", "b"}}, "2 labels for 1 runs"},
+		{"nil run", []*report.Run{compliantRun(), nil}, HTMLOptions{}, "run 1 is nil"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := WriteHTML(&bytes.Buffer{}, tt.runs, tt.opts)
@@ -272,7 +275,7 @@ func TestWriteHTMLRejects(t *testing.T) {
 
 // An empty run (no functions, no timeline) still renders, without charts.
 func TestWriteHTMLEmptyRun(t *testing.T) {
-	page := string(renderHTML(t, []*Run{{}}, HTMLOptions{}))
+	page := string(renderHTML(t, []*report.Run{{}}, HTMLOptions{}))
 	if !strings.Contains(page, `<body data-charts="0">`) || !strings.Contains(page, "NOT COMPLIANT") {
 		t.Errorf("empty run page:\n%s", page)
 	}
@@ -286,7 +289,7 @@ func TestWriteHTMLTimelineWithoutFunctions(t *testing.T) {
 	for i := range r.Timeline {
 		r.Timeline[i].Functions = nil
 	}
-	page := string(renderHTML(t, []*Run{r}, HTMLOptions{}))
+	page := string(renderHTML(t, []*report.Run{r}, HTMLOptions{}))
 	if !strings.Contains(page, `<canvas id="run-timeline-p95"`) || !strings.Contains(page, `{"label":"all protocol operations","data":[`) {
 		t.Error("no p95 over time for a timeline without functions")
 	}
@@ -336,6 +339,28 @@ func checkChartsReadFirst(t *testing.T, page string) {
 		}
 		if (c.ID == "run-timeline-p95" || c.ID == "run-percentiles") && (shown == 0 || shown > visibleFunctions) {
 			t.Errorf("%s shows %d functions at first, want 1 to %d", c.ID, shown, visibleFunctions)
+		}
+	}
+}
+
+// TestServerInHTML: the page has the server's section and its chart,
+// with the process groups' cores and the host's percent on their own axis.
+func TestServerInHTML(t *testing.T) {
+	r := compliantRun()
+	r.Server = serverFixture()
+	for i := range 3 {
+		r.Server.Timeline = append(r.Server.Timeline, metrics.ServerPoint{At: r.Started.Add(time.Duration(i) * 10 * time.Second),
+			Values: map[string]float64{"host.cpu_percent": 80 + float64(i), "dovecot.cpu_cores": 1 + 0.1*float64(i), "mailbench.cpu_cores": 0.4}})
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, []*report.Run{r}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, s := range []string{"<h3>The server&#39;s resources</h3>", `id="run-server"`, "dovecot     cpu_cores 1.10 / 1.60 cores",
+		`"label":"host.cpu_percent"`, `"axis":"y2"`, `"label":"dovecot.cpu_cores"`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
 		}
 	}
 }

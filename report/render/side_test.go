@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailbench/mailbench/delivery"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/report"
 )
 
 func TestWriteSideBySideGolden(t *testing.T) {
@@ -14,7 +15,7 @@ func TestWriteSideBySideGolden(t *testing.T) {
 	good.Delivery = &delivery.Reconciliation{Lost: 0, Duplicated: 1, Corrupted: 0}
 	bad := failingRun()
 	var buf bytes.Buffer
-	if err := WriteSideBySide(&buf, []*Run{good, bad}, []string{"dovecot-2.3", ""}); err != nil {
+	if err := WriteSideBySide(&buf, []*report.Run{good, bad}, []string{"dovecot-2.3", ""}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "side.txt.golden", buf.Bytes())
@@ -40,13 +41,13 @@ func TestWriteSideBySideGolden(t *testing.T) {
 func TestWriteSideBySideRejects(t *testing.T) {
 	tests := []struct {
 		name   string
-		runs   []*Run
+		runs   []*report.Run
 		labels []string
 		want   string
 	}{
 		{"no runs", nil, nil, "no runs"},
-		{"labels mismatch", []*Run{compliantRun()}, []string{"a", "b"}, "2 labels for 1 runs"},
-		{"nil run", []*Run{compliantRun(), nil}, nil, "run 1 is nil"},
+		{"labels mismatch", []*report.Run{compliantRun()}, []string{"a", "b"}, "2 labels for 1 runs"},
+		{"nil run", []*report.Run{compliantRun(), nil}, nil, "run 1 is nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +66,7 @@ func TestWorstRow(t *testing.T) {
 	if !ok || row.Function != measure.IMAPExpunge || row.PercentCompliant != 95 {
 		t.Errorf("worst row %s %.2f%% (ok %v), want %s 95%%", row.Function, row.PercentCompliant, ok, measure.IMAPExpunge)
 	}
-	if _, ok := (&Run{}).WorstRow(); ok {
+	if _, ok := (&report.Run{}).WorstRow(); ok {
 		t.Error("a run without rows has a worst row")
 	}
 	if bad.Valid() || !compliantRun().Valid() {
@@ -99,13 +100,13 @@ func TestSideBySideWrite(t *testing.T) {
 }
 
 func TestFloorCeilPercent(t *testing.T) {
-	if got := FloorPercent(99.996); got != "99.99" {
+	if got := report.FloorPercent(99.996); got != "99.99" {
 		t.Errorf("FloorPercent(99.996) = %s", got)
 	}
-	if got := CeilPercent(0.001); got != "0.01" {
+	if got := report.CeilPercent(0.001); got != "0.01" {
 		t.Errorf("CeilPercent(0.001) = %s", got)
 	}
-	if got := FloorPercent(100); got != "100.00" {
+	if got := report.FloorPercent(100); got != "100.00" {
 		t.Errorf("FloorPercent(100) = %s", got)
 	}
 }
@@ -117,21 +118,21 @@ func TestSideBySideWarnsOnPhases(t *testing.T) {
 	a, b := compliantRun(), compliantRun()
 	b.Measurement = 2 * b.Measurement
 	var text bytes.Buffer
-	if err := WriteSideBySide(&text, []*Run{a, b}, []string{"base", "long"}); err != nil {
+	if err := WriteSideBySide(&text, []*report.Run{a, b}, []string{"base", "long"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "WARNING: the runs' phases differ: long (warm-up 1m0s, measurement 20m0s") {
 		t.Errorf("no warning:\n%s", text.String())
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, []*Run{a, b}, HTMLOptions{Labels: []string{"base", "long"}}); err != nil {
+	if err := WriteHTML(&page, []*report.Run{a, b}, HTMLOptions{Labels: []string{"base", "long"}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), "the runs&#39; phases differ") {
 		t.Error("the page has no warning")
 	}
 	text.Reset()
-	if err := WriteSideBySide(&text, []*Run{a, compliantRun()}, nil); err != nil {
+	if err := WriteSideBySide(&text, []*report.Run{a, compliantRun()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(text.String(), "phases differ") {

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
 )
 
 // The browser test opens the HTML report in headless Chromium (Debian's
@@ -91,16 +92,16 @@ var (
 func TestHTMLInBrowser(t *testing.T) {
 	bin := chromiumPath(t)
 	dir := artifactDir(t)
-	full := readFixture(t, "html_full.json.golden")
-	failing := readFixture(t, "partial_failing.json.golden")
+	full := readFixture(t, filepath.Join("testdata", "html_full.json.golden"))
+	failing := readFixture(t, filepath.Join("..", "testdata", "partial_failing.json.golden"))
 	for _, tt := range []struct {
 		name string
-		runs []*Run
+		runs []*report.Run
 		opts HTMLOptions
 	}{
-		{"html-report-single", []*Run{full}, HTMLOptions{}},
-		{"html-report-compare", []*Run{full, failing}, HTMLOptions{Labels: []string{"dovecot-2.3", ""}}},
-		{"html-report-server", []*Run{withServer(readFixture(t, "html_full.json.golden"))}, HTMLOptions{}},
+		{"html-report-single", []*report.Run{full}, HTMLOptions{}},
+		{"html-report-compare", []*report.Run{full, failing}, HTMLOptions{Labels: []string{"dovecot-2.3", ""}}},
+		{"html-report-server", []*report.Run{withServer(readFixture(t, filepath.Join("testdata", "html_full.json.golden")))}, HTMLOptions{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
@@ -206,7 +207,7 @@ func checkScreenshot(t *testing.T, path string, width int) {
 }
 
 // withServer gives r a [server] section: CPU rising over ten samples.
-func withServer(r *Run) *Run {
+func withServer(r *report.Run) *report.Run {
 	r.Server = serverFixture()
 	for i := range 10 {
 		r.Server.Timeline = append(r.Server.Timeline, metrics.ServerPoint{At: r.Started.Add(time.Duration(i) * 10 * time.Second),

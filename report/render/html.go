@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -18,10 +18,11 @@ import (
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
 )
 
 // ChartLibrary names the charting library embedded in every HTML report
-// (report/assets; origin and licence in docs/html-report.md).
+// (report/render/assets; origin and licence in docs/html-report.md).
 const ChartLibrary = "Chart.js 4.6.1"
 
 //go:embed assets/chart.umd.min.js
@@ -64,13 +65,13 @@ type HTMLOptions struct {
 // a JSON block. Every table is plain HTML and readable without
 // JavaScript. The output is deterministic for given runs and options. It
 // performs I/O only on w.
-func WriteHTML(w io.Writer, runs []*Run, opts HTMLOptions) error {
+func WriteHTML(w io.Writer, runs []*report.Run, opts HTMLOptions) error {
 	return writeHTML(w, runs, opts, chartLibrarySource)
 }
 
 // writeHTML is WriteHTML with the library source given, so that golden
 // files need not hold a copy of the library.
-func writeHTML(w io.Writer, runs []*Run, opts HTMLOptions, library string) error {
+func writeHTML(w io.Writer, runs []*report.Run, opts HTMLOptions, library string) error {
 	if len(runs) == 0 {
 		return errors.New("html report: no runs")
 	}
@@ -301,7 +302,7 @@ func shortLabel(s string) string {
 	return s
 }
 
-func verdictOf(r *Run) (text, class string) {
+func verdictOf(r *report.Run) (text, class string) {
 	switch {
 	case r.Partial:
 		return "PARTIAL", "partial"
@@ -313,7 +314,7 @@ func verdictOf(r *Run) (text, class string) {
 }
 
 // failingReasons are the "Failing:" lines of the text report.
-func failingReasons(r *Run) []string {
+func failingReasons(r *report.Run) []string {
 	if r.Table.Compliant {
 		return nil
 	}
@@ -328,11 +329,11 @@ func failingReasons(r *Run) []string {
 	}
 	if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
 		out = append(out, fmt.Sprintf("%s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target",
-			DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
+			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
 	}
 	if r.Delivery != nil {
 		for _, f := range r.Delivery.Failing() {
-			out = append(out, DeliveryRow+": "+f)
+			out = append(out, report.DeliveryRow+": "+f)
 		}
 	}
 	for _, c := range r.ServerCriteria {
@@ -343,7 +344,7 @@ func failingReasons(r *Run) []string {
 	return out
 }
 
-func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
+func runView(r *report.Run, id, label string) (htmlRun, []chartSpec) {
 	v := htmlRun{ID: id, Label: label, Warnings: r.Warnings}
 	v.Verdict, v.VerdictClass = verdictOf(r)
 	if r.Partial {
@@ -360,7 +361,7 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 		{"Tool", orDash(strings.TrimSpace(r.Tool + " " + r.Version))},
 		{"Target", target},
 		{"Sink", orValue(r.Target.Sink, "none")},
-		{"Window", fmtTime(r.Started) + " → " + fmtTime(r.Ended)},
+		{"Window", report.FormatTime(r.Started) + " → " + report.FormatTime(r.Ended)},
 		{"Phases", fmt.Sprintf("warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)},
 	}
 
@@ -387,12 +388,12 @@ func runView(r *Run, id, label string) (htmlRun, []chartSpec) {
 	if e.Operations > 0 {
 		v.ErrorRow.Percent = compliance.FormatErrorRate(e.Errors, e.Operations) + "%"
 	}
-	v.ErrorClasses = errorClasses(r.Table)
+	v.ErrorClasses = report.ErrorClasses(r.Table)
 	v.Failing = failingReasons(r)
 
 	achieved := fmtFloat1(r.AchievedSessionsPerHour)
 	if lo, hi := r.AchievedBand(); hi > 0 && !r.Partial && r.CouldNotRun == "" {
-		achieved += " (the target's 95% Poisson band over this window: " + fmtFloat0(lo) + "–" + fmtFloat0(hi) + ")"
+		achieved += " (the target's 95% Poisson band over this window: " + report.FormatWhole(lo) + "–" + report.FormatWhole(hi) + ")"
 	}
 	v.Figures = []htmlKV{
 		{"Target sessions/hour", fmtFloat1(r.TargetSessionsPerHour)},
@@ -534,7 +535,7 @@ func timelineFunctions(tl []metrics.Point) []measure.Function {
 		}
 	}
 	fs := slices.Collect(maps.Keys(set))
-	slices.SortFunc(fs, functionOrder)
+	slices.SortFunc(fs, report.FunctionOrder)
 	return fs
 }
 
@@ -550,7 +551,7 @@ func timelineLabels(tl []metrics.Point) []string {
 // them) and, dashed, the p95 of all protocol operations.
 // protocolLimits are the distinct response-time limits of r's function rows
 // (delivery times aside), ascending: the reference lines of the p95 chart.
-func protocolLimits(r *Run) []time.Duration {
+func protocolLimits(r *report.Run) []time.Duration {
 	var out []time.Duration
 	for _, row := range r.Table.Rows {
 		if row.Function == measure.DeliveryLocal || row.Function == measure.DeliveryRemote || row.Limit <= 0 {
@@ -690,7 +691,7 @@ var distinctColors = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c56
 // worstFirst orders the protocol functions of r's table by how close their
 // p95 came to their limit, the closest first (ties in table order);
 // functions without operations come last.
-func worstFirst(r *Run) []measure.Function {
+func worstFirst(r *report.Run) []measure.Function {
 	type fr struct {
 		f     measure.Function
 		ratio float64
@@ -812,7 +813,7 @@ var spectrum = []float64{0, 25, 50, 75, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.
 
 const spectrumMaxX = 5
 
-func percentileChart(r *Run, rank []measure.Function) (chartSpec, int, bool) {
+func percentileChart(r *report.Run, rank []measure.Function) (chartSpec, int, bool) {
 	var fs []measure.Function
 	for f, st := range r.Functions {
 		if st != nil && st.Histogram != nil && st.Histogram.TotalCount() > 0 {
@@ -822,7 +823,7 @@ func percentileChart(r *Run, rank []measure.Function) (chartSpec, int, bool) {
 	if len(fs) == 0 {
 		return chartSpec{}, 0, false
 	}
-	slices.SortFunc(fs, functionOrder)
+	slices.SortFunc(fs, report.FunctionOrder)
 	slices.SortStableFunc(fs, func(a, b measure.Function) int { return rankOf(rank, a) - rankOf(rank, b) })
 	s := chartSpec{ID: "percentiles", Type: "line", XLinear: true, XMax: spectrumMaxX,
 		XTicks: map[string]string{"0": "0%", "1": "90%", "2": "99%", "3": "99.9%", "4": "99.99%", "5": "max"},
@@ -847,7 +848,7 @@ func percentileChart(r *Run, rank []measure.Function) (chartSpec, int, bool) {
 	return s, len(fs), true
 }
 
-func sessionTypeChart(r *Run) (chartSpec, bool) {
+func sessionTypeChart(r *report.Run) (chartSpec, bool) {
 	if len(r.SessionsByType) == 0 {
 		return chartSpec{}, false
 	}
@@ -868,7 +869,7 @@ func sessionTypeChart(r *Run) (chartSpec, bool) {
 	return chartSpec{ID: "session-types", Type: "doughnut", Labels: labels, Datasets: []chartDataset{ds}}, true
 }
 
-func connectChart(r *Run) (chartSpec, bool) {
+func connectChart(r *report.Run) (chartSpec, bool) {
 	if r.Connect == nil {
 		return chartSpec{}, false
 	}
@@ -897,7 +898,7 @@ func connectChart(r *Run) (chartSpec, bool) {
 	return s, true
 }
 
-func deliveryChart(r *Run) (chartSpec, bool) {
+func deliveryChart(r *report.Run) (chartSpec, bool) {
 	d := r.Delivery
 	if d == nil {
 		return chartSpec{}, false
@@ -932,30 +933,30 @@ func deliveryChart(r *Run) (chartSpec, bool) {
 
 // compareView is the comparison of several runs: the table of
 // WriteSideBySide and its charts.
-func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
+func compareView(runs []*report.Run, labels []string) (*htmlCompare, []chartSpec) {
 	c := &htmlCompare{Labels: labels}
-	funcs := tableFunctions(runs)
-	line := func(name string, cell func(*Run) htmlCell) {
+	funcs := report.TableFunctions(runs)
+	line := func(name string, cell func(*report.Run) htmlCell) {
 		l := htmlLine{Name: name}
 		for _, r := range runs {
 			l.Cells = append(l.Cells, cell(r))
 		}
 		c.Lines = append(c.Lines, l)
 	}
-	text := func(f func(*Run) string) func(*Run) htmlCell {
-		return func(r *Run) htmlCell { return htmlCell{Text: f(r)} }
+	text := func(f func(*report.Run) string) func(*report.Run) htmlCell {
+		return func(r *report.Run) htmlCell { return htmlCell{Text: f(r)} }
 	}
-	line("name", text(func(r *Run) string { return orDash(r.Name) }))
-	line("config", text(func(r *Run) string { return orValue(r.Config, "built-in defaults") }))
-	line("version", text(func(r *Run) string { return orDash(strings.TrimSpace(r.Tool + " " + r.Version)) }))
-	line("measurement", text(func(r *Run) string { return r.Measurement.String() }))
-	line("target sessions/hour", text(func(r *Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) }))
+	line("name", text(func(r *report.Run) string { return orDash(r.Name) }))
+	line("config", text(func(r *report.Run) string { return orValue(r.Config, "built-in defaults") }))
+	line("version", text(func(r *report.Run) string { return orDash(strings.TrimSpace(r.Tool + " " + r.Version)) }))
+	line("measurement", text(func(r *report.Run) string { return r.Measurement.String() }))
+	line("target sessions/hour", text(func(r *report.Run) string { return fmtFloat(r.TargetSessionsPerHour, 0) }))
 	base := runs[0] // changes are against the first run; * beyond the noise (delta.go)
-	line("achieved sessions/hour", text(func(r *Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) + rateDelta(base, r) }))
-	line("users", text(func(r *Run) string { return r.UsersCell() }))
-	line("late / dropped sessions", text(func(r *Run) string { return r.DroppedCell() }))
+	line("achieved sessions/hour", text(func(r *report.Run) string { return fmtFloat(r.AchievedSessionsPerHour, 0) + report.RateDelta(base, r) }))
+	line("users", text(func(r *report.Run) string { return r.UsersCell() }))
+	line("late / dropped sessions", text(func(r *report.Run) string { return r.DroppedCell() }))
 	for _, f := range funcs {
-		line(string(f)+" % compliant", func(r *Run) htmlCell {
+		line(string(f)+" % compliant", func(r *report.Run) htmlCell {
 			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				if ok {
@@ -965,22 +966,22 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 			}
 			return htmlCell{Text: compliance.FormatCompliant(row.WithinLimit, row.Operations) + "% " + passFail(row.Pass), Class: passClass(row.Pass)}
 		})
-		line(string(f)+" p95 (ms)", text(func(r *Run) string {
+		line(string(f)+" p95 (ms)", text(func(r *report.Run) string {
 			row, ok := r.Table.Row(f)
 			if !ok || row.Operations == 0 {
 				return "-"
 			}
-			return fmtMS(row.P95) + p95Delta(base, r, f)
+			return fmtMS(row.P95) + report.P95Delta(base, r, f)
 		}))
 	}
-	line(compliance.ErrorRateName, func(r *Run) htmlCell {
+	line(compliance.ErrorRateName, func(r *report.Run) htmlCell {
 		e := r.Table.Errors
 		if e.Operations == 0 {
 			return htmlCell{Text: "- " + passFail(e.Pass), Class: passClass(e.Pass)}
 		}
-		return htmlCell{Text: compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass) + errorDelta(base, r), Class: passClass(e.Pass)}
+		return htmlCell{Text: compliance.FormatErrorRate(e.Errors, e.Operations) + "% " + passFail(e.Pass) + report.ErrorDelta(base, r), Class: passClass(e.Pass)}
 	})
-	line("delivery missing / duplicated / corrupted", func(r *Run) htmlCell {
+	line("delivery missing / duplicated / corrupted", func(r *report.Run) htmlCell {
 		d := r.Delivery
 		if d == nil {
 			return htmlCell{Text: "-"}
@@ -988,11 +989,11 @@ func compareView(runs []*Run, labels []string) (*htmlCompare, []chartSpec) {
 		bad := d.Lost+d.Duplicated+d.Corrupted > 0
 		return htmlCell{Text: fmtInt(d.Lost) + " / " + fmtInt(d.Duplicated) + " / " + fmtInt(d.Corrupted), Class: passClass(!bad)}
 	})
-	line("verdict", func(r *Run) htmlCell {
+	line("verdict", func(r *report.Run) htmlCell {
 		t, class := verdictOf(r)
 		return htmlCell{Text: t, Class: class}
 	})
-	if w := PhasesDiffer(runs, labels); w != "" {
+	if w := report.PhasesDiffer(runs, labels); w != "" {
 		c.Why = append(c.Why, w)
 	}
 	for i, r := range runs {

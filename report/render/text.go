@@ -1,4 +1,11 @@
-package report
+// Package render draws a report.Run: WriteText for the terminal (the
+// SPECmail2008 "Summary Results" table plus mailbench's columns),
+// WriteHTML for a self-contained page with charts (one run, or several
+// compared), and WriteSideBySide and SideBySide for the tables that put
+// runs next to each other. It reads the model only; every figure it
+// prints is the model's, spelt by report.FormatCount and its siblings.
+// Nothing here performs I/O except on the io.Writer it is given.
+package render
 
 import (
 	"bufio"
@@ -8,7 +15,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,6 +24,8 @@ import (
 	"github.com/mailbench/mailbench/compliance"
 	"github.com/mailbench/mailbench/internal/lib/textfit"
 	"github.com/mailbench/mailbench/measure"
+	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/report"
 )
 
 // WriteText renders r as the terminal report: a header (name, config,
@@ -27,7 +35,7 @@ import (
 // achieved, and the verdict line. Percent compliant is rounded down and the
 // error rate up, so neither looks better than it is. Times are shown in UTC.
 // The output is deterministic for a given r.
-func WriteText(w io.Writer, r *Run) error { return WriteTextWidth(w, r, DefaultTextWidth) }
+func WriteText(w io.Writer, r *report.Run) error { return WriteTextWidth(w, r, DefaultTextWidth) }
 
 // DefaultTextWidth is the width a text report is laid out in when the
 // reader's is unknown to the renderer (a file, a pipe): what a wide
@@ -37,7 +45,7 @@ const DefaultTextWidth = 120
 // WriteTextWidth is WriteText laid out for width columns (at least
 // textfit.MinWidth): the summary table compact below fullTableWidth, every
 // other line wrapped to fit (textfit.Writer).
-func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
+func WriteTextWidth(w io.Writer, r *report.Run, width int) (err error) {
 	width = max(width, textfit.MinWidth)
 	fit := textfit.NewWriter(w, width)
 	defer func() {
@@ -60,7 +68,7 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 	}
 	kp("Target", "%s", target)
 	kp("Sink", "%s", orValue(r.Target.Sink, "none"))
-	kp("Window", "%s → %s", fmtTime(r.Started), fmtTime(r.Ended))
+	kp("Window", "%s → %s", report.FormatTime(r.Started), report.FormatTime(r.Ended))
 	kp("Phases", "warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)
 	if r.ServerClock != nil {
 		kp("Server clock", "%s", r.ServerClock)
@@ -105,7 +113,7 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 			p("  %-40s %s  %s\n", c.Row(), passFail(c.Pass), c.Reason())
 		}
 	}
-	if classes := errorClasses(r.Table); classes != "" {
+	if classes := report.ErrorClasses(r.Table); classes != "" {
 		p("Errors by class: %s\n", classes)
 	}
 	if cut := cancelledByFunction(r); cut != "" {
@@ -130,7 +138,7 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 	lp := func(k, format string, a ...any) { fmt.Fprintf(lw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
 	lp("Target sessions/hour", "%s", fmtFloat1(r.TargetSessionsPerHour))
 	if lo, hi := r.AchievedBand(); hi > 0 && !r.Partial && r.CouldNotRun == "" {
-		lp("Achieved sessions/hour", "%s (the target's 95%% Poisson band over this window: %s–%s)", fmtFloat1(r.AchievedSessionsPerHour), fmtFloat0(lo), fmtFloat0(hi))
+		lp("Achieved sessions/hour", "%s (the target's 95%% Poisson band over this window: %s–%s)", fmtFloat1(r.AchievedSessionsPerHour), report.FormatWhole(lo), report.FormatWhole(hi))
 	} else {
 		lp("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
 	}
@@ -173,7 +181,7 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 		lp("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
 			fmtMS(time.Duration(r.Sink.RelayDelayP50)), fmtMS(time.Duration(r.Sink.RelayDelayP95)), fmtMS(time.Duration(r.Sink.RelayDelayMax)))
 		if r.Sink.Foreign > 0 {
-			lp("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), ForeignRunsText(r.Sink.ForeignRuns))
+			lp("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), report.ForeignRunsText(r.Sink.ForeignRuns))
 		}
 	}
 	if err := lw.Flush(); err != nil {
@@ -248,11 +256,11 @@ func WriteTextWidth(w io.Writer, r *Run, width int) (err error) {
 		}
 		if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
 			p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
-				DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
+				report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
 		}
 		if r.Delivery != nil {
 			for _, f := range r.Delivery.Failing() {
-				p("  - %s: %s\n", DeliveryRow, f)
+				p("  - %s: %s\n", report.DeliveryRow, f)
 			}
 		}
 		for _, c := range r.ServerCriteria {
@@ -282,7 +290,7 @@ const compactTailWidth = 100
 // above the table, when every row has the same), short heads, names
 // wrapped narrower, and p99 and Max left out below compactTailWidth (said
 // under it).
-func writeSummaryTable(bw io.Writer, r *Run, width int) error {
+func writeSummaryTable(bw io.Writer, r *report.Run, width int) error {
 	tw := tabwriter.NewWriter(&trimWriter{w: bw}, 0, 0, 2, ' ', 0)
 	e := r.Table.Errors
 	erate := "-"
@@ -379,26 +387,6 @@ func rowFigures(row compliance.Row) (pct, p50, p95, p99, mx string) {
 	return
 }
 
-// VerdictLine is the report's last line. A run that is no result for the
-// server says so instead of a verdict ("Verdict: NONE, GENERATOR-BOUND
-// (…)"); otherwise Verdict(r.Table), followed by a note when the config
-// could not run every SPEC function.
-func (r *Run) VerdictLine() string {
-	switch {
-	case r.CouldNotRun != "":
-		return "Verdict: NONE, COULD NOT RUN (" + r.CouldNotRun + ")"
-	case r.Partial:
-		return "Verdict: NONE, no verdict (partial: " + orValue(r.PartialReason, "stopped early") + ")"
-	case len(r.GeneratorBound()) > 0:
-		return "Verdict: NONE, GENERATOR-BOUND (" + joinReasons(r.GeneratorBound()) + "): not a result for the server"
-	}
-	v := Verdict(r.Table)
-	if nm := r.Table.NotMeasured; len(nm) > 0 {
-		v += "; not a full SPEC-style run (not measured: " + strings.Join(nm, ", ") + ")"
-	}
-	return v
-}
-
 func notMeasured(row compliance.Row) bool { return row.NotMeasured && row.Operations == 0 }
 
 func rowResult(row compliance.Row) string {
@@ -409,7 +397,7 @@ func rowResult(row compliance.Row) string {
 }
 
 // writeGenerator renders the generator's health under the load figures.
-func writeGenerator(w io.Writer, g *GeneratorHealth) {
+func writeGenerator(w io.Writer, g *report.GeneratorHealth) {
 	if g == nil {
 		return
 	}
@@ -428,75 +416,12 @@ func writeGenerator(w io.Writer, g *GeneratorHealth) {
 	}
 	if g.CPUKnown {
 		p("  %-24s %.1f%% of %d cores (%s s CPU over %s s; bound above %.0f%%)\n", "CPU", g.CPUPercent(), g.Cores,
-			fmtFloat(g.CPU.Seconds(), 1), fmtFloat(g.CPUWindow.Seconds(), 1), GeneratorCPULimit)
+			fmtFloat(g.CPU.Seconds(), 1), fmtFloat(g.CPUWindow.Seconds(), 1), report.GeneratorCPULimit)
 	}
 	p("  %-24s %s ms in %s cycles\n", "GC pauses", fmtMS(g.GCPause), fmtInt(g.GCCycles))
 	if g.Stalls > 0 {
 		p("  %-24s %s over op_timeout + margin (%v; worst %s ms, clamped)\n", "Impossible durations", fmtInt(g.Stalls), g.StallLimit, fmtMS(g.WorstStall))
 	}
-}
-
-// Verdict is the report's last line: "Verdict: COMPLIANT" or
-// "Verdict: NOT COMPLIANT (failing: X, Y)".
-// Headline is the result in one line, for the top of the report: the
-// verdict in a word, the achieved rate against the target and the users,
-// e.g. "Result: COMPLIANT: 14,130 sessions/hour achieved (target 14,400) on
-// 50 mailboxes (288/user-hour)". The verdict line at the bottom gives the
-// reasons.
-func (r *Run) Headline() string {
-	v := "COMPLIANT"
-	switch {
-	case r.CouldNotRun != "":
-		v = "NONE (could not run)"
-	case r.Partial:
-		v = "NONE (partial)"
-	case len(r.GeneratorBound()) > 0:
-		v = "NONE (GENERATOR-BOUND)"
-	case !r.Table.Compliant:
-		v = "NOT COMPLIANT"
-	}
-	if p := r.Population; p != nil && len(p.Groups) > 0 {
-		// A population is said in its users, by group; SPEC's sessions
-		// only when it has spec users.
-		var n int
-		var groups []string
-		for _, g := range p.Groups {
-			n += g.Users
-			groups = append(groups, fmtInt(int64(g.Users))+" "+g.Name)
-		}
-		line := fmt.Sprintf("Result: %s: %s users of the mix (%s)", v, fmtInt(int64(n)), strings.Join(groups, ", "))
-		if r.TargetSessionsPerHour > 0 {
-			line += fmt.Sprintf("; %s SPEC sessions/hour achieved (target %s)", fmtFloat0(r.AchievedSessionsPerHour), fmtFloat0(r.TargetSessionsPerHour))
-		}
-		return line
-	}
-	users := r.UsersCell()
-	if _, ok := r.UsersFigure(); ok {
-		users += " users"
-	}
-	return fmt.Sprintf("Result: %s: %s sessions/hour achieved (target %s) on %s", v, fmtFloat0(r.AchievedSessionsPerHour),
-		fmtFloat0(r.TargetSessionsPerHour), users)
-}
-
-func Verdict(t compliance.Table) string {
-	if t.Compliant {
-		return "Verdict: COMPLIANT"
-	}
-	return "Verdict: NOT COMPLIANT (failing: " + strings.Join(t.Failing, ", ") + ")"
-}
-
-func errorClasses(t compliance.Table) string {
-	sum := make(map[string]int64)
-	for _, row := range t.Rows {
-		for k, v := range row.ErrorsByClass {
-			sum[string(k)] += v
-		}
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(sum)) {
-		parts = append(parts, k+" "+fmtInt(sum[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // maxNameWidth is the widest function name of the text table; longer
@@ -523,8 +448,8 @@ func wrapName(name string, width int) []string {
 
 // cancelledByFunction lists the operations mailbench cut, per function in
 // table order: "IMAP Connect 3, SMTP Data 1"; "" when none.
-func cancelledByFunction(r *Run) string {
-	fs := slices.SortedFunc(maps.Keys(r.Functions), functionOrder)
+func cancelledByFunction(r *report.Run) string {
+	fs := slices.SortedFunc(maps.Keys(r.Functions), report.FunctionOrder)
 	var parts []string
 	for _, f := range fs {
 		if s := r.Functions[f]; s != nil && s.Cancelled > 0 {
@@ -532,79 +457,6 @@ func cancelledByFunction(r *Run) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
-func orDash(s string) string { return orValue(s, "-") }
-
-func orValue(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-// fmtMS renders d in milliseconds with two decimals.
-func fmtMS(d time.Duration) string {
-	return fmtFloat(float64(d)/float64(time.Millisecond), 2)
-}
-
-func fmtFloat1(v float64) string { return fmtFloat(v, 1) }
-
-// fmtFloat renders v with the given decimals and thousands separators.
-func fmtFloat(v float64, decimals int) string {
-	s := strconv.FormatFloat(v, 'f', decimals, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(intPart, "-")
-	intPart = strings.TrimPrefix(intPart, "-")
-	out := groupThousands(intPart)
-	if neg {
-		out = "-" + out
-	}
-	if frac != "" {
-		out += "." + frac
-	}
-	return out
-}
-
-// fmtInt renders n with thousands separators, as SPEC does ("12,019").
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return "-" + groupThousands(s[1:])
-	}
-	return groupThousands(s)
-}
-
-func groupThousands(digits string) string {
-	if len(digits) <= 3 {
-		return digits
-	}
-	var b strings.Builder
-	head := len(digits) % 3
-	if head > 0 {
-		b.WriteString(digits[:head])
-	}
-	for i := head; i < len(digits); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(digits[i : i+3])
-	}
-	return b.String()
 }
 
 // trimWriter drops the spaces at the end of every line written through it:
@@ -668,3 +520,194 @@ func (c controlEscaper) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// writePopulation renders the population section of the text report.
+func writePopulation(w2 io.Writer, p *report.PopulationSummary) {
+	w := w2
+	if p == nil || len(p.Groups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nPopulation ([population]; planned: derived from the profiles; the rest counted over the run)\n")
+	for _, g := range p.Groups {
+		if g.PlannedSessionsPerHour > 0 || g.Client == "" {
+			fmt.Fprintf(w, "  %s: %s users, SPEC's sessions (planned %s/hour)\n", g.Name, fmtInt(int64(g.Users)), fmtPlanned(g.PlannedSessionsPerHour))
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s users; connections held %s at the end of the window (planned %s on average)\n",
+			g.Name, fmtInt(int64(g.Users)), fmtInt(g.Held), fmtPlanned(g.PlannedConnections))
+		fmt.Fprintf(w, "    planned %s received/h from outside, %s sent/h; %s logins in %s attempts, %s resyncs, %s new messages fetched, %s opened, %s deleted or moved\n",
+			fmtPlanned(g.PlannedReceivedPerHour), fmtPlanned(g.PlannedSentPerHour), fmtInt(g.Connects), fmtInt(g.Attempts),
+			fmtInt(g.Resyncs), fmtInt(g.NewMail), fmtInt(g.Opened), fmtInt(g.Removed))
+		if w := g.Window; w != nil && w.Seconds > 0 {
+			h := w.Seconds / 3600
+			fmt.Fprintf(w2, "    measured in the window: %s logins/h, %s resyncs/h, %s new messages/h, %s opened/h, %s deleted or moved/h\n",
+				fmtPlanned(float64(w.Connects)/h), fmtPlanned(float64(w.Resyncs)/h), fmtPlanned(float64(w.NewMail)/h), fmtPlanned(float64(w.Opened)/h), fmtPlanned(float64(w.Removed)/h))
+		}
+		if g.Forgotten > 0 {
+			fmt.Fprintf(w, "    %s actions forgotten: users fell more than 256 messages behind (the server answered too slowly for them)\n", fmtInt(g.Forgotten))
+		}
+	}
+}
+
+func fmtPlanned(f float64) string {
+	if f >= 100 {
+		return fmtInt(int64(f + 0.5))
+	}
+	return fmt.Sprintf("%.1f", f)
+}
+
+// writeServer writes the "Server" section: per source, each figure's mean
+// and peak over the measurement window, and the sources that failed.
+func writeServer(w io.Writer, s *metrics.ServerReport) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nServer (observed beside the run every %s; mean / peak over the measurement window; not a proven cause)\n",
+		trimFloat(s.IntervalSeconds)+" s")
+	var order []string
+	bySource := map[string][]string{}
+	for _, f := range s.Figures {
+		src, fig, _ := strings.Cut(f.Name, ".")
+		if fig == "" {
+			fig = src
+		}
+		if _, ok := bySource[src]; !ok {
+			order = append(order, src)
+		}
+		bySource[src] = append(bySource[src], fig+" "+report.FormatServerValue(f.Unit, f.Mean)+" / "+report.FormatServerValue(f.Unit, f.Peak)+report.UnitSuffix(f.Unit))
+	}
+	col := 11
+	for _, src := range s.Sources {
+		col = max(col, len(src.Name))
+	}
+	for _, src := range order {
+		note := ""
+		if src == "mailbench" {
+			note = " (the generator itself, on the same host)"
+		}
+		fmt.Fprintf(w, "  %-*s %s%s\n", col, src, strings.Join(bySource[src], ", "), note)
+	}
+	for _, src := range s.Sources {
+		if src.Failures > 0 {
+			fmt.Fprintf(w, "  %-*s %d of %d samples failed (last: %s)\n", col, src.Name, src.Failures, src.Samples, src.LastError)
+		}
+	}
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "  %d samples beyond the first %d are not in the timeline\n", s.Dropped, metrics.MaxServerPoints)
+	}
+}
+
+// writeTimeline writes the "Over time" section: one line per point, or per
+// group of adjacent points when there are more than 20 (counts and sessions
+// summed; p95 the largest of the group's). Its operations are the protocol
+// operations; delivery times, when there are any, have columns of their
+// own, and so do the connected clients (the fewest held of the target,
+// and the connections lost). Below timelineWideWidth the length and
+// operations columns are left out (ops/s carries the rate) and the
+// columns are narrower.
+func writeTimeline(w io.Writer, tl []metrics.Point, width int) {
+	if len(tl) == 0 {
+		return
+	}
+	dlv := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Delivery.Operations > 0 })
+	clients := slices.ContainsFunc(tl, func(p metrics.Point) bool { return p.Clients != nil })
+	group := (len(tl) + maxTextIntervals - 1) / maxTextIntervals
+	fmt.Fprintf(w, "\nOver time (%s intervals; protocol operations, by start time", tl[0].Length)
+	if dlv {
+		fmt.Fprintf(w, "; delivery times apart")
+	}
+	if group > 1 {
+		fmt.Fprintf(w, "; %d intervals a line, p95 the largest of them", group)
+	}
+	fmt.Fprintf(w, ")\n")
+	wide := width >= timelineWideWidth
+	if wide {
+		fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "from", "length", "operations", "ops/s", "errors", "p95 ms")
+	} else {
+		fmt.Fprintf(w, "%-8s %9s %7s %9s", "from", "ops/s", "errors", "p95 ms")
+	}
+	if dlv {
+		if wide {
+			fmt.Fprintf(w, " %11s %15s", "deliveries", "delivery p95 ms")
+		} else {
+			fmt.Fprintf(w, " %10s %11s", "deliveries", "dlv p95 ms")
+		}
+	}
+	if clients {
+		if wide {
+			fmt.Fprintf(w, " %15s %8s", "clients held", "lost")
+		} else {
+			fmt.Fprintf(w, " %13s %6s", "clients held", "lost")
+		}
+	}
+	fmt.Fprintln(w)
+	t0 := tl[0].Start
+	for c := range slices.Chunk(tl, group) {
+		var g metrics.Point
+		g.Start = c[0].Start
+		var cl *metrics.ClientPoint // the group's: the fewest held, the drops summed
+		for _, p := range c {
+			if p.Clients != nil {
+				if cl == nil {
+					cl = &metrics.ClientPoint{Held: p.Clients.Held}
+				}
+				cl.Target, cl.Held, cl.Drops = max(cl.Target, p.Clients.Target), min(cl.Held, p.Clients.Held), cl.Drops+p.Clients.Drops
+			}
+			g.Length += p.Length
+			g.Operations += p.Operations
+			g.Errors += p.Errors
+			g.P95 = max(g.P95, p.P95)
+			g.Delivery.Operations += p.Delivery.Operations
+			g.Delivery.P95 = max(g.Delivery.P95, p.Delivery.P95)
+		}
+		rate := 0.0
+		if g.Length > 0 {
+			rate = float64(g.Operations) / g.Length.Seconds()
+		}
+		if wide {
+			fmt.Fprintf(w, "%-9s %9s %12s %9s %9s %12s", "+"+fmtOffset(g.Start.Sub(t0)), fmtOffset(g.Length),
+				fmtInt(g.Operations), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
+		} else {
+			fmt.Fprintf(w, "%-8s %9s %7s %9s", "+"+fmtOffset(g.Start.Sub(t0)), fmtFloat1(rate), fmtInt(g.Errors), fmtMS(g.P95))
+		}
+		if dlv {
+			p95 := "-"
+			if g.Delivery.Operations > 0 {
+				p95 = fmtMS(g.Delivery.P95)
+			}
+			if wide {
+				fmt.Fprintf(w, " %11s %15s", fmtInt(g.Delivery.Operations), p95)
+			} else {
+				fmt.Fprintf(w, " %10s %11s", fmtInt(g.Delivery.Operations), p95)
+			}
+		}
+		if clients {
+			held, lost := "-", "-"
+			if cl != nil {
+				held, lost = fmtInt(cl.Held)+"/"+fmtInt(cl.Target), fmtInt(cl.Drops)
+			}
+			if wide {
+				fmt.Fprintf(w, " %15s %8s", held, lost)
+			} else {
+				fmt.Fprintf(w, " %13s %6s", held, lost)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// fmtOffset formats a duration as h:mm:ss or m:ss.
+func fmtOffset(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// timelineWideWidth is the narrowest width the "Over time" table is
+// drawn whole in.
+const timelineWideWidth = 100
+
+// maxTextIntervals bounds the lines of the text report's "Over time" section.
+const maxTextIntervals = 20
