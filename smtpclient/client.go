@@ -572,6 +572,12 @@ func (c *Client) send(ctx context.Context, from string, to []string, msg io.Writ
 	if len(res.Accepted) == 0 {
 		return fail("RCPT TO", firstRefusal)
 	}
+	if opts != nil {
+		// One write for the message and its final ".", as smtp-source
+		// makes (room for some dot-stuffing; a larger message is written
+		// in pieces).
+		c.sc.GrowWriteBuffer(int(opts.Size + opts.Size/32 + 16))
+	}
 	w, err := c.sc.Data()
 	if err != nil {
 		return fail("DATA", err)

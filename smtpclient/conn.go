@@ -13,15 +13,20 @@ import (
 // deadline, and a cleared deadline becomes that deadline, so go-smtp's habit
 // of clearing deadlines between commands cannot leave an unbounded read or
 // write. It is safe for concurrent use.
+//
+// A deadline equal to the one in force is not set again: go-smtp sets and
+// clears one around every command, each of which clamps to the operation's
+// deadline, so an operation arms its deadline once (setLimit) instead of
+// twice per command, each a trip through the runtime's timers.
 type limitConn struct {
 	net.Conn
-	mu    sync.Mutex
-	limit time.Time // zero: no operation in progress, no clamp
+	mu      sync.Mutex
+	limit   time.Time // zero: no operation in progress, no clamp
+	applied time.Time // the read and write deadline in force
+	split   bool      // a read or write deadline was set apart: applied is unknown
 }
 
 func (c *limitConn) clamp(t time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.limit.IsZero() || (!t.IsZero() && t.Before(c.limit)) {
 		return t
 	}
@@ -31,14 +36,43 @@ func (c *limitConn) clamp(t time.Time) time.Time {
 // setLimit sets the operation deadline (zero lifts it) and applies it.
 func (c *limitConn) setLimit(t time.Time) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.limit = t
-	c.mu.Unlock()
-	_ = c.Conn.SetDeadline(t)
+	c.apply(t)
 }
 
-func (c *limitConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.clamp(t)) }
-func (c *limitConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.clamp(t)) }
-func (c *limitConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
+// apply sets t as the read and write deadline unless it is in force.
+// c.mu is held.
+func (c *limitConn) apply(t time.Time) error {
+	if !c.split && t.Equal(c.applied) {
+		return nil
+	}
+	err := c.Conn.SetDeadline(t)
+	if err == nil {
+		c.applied, c.split = t, false
+	}
+	return err
+}
+
+func (c *limitConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.apply(c.clamp(t))
+}
+
+func (c *limitConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.split = true
+	return c.Conn.SetReadDeadline(c.clamp(t))
+}
+
+func (c *limitConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.split = true
+	return c.Conn.SetWriteDeadline(c.clamp(t))
+}
 
 // replayConn returns prefix to the first reads, then reads from Conn. It
 // hands go-smtp the banner this package already read (and, for plain
