@@ -14,7 +14,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,32 +52,90 @@ func WriteTextWidth(w io.Writer, r *report.Run, width int) (err error) {
 			err = ferr
 		}
 	}()
-	w = fit
-	bw := bufio.NewWriter(controlEscaper{w})
-	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	bw := bufio.NewWriter(controlEscaper{fit})
+	fmt.Fprintf(bw, "%s benchmark report\n", strings.TrimSpace(orDash(r.Tool)+" "+r.Version))
+	for _, section := range textSections {
+		if err := section(bw, fit, r, width); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
 
-	tool := strings.TrimSpace(orDash(r.Tool) + " " + r.Version)
-	p("%s benchmark report\n", tool)
-	kv := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	kp := func(k, format string, a ...any) { fmt.Fprintf(kv, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
-	kp("Run", "%s (config %s, seed %d)", orDash(r.Name), orValue(r.Config, "built-in defaults"), r.Seed)
+// textSections are the parts of a text report, in order. Each writes to
+// bw; one that writes past the buffer (the connect breakdown, laid out by
+// its own renderer) flushes bw first and writes to w.
+var textSections = []func(bw *bufio.Writer, w io.Writer, r *report.Run, width int) error{
+	func(bw *bufio.Writer, _ io.Writer, r *report.Run, _ int) error { return writeRows(bw, headerRows(r)) },
+	writeBanners,
+	writeResults,
+	func(bw *bufio.Writer, _ io.Writer, r *report.Run, _ int) error {
+		fmt.Fprint(bw, "\n")
+		return writeRows(bw, loadRows(r))
+	},
+	func(bw *bufio.Writer, _ io.Writer, r *report.Run, _ int) error {
+		writeGenerator(bw, r.Generator)
+		writeServer(bw, r.Server)
+		return nil
+	},
+	func(bw *bufio.Writer, w io.Writer, r *report.Run, width int) error {
+		if r.Connect == nil {
+			return nil
+		}
+		fmt.Fprint(bw, "\n")
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return r.Connect.WriteTextWidth(w, width)
+	},
+	func(bw *bufio.Writer, _ io.Writer, r *report.Run, _ int) error {
+		writeDelivery(bw, r)
+		writeClients(bw, r.Clients)
+		writePopulation(bw, r.Population)
+		writeFailing(bw, r)
+		fmt.Fprintf(bw, "\n%s\n", r.VerdictLine())
+		return nil
+	},
+}
+
+// textRow is one "Key: value" line of a text report's aligned blocks.
+type textRow struct{ key, value string }
+
+// writeRows writes rows aligned on their values.
+func writeRows(w io.Writer, rows []textRow) error {
+	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintf(kv, "%s:\t%s\n", row.key, row.value)
+	}
+	return kv.Flush()
+}
+
+// headerRows say what ran: the run, the target, the sink, the window.
+func headerRows(r *report.Run) []textRow {
 	target := fmt.Sprintf("IMAP %s, SMTP %s", orDash(r.Target.IMAP), orDash(r.Target.SMTP))
 	if r.Target.Embedded {
 		target += " (embedded demo target)"
 	}
-	kp("Target", "%s", target)
-	kp("Sink", "%s", orValue(r.Target.Sink, "none"))
-	kp("Window", "%s → %s", report.FormatTime(r.Started), report.FormatTime(r.Ended))
-	kp("Phases", "warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)
+	rows := []textRow{
+		{"Run", fmt.Sprintf("%s (config %s, seed %d)", orDash(r.Name), orValue(r.Config, "built-in defaults"), r.Seed)},
+		{"Target", target},
+		{"Sink", orValue(r.Target.Sink, "none")},
+		{"Window", report.FormatTime(r.Started) + " → " + report.FormatTime(r.Ended)},
+		{"Phases", fmt.Sprintf("warm-up %v, measurement %v, ramp-down %v", r.Warmup, r.Measurement, r.Rampdown)},
+	}
 	if r.ServerClock != nil {
-		kp("Server clock", "%s", r.ServerClock)
+		rows = append(rows, textRow{"Server clock", r.ServerClock.String()})
 	}
 	if r.DeliveryTiming != "" {
-		kp("Delivery timing", "%s", r.DeliveryTiming)
+		rows = append(rows, textRow{"Delivery timing", r.DeliveryTiming})
 	}
-	if err := kv.Flush(); err != nil {
-		return err
-	}
+	return rows
+}
+
+// writeBanners writes the headline and what makes the figures no result
+// (could not run, generator-bound, partial), the drifts and the warnings.
+func writeBanners(bw *bufio.Writer, _ io.Writer, r *report.Run, _ int) error {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("\n%s\n", r.Headline())
 	if r.CouldNotRun != "" {
 		p("\n*** COULD NOT RUN: %s. The run was abandoned; there is no result. ***\n", r.CouldNotRun)
@@ -102,7 +159,12 @@ func WriteTextWidth(w io.Writer, r *report.Run, width int) (err error) {
 			p("  - %s\n", w)
 		}
 	}
+	return nil
+}
 
+// writeResults writes the summary table with its notes, and the timeline.
+func writeResults(bw *bufio.Writer, _ io.Writer, r *report.Run, width int) error {
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("\nSummary Results\n")
 	if err := writeSummaryTable(bw, r, width); err != nil {
 		return err
@@ -130,37 +192,41 @@ func WriteTextWidth(w io.Writer, r *report.Run, width int) (err error) {
 			}
 		}
 	}
-
 	writeTimeline(bw, r.Timeline, width)
+	return nil
+}
 
-	p("\n")
-	lw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	lp := func(k, format string, a ...any) { fmt.Fprintf(lw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
-	lp("Target sessions/hour", "%s", fmtFloat1(r.TargetSessionsPerHour))
+// loadRows are the load the run offered and what became of it: rates,
+// users, sessions, drops and their cause, inbound mail, concurrency, the
+// sink.
+func loadRows(r *report.Run) []textRow {
+	var rows []textRow
+	add := func(k, format string, a ...any) { rows = append(rows, textRow{k, fmt.Sprintf(format, a...)}) }
+	add("Target sessions/hour", "%s", fmtFloat1(r.TargetSessionsPerHour))
 	if lo, hi := r.AchievedBand(); hi > 0 && !r.Partial && r.CouldNotRun == "" {
-		lp("Achieved sessions/hour", "%s (the target's 95%% Poisson band over this window: %s–%s)", fmtFloat1(r.AchievedSessionsPerHour), report.FormatWhole(lo), report.FormatWhole(hi))
+		add("Achieved sessions/hour", "%s (the target's 95%% Poisson band over this window: %s–%s)", fmtFloat1(r.AchievedSessionsPerHour), report.FormatWhole(lo), report.FormatWhole(hi))
 	} else {
-		lp("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
+		add("Achieved sessions/hour", "%s", fmtFloat1(r.AchievedSessionsPerHour))
 	}
 	if u, ok := r.UsersFigure(); ok {
-		lp("Users", "%s simulated (at %s sessions per user-hour)", fmtInt(int64(u)), trimFloat(r.SessionsPerUserHour))
+		add("Users", "%s simulated (at %s sessions per user-hour)", fmtInt(int64(u)), trimFloat(r.SessionsPerUserHour))
 	} else if r.Users > 0 {
-		lp("Users", "%s mailboxes, %s sessions an hour each: not a number of users, since a user starts %s an hour (this rate is the load of %s users)",
+		add("Users", "%s mailboxes, %s sessions an hour each: not a number of users, since a user starts %s an hour (this rate is the load of %s users)",
 			fmtInt(int64(r.Users)), trimFloat(math.Round(r.SessionsPerUser()*10)/10), trimFloat(r.SessionsPerUserHour),
 			fmtInt(int64(math.Ceil(r.TargetSessionsPerHour/r.SessionsPerUserHour))))
 	}
 	if mean, lo, hi := r.ExpectedSessions(); mean > 0 && !r.Partial && r.CouldNotRun == "" { // the band is for the whole window
-		lp("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
+		add("Sessions scheduled", "%s (Poisson expectation %s, 95%% band %s–%s)", fmtInt(r.SessionsScheduled), fmtFloat1(mean), fmtInt(lo), fmtInt(hi))
 	}
-	lp("Sessions", "started %s, logged in %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsLoggedIn),
+	add("Sessions", "started %s, logged in %s, completed %s, failed %s", fmtInt(r.SessionsStarted), fmtInt(r.SessionsLoggedIn),
 		fmtInt(r.SessionsCompleted), fmtInt(r.SessionsFailed))
-	lp("Late / dropped sessions", "%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))
+	add("Late / dropped sessions", "%s late, %s dropped", fmtInt(r.SessionsLate), fmtInt(r.SessionsDropped))
 	if parts := r.DropCounts(); len(parts) > 0 {
-		lp("Dropped by cause", "%s", strings.Join(parts, "; "))
-		lp("Drops attributed to", "%s", r.DropAttribution())
+		add("Dropped by cause", "%s", strings.Join(parts, "; "))
+		add("Drops attributed to", "%s", r.DropAttribution())
 	}
 	if in := r.Inbound; in.TargetPerHour > 0 || in.Scheduled > 0 {
-		lp("Inbound mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(in.Scheduled), fmtInt(in.Started),
+		add("Inbound mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(in.Scheduled), fmtInt(in.Started),
 			fmtInt(in.Late), fmtInt(in.Dropped), fmtFloat1(in.TargetPerHour))
 	}
 	if len(r.SessionsByType) > 0 {
@@ -168,109 +234,101 @@ func WriteTextWidth(w io.Writer, r *report.Run, width int) (err error) {
 		for _, k := range slices.Sorted(maps.Keys(r.SessionsByType)) {
 			parts = append(parts, k+" "+fmtInt(r.SessionsByType[k]))
 		}
-		lp("Sessions by type", "%s", strings.Join(parts, ", "))
+		add("Sessions by type", "%s", strings.Join(parts, ", "))
 	}
 	if l := r.ConcurrencyLine(); l != "" {
-		lp("Concurrency", "%s", l)
+		add("Concurrency", "%s", l)
 	} else {
-		lp("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
+		add("Max concurrent sessions", "%s", fmtInt(int64(r.MaxConcurrentObserved)))
 	}
 	if r.Target.Sink != "" || r.Sink.Messages > 0 {
-		lp("Sink", "%s messages, %s recipients, %s bytes",
+		add("Sink", "%s messages, %s recipients, %s bytes",
 			fmtInt(r.Sink.Messages), fmtInt(r.Sink.Recipients), fmtInt(r.Sink.Bytes))
-		lp("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
+		add("Sink relay delay", "p50 %s ms, p95 %s ms, max %s ms",
 			fmtMS(time.Duration(r.Sink.RelayDelayP50)), fmtMS(time.Duration(r.Sink.RelayDelayP95)), fmtMS(time.Duration(r.Sink.RelayDelayMax)))
 		if r.Sink.Foreign > 0 {
-			lp("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), report.ForeignRunsText(r.Sink.ForeignRuns))
+			add("Sink foreign mail", "%s messages not of this run, in none of the figures (%s)", fmtInt(r.Sink.Foreign), report.ForeignRunsText(r.Sink.ForeignRuns))
 		}
 	}
-	if err := lw.Flush(); err != nil {
-		return err
-	}
-	writeGenerator(bw, r.Generator)
-	writeServer(bw, r.Server)
+	return rows
+}
 
-	if r.Connect != nil {
-		p("\n")
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := r.Connect.WriteTextWidth(w, width); err != nil {
-			return err
+// writeDelivery writes the delivery accounting and its checker.
+func writeDelivery(bw *bufio.Writer, r *report.Run) {
+	d := r.Delivery
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(bw, "\nDelivery accounting (all phases: every message sent from warm-up to the end of ramp-down)\n")
+	for _, l := range d.Lines() {
+		fmt.Fprintf(bw, "  %s\n", l)
+	}
+	if c := r.DeliveryChecks; c != nil {
+		fmt.Fprintf(bw, "  Delivery checker       %s checks, %s IMAP commands (not timed), %s errors\n",
+			fmtInt(c.Checks), fmtInt(c.Commands), fmtInt(c.Errors))
+		for _, e := range c.ErrorSamples {
+			fmt.Fprintf(bw, "    checker error: %s\n", e)
 		}
 	}
+}
 
-	if d := r.Delivery; d != nil {
-		p("\nDelivery accounting (all phases: every message sent from warm-up to the end of ramp-down)\n")
-		for _, l := range d.Lines() {
-			p("  %s\n", l)
+// writeClients writes the connected clients of [clients].
+func writeClients(bw *bufio.Writer, c *report.ClientsSummary) {
+	if c == nil {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("\nConnected clients ([clients]: users staying connected in IDLE)\n")
+	p("  held %s of %s at the end of the measurement window; %s connects (%s reconnects) in %s attempts\n",
+		fmtInt(c.Held), fmtInt(int64(c.Target)), fmtInt(c.Connects), fmtInt(c.Reconnects), fmtInt(c.Attempts))
+	p("  %s IDLE commands (renewals included), %s new-mail announcements (EXISTS)\n", fmtInt(c.Idles), fmtInt(c.Announced))
+	if len(c.Drops) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(c.Drops)) {
+			parts = append(parts, fmt.Sprintf("%s %s", k, fmtInt(c.Drops[k])))
 		}
-		if c := r.DeliveryChecks; c != nil {
-			p("  Delivery checker       %s checks, %s IMAP commands (not timed), %s errors\n",
-				fmtInt(c.Checks), fmtInt(c.Commands), fmtInt(c.Errors))
-			for _, e := range c.ErrorSamples {
-				p("    checker error: %s\n", e)
-			}
+		p("  drops: %s\n", strings.Join(parts, ", "))
+	}
+	if why := c.Failing(); why != "" {
+		p("  NOT HELD: %s\n", why)
+	}
+}
+
+// writeFailing lists why a run that is not compliant is not.
+func writeFailing(bw *bufio.Writer, r *report.Run) {
+	if r.Table.Compliant {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	if r.Partial {
+		// A partial run has no verdict: rows that merely had no
+		// operations yet are not failures of the server.
+		p("\nFailing so far (a partial run: no verdict; rows without operations left out):\n")
+	} else {
+		p("\nFailing:\n")
+	}
+	for _, row := range r.Table.Rows {
+		if !row.Pass && !notMeasured(row) && !(r.Partial && row.Operations == 0) {
+			p("  - %s: %s\n", row.Function, row.Reason)
 		}
 	}
-
-	if c := r.Clients; c != nil {
-		p("\nConnected clients ([clients]: users staying connected in IDLE)\n")
-		p("  held %s of %s at the end of the measurement window; %s connects (%s reconnects) in %s attempts\n",
-			fmtInt(c.Held), fmtInt(int64(c.Target)), fmtInt(c.Connects), fmtInt(c.Reconnects), fmtInt(c.Attempts))
-		p("  %s IDLE commands (renewals included), %s new-mail announcements (EXISTS)\n", fmtInt(c.Idles), fmtInt(c.Announced))
-		if len(c.Drops) > 0 {
-			keys := make([]string, 0, len(c.Drops))
-			for k := range c.Drops {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var parts []string
-			for _, k := range keys {
-				parts = append(parts, fmt.Sprintf("%s %s", k, fmtInt(c.Drops[k])))
-			}
-			p("  drops: %s\n", strings.Join(parts, ", "))
-		}
-		if why := c.Failing(); why != "" {
-			p("  NOT HELD: %s\n", why)
+	if e := r.Table.Errors; !e.Pass {
+		p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
+	}
+	if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+		p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
+			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
+	}
+	if r.Delivery != nil {
+		for _, f := range r.Delivery.Failing() {
+			p("  - %s: %s\n", report.DeliveryRow, f)
 		}
 	}
-
-	writePopulation(bw, r.Population)
-
-	if !r.Table.Compliant {
-		if r.Partial {
-			// A partial run has no verdict: rows that merely had no
-			// operations yet are not failures of the server.
-			p("\nFailing so far (a partial run: no verdict; rows without operations left out):\n")
-		} else {
-			p("\nFailing:\n")
-		}
-		for _, row := range r.Table.Rows {
-			if !row.Pass && !notMeasured(row) && !(r.Partial && row.Operations == 0) {
-				p("  - %s: %s\n", row.Function, row.Reason)
-			}
-		}
-		if e := r.Table.Errors; !e.Pass {
-			p("  - %s: %s\n", compliance.ErrorRateName, e.Reason)
-		}
-		if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
-			p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
-				report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
-		}
-		if r.Delivery != nil {
-			for _, f := range r.Delivery.Failing() {
-				p("  - %s: %s\n", report.DeliveryRow, f)
-			}
-		}
-		for _, c := range r.ServerCriteria {
-			if !c.Pass {
-				p("  - %s: %s\n", c.Row(), c.Reason())
-			}
+	for _, c := range r.ServerCriteria {
+		if !c.Pass {
+			p("  - %s: %s\n", c.Row(), c.Reason())
 		}
 	}
-	p("\n%s\n", r.VerdictLine())
-	return bw.Flush()
 }
 
 // fullTableWidth is the width of the summary table with every column
