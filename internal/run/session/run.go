@@ -17,11 +17,13 @@ import (
 // sessions, the inbound mail, the population's sent mail), and the
 // counts the sessions keep while it drains.
 type run struct {
-	r    *Runner
-	env  *sessionEnv
-	win  workload.Window
-	res  *RunResult
-	pool *userPool
+	r   *Runner
+	env *sessionEnv
+	win workload.Window
+	// warm and end are the measurement window's offsets from win.Start.
+	warm, end time.Duration
+	res       *RunResult
+	pool      *userPool
 
 	// sessionCtx is cut at the end of the ramp-down's grace (cut), or at
 	// once with the run's Sessions context.
@@ -82,7 +84,8 @@ func (r *Runner) newRun(rc *schedule.RunContexts) (*run, error) {
 	if win.Start.IsZero() {
 		win = cfg.Phases.Window(time.Now())
 	}
-	u := &run{r: r, env: env, win: win, pool: newUserPool(r.Shard.Users(len(r.Users)))}
+	u := &run{r: r, env: env, win: win, warm: win.Offset(win.MeasureStart), end: win.Offset(win.MeasureEnd),
+		pool: newUserPool(r.Shard.Users(len(r.Users)))}
 	u.res = &RunResult{Users: r.Shard.Users(len(r.Users)), Start: win.Start, MeasureStart: win.MeasureStart, MeasureEnd: win.MeasureEnd, SessionsByKind: map[workload.SessionKind]int64{}}
 	u.sessionCtx, u.cut = context.WithCancel(rc.Sessions)
 
@@ -111,9 +114,7 @@ func (r *Runner) newRun(rc *schedule.RunContexts) (*run, error) {
 
 // inWindow reports whether an arrival at offset off from the run's start
 // falls in the measurement window: it is counted.
-func (u *run) inWindow(off time.Duration) bool {
-	return off >= u.win.Offset(u.win.MeasureStart) && off < u.win.Offset(u.win.MeasureEnd)
-}
+func (u *run) inWindow(off time.Duration) bool { return off >= u.warm && off < u.end }
 
 // sessionScheduler hands out SPEC's sessions at the plan's rate, each of
 // a type drawn from mix, for a user drawn from the shard's users.
@@ -223,7 +224,7 @@ func (u *run) sendScheduler(sent []float64, groupSizes []*workload.Weighted[int]
 // ones get the grace before they are cut. It returns what was counted.
 func (u *run) drain(rc *schedule.RunContexts) *RunResult {
 	r, win, res := u.r, u.win, u.res
-	start, end := win.Start, win.Offset(win.MeasureEnd)
+	start, end := win.Start, u.end
 	ramp := win.RampdownEnd.Sub(win.MeasureEnd)
 	var wg sync.WaitGroup
 	wg.Add(3)
