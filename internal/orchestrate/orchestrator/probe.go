@@ -88,10 +88,10 @@ func Probe(ctx context.Context, cfg *workload.Config, wait time.Duration) (*Prob
 	}
 	u := users[0]
 	eps, err := endpoints.For(cfg)
-	imapCfg, smtpCfg := eps.IMAP, eps.Submit
 	if err != nil {
 		return nil, err
 	}
+	imapCfg, smtpCfg := eps.IMAP, eps.Submit
 
 	// IMAP: connect, log in, capabilities.
 	ic, err := imapclient.Connect(ctx, imapCfg, u.Login, u.Password)

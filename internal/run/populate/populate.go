@@ -347,11 +347,10 @@ func newJob(cfg *workload.Config, opts Options) (*job, error) {
 		return nil, err
 	}
 	eps, err := endpoints.For(cfg)
-	ic := eps.IMAP
 	if err != nil {
 		return nil, err
 	}
-	j := &job{cfg: cfg, users: users, imap: ic, gen: gen, workers: opts.Workers, every: opts.ProgressEvery}
+	j := &job{cfg: cfg, users: users, imap: eps.IMAP, gen: gen, workers: opts.Workers, every: opts.ProgressEvery}
 	if j.workers <= 0 {
 		j.workers = DefaultWorkers
 	}

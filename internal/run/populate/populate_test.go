@@ -117,11 +117,10 @@ func counts(t *testing.T, cfg *workload.Config) (map[string]int, map[string][]st
 func connect(t *testing.T, cfg *workload.Config, u workload.User) *imapclient.Client {
 	t.Helper()
 	eps, err := endpoints.For(cfg)
-	ic := eps.IMAP
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := imapclient.Connect(context.Background(), ic, u.Login, u.Password)
+	c, err := imapclient.Connect(context.Background(), eps.IMAP, u.Login, u.Password)
 	if err != nil {
 		t.Fatal(err)
 	}
