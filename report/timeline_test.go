@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,54 +10,18 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mailbench/mailbench/internal/testing/timelinetest"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
 )
 
-var tlStart = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-
-// fnPoint is a function's operations in a point: ops durations spread
-// evenly over (0, top], the first errs of them failed.
-func fnPoint(f measure.Function, ops, errs int64, top time.Duration) metrics.FunctionPoint {
-	h := metrics.NewHistogram()
-	for k := int64(1); k <= ops; k++ {
-		metrics.RecordDuration(h, top*time.Duration(k)/time.Duration(ops))
-	}
-	enc, err := metrics.EncodeHistogram(h)
-	if err != nil {
-		panic(err)
-	}
-	return metrics.FunctionPoint{Function: f, Totals: metrics.Totals{Operations: ops, Errors: errs}, Histogram: enc}
-}
-
-// mkPoint is a point of the given functions, its figures taken from their
-// histograms as the recorder takes them.
-func mkPoint(start time.Time, length time.Duration, sessions int64, fps ...metrics.FunctionPoint) metrics.Point {
-	p, exact, err := metrics.MergePoints(metrics.Point{Start: start, Length: length, Sessions: sessions, Functions: fps})
-	if err != nil || !exact {
-		panic(fmt.Sprintf("mkPoint: exact %v, %v", exact, err))
-	}
-	return p
-}
-
-// sampleTimeline is n 10 s intervals whose load and p95 grow with i:
-// IMAP Connect and SMTP Data, and local delivery times in every other
-// interval.
-func sampleTimeline(t testing.TB, n int) []metrics.Point {
-	tl := make([]metrics.Point, n)
-	for i := range tl {
-		k := int64(i + 1)
-		fps := []metrics.FunctionPoint{
-			fnPoint(measure.SMTPData, 40*k, int64(i%3), 3*time.Millisecond),
-			fnPoint(measure.IMAPConnect, 60*k, 0, time.Duration(k)*12*time.Millisecond),
-		}
-		if i%2 == 0 {
-			fps = append(fps, fnPoint(measure.DeliveryLocal, 5, 0, time.Duration(k)*time.Second))
-		}
-		tl[i] = mkPoint(tlStart.Add(time.Duration(i)*10*time.Second), 10*time.Second, k, fps...)
-	}
-	return tl
-}
+// The timelines of these tests (internal/testing/timelinetest).
+var (
+	tlStart        = timelinetest.Start
+	fnPoint        = timelinetest.FunctionPoint
+	mkPoint        = timelinetest.Point
+	sampleTimeline = timelinetest.Sample
+)
 
 func TestTimelineJSONRoundTrip(t *testing.T) {
 	r := compliantRun()
