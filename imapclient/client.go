@@ -133,6 +133,10 @@ type Client struct {
 	// wd is the watchdog guard reuses from one command to the next (nil
 	// while a command holds it, or before the first).
 	wd atomic.Pointer[watchdog]
+	// readerRunning: go-imap reads in a goroutine of its own (from the
+	// first IDLE on); before that the goroutine that waits for a response
+	// reads it (goimap.Options.ReadInCaller, caller-reads.patch).
+	readerRunning atomic.Bool
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't
@@ -306,6 +310,9 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	libOpts := &goimap.Options{
 		MaxResponseBytes: bound(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
 		MaxLiteralBytes:  bound(cfg.MaxLiteralBytes, DefaultMaxLiteralBytes),
+		// The waiter reads its responses: no goroutine hand-off per
+		// response (issue 37; docs/performance.md).
+		ReadInCaller: true,
 	}
 	if u := cfg.Unilateral; u != nil {
 		h := &goimap.UnilateralDataHandler{}
@@ -377,12 +384,9 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return cl, measure.AsAuth(ferr) // a NO or BAD to the credentials: the auth class
 	}
 	// go-imap drops its capabilities after the OK (unless it carried
-	// [CAPABILITY]) and then sends CAPABILITY; wait until it has processed
-	// the OK so that Caps sees the reset and waits for the new list.
-	select {
-	case <-c.tr.readerIdle():
-	case <-c.lib.Closed():
-	}
+	// [CAPABILITY]) and then sends CAPABILITY; it has processed the OK
+	// (its caller reads: Wait returned after the whole response), so
+	// Caps sees the reset and waits for the new list.
 	if c.lib.Caps() == nil {
 		return fail("CAPABILITY", errors.New("no capability list after login"))
 	}

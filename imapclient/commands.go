@@ -99,6 +99,17 @@ func (c *Client) Lsub(ctx context.Context) ([]string, error) {
 		if _, err := c.tr.Write(lsubCommand(tag)); err != nil {
 			return err
 		}
+		if !c.readerRunning.Load() {
+			// Nobody else reads: read the LSUB's responses here; those
+			// that are not its own wait for go-imap's next read.
+			if err := c.tr.readTap(tap); err != nil {
+				return err
+			}
+			c.tr.mu.Lock()
+			names = tap.names
+			c.tr.mu.Unlock()
+			return tap.err
+		}
 		select {
 		case <-tap.done:
 		case <-c.lib.Closed():

@@ -251,8 +251,9 @@ func TestContextCancelClosesPromptly(t *testing.T) {
 }
 
 // TestLsubInterleaved: LSUB replies with literals, odd case and
-// unilateral data in between; go-imap still gets the unilateral data and
-// the connection stays usable.
+// unilateral data in between; go-imap still gets the unilateral data, in
+// the server's order (the client's caller reads: with the next command's
+// responses), and the connection stays usable.
 func TestLsubInterleaved(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -277,7 +278,9 @@ func TestLsubInterleaved(t *testing.T) {
 		}
 		return "%[1]s BAD unexpected\r\n", reply
 	}))
-	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 2 * time.Second}, testUser, testPassword)
+	var exists []uint32 // read by this goroutine only: its waits read
+	u := &Unilateral{Exists: func(n uint32) { exists = append(exists, n) }}
+	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 2 * time.Second, Unilateral: u}, testUser, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,15 +296,15 @@ func TestLsubInterleaved(t *testing.T) {
 		if want := []string{"INBOX", "Projects/Alph", `Sent "x"`, "Entwürfe"}; !slices.Equal(names, want) {
 			t.Errorf("LSUB = %q, want %q", names, want)
 		}
-		if mb := c.lib.Mailbox(); mb == nil || mb.NumMessages != 4 {
-			t.Errorf("unilateral EXISTS during LSUB not seen by go-imap: %+v", mb)
-		}
 	}
 	if err := c.lib.Noop().Wait(); err != nil {
 		t.Fatalf("NOOP after LSUB: %v", err)
 	}
 	if mb := c.lib.Mailbox(); mb == nil || mb.NumMessages != 5 {
 		t.Errorf("mailbox after NOOP %+v", mb)
+	}
+	if want := []uint32{4, 4, 5}; !slices.Equal(exists, want) {
+		t.Errorf("EXISTS seen by go-imap %v, want %v (both LSUBs', then NOOP's)", exists, want)
 	}
 	var tags []string
 	for _, cmd := range fs.seen() {

@@ -73,6 +73,9 @@ type Idling struct {
 // time, and Done's deadline then finds a server that stopped answering.
 func (c *Client) Idle(ctx context.Context) (*Idling, error) {
 	var cmd *goimap.IdleCommand
+	// go-imap reads in a goroutine from IDLE on (the server speaks while
+	// nobody waits); LSUB's interception then goes through it.
+	c.readerRunning.Store(true)
 	err := c.do(ctx, measure.IMAPIdle, "IDLE", func() error {
 		var err error
 		cmd, err = c.lib.Idle()

@@ -226,6 +226,54 @@ func (t *transport) startTap(tag string) (*lsubTap, error) {
 	return t.tap, nil
 }
 
+// readTap reads the connection until tap is done, for a client whose
+// caller reads (go-imap is not reading meanwhile): the bytes that are not
+// the tap's are kept, up to maxTappedResponse, for go-imap's next Read.
+func (t *transport) readTap(tap *lsubTap) error {
+	var buf [4096]byte
+	for {
+		select {
+		case <-tap.done:
+			return nil
+		default:
+		}
+		n, err := t.Conn.Read(buf[:])
+		if n > 0 {
+			t.mu.Lock()
+			midResponse := !t.split.atBoundary()
+			ends := t.split.feed(buf[:n])
+			head := 0
+			if t.tap != nil && midResponse && len(t.partial) == 0 {
+				// The rest of a response under way is go-imap's.
+				head = n
+				if len(ends) > 0 {
+					head, ends = ends[0], ends[1:]
+				}
+				t.out = append(t.out, buf[:head]...)
+			}
+			var tapErr error
+			if t.tap != nil {
+				tapErr = t.tapLocked(buf[head:n], ends, head)
+			} else {
+				t.out = append(t.out, buf[head:n]...)
+			}
+			if tapErr == nil && len(t.out) > maxTappedResponse {
+				tapErr = errResponseTooLong
+			}
+			t.mu.Unlock()
+			if tapErr != nil {
+				t.noteErr(tapErr)
+				t.Conn.Close()
+				return tapErr
+			}
+		}
+		if err != nil {
+			t.noteErr(err)
+			return err
+		}
+	}
+}
+
 // stopTap abandons tap if it is still active (the caller gave up on it).
 func (t *transport) stopTap(tap *lsubTap) {
 	t.mu.Lock()

@@ -83,6 +83,9 @@ func TestContentionGrowsWithActiveSessions(t *testing.T) {
 				t.Fatal(err)
 			}
 			clients = append(clients, c)
+			// Closed before the bubble ends: a client whose caller reads
+			// ends its read loop in Close (not when the server hangs up).
+			t.Cleanup(func() { c.Close() })
 			login = time.Since(t0)
 			t0 = time.Now()
 			if _, err := c.SelectInbox(ctx); err != nil {

@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/goimap"
@@ -88,6 +89,14 @@ type Options struct {
 	// streamed to the caller and not capped by it. Zero means no limit.
 	// mailbench patch (bounds.patch).
 	MaxLiteralBytes int64
+	// ReadInCaller makes the goroutine that waits for a response read it
+	// (Command.Wait, FetchCommand.Next, ...) instead of a reader goroutine
+	// of the client's own: no goroutine hand-off per response. The client
+	// is still safe for concurrent use. Unilateral data is read when a
+	// command's responses are (from Idle on, by a goroutine again), and
+	// the Closed channel is closed once a reader has seen the end of the
+	// connection. mailbench patch (caller-reads.patch).
+	ReadInCaller bool
 }
 
 func (options *Options) wrapReadWriter(rw io.ReadWriter) io.ReadWriter {
@@ -174,6 +183,16 @@ type Client struct {
 	pendingCmds  []command
 	contReqs     []continuationRequest
 	closed       bool
+
+	// mailbench patch (caller-reads.patch): the read loop as a coroutine
+	// (readincaller.go). pull and yield are set once; pumpMu guards
+	// readEnded and consumerWaits and serializes the coroutine's drivers.
+	pull          func() (struct{}, bool)
+	yield         func(struct{}) bool
+	pumpMu        sync.Mutex
+	readEnded     bool
+	consumerWaits int
+	background    atomic.Bool
 }
 
 // New creates a new IMAP client.
@@ -211,7 +230,11 @@ func New(conn net.Conn, options *Options) *Client {
 		state:      imap.ConnStateNone,
 		enabled:    make(imap.CapSet),
 	}
-	go client.read()
+	if options.ReadInCaller {
+		client.startReadInCaller() // mailbench patch (caller-reads.patch)
+	} else {
+		go client.read()
+	}
 	return client
 }
 
@@ -426,6 +449,11 @@ func (c *Client) Close() error {
 		return err
 	}
 
+	if c.pull != nil {
+		// mailbench patch (caller-reads.patch): run the read loop to its
+		// end (the connection is closed, so it ends at its next read).
+		c.pumpUntil(func() bool { return false })
+	}
 	<-c.decCh
 	if err := c.decErr; err != nil {
 		return err
@@ -452,8 +480,9 @@ func (c *Client) beginCommand(name string, cmd command) *commandEncoder {
 
 	baseCmd := cmd.base()
 	*baseCmd = commandBase{
-		tag:  tag,
-		done: make(chan error, 1),
+		tag:    tag,
+		done:   make(chan error, 1),
+		client: c,
 	}
 
 	c.pendingCmds = append(c.pendingCmds, cmd)
@@ -574,7 +603,14 @@ func (c *Client) completeCommand(cmd command, err error) {
 		}
 	case *ListCommand:
 		if cmd.pendingData != nil {
-			cmd.mailboxes <- cmd.pendingData
+			// mailbench patch (caller-reads.patch): never block here, this
+			// also runs outside the read loop (closeWithError); Next
+			// returns last after the channel's values.
+			select {
+			case cmd.mailboxes <- cmd.pendingData:
+			default:
+				cmd.last = cmd.pendingData
+			}
 		}
 		close(cmd.mailboxes)
 	case *FetchCommand:
@@ -586,6 +622,9 @@ func (c *Client) completeCommand(cmd command, err error) {
 
 func (c *Client) registerContReq(cmd command) *imapwire.ContinuationRequest {
 	contReq := imapwire.NewContinuationRequest()
+	if c.pull != nil { // mailbench patch (caller-reads.patch)
+		contReq.Await = func(done <-chan struct{}) { recv(c, done) }
+	}
 
 	c.mutex.Lock()
 	c.contReqs = append(c.contReqs, continuationRequest{
@@ -645,6 +684,11 @@ func (c *Client) read() {
 			break
 		}
 		if c.greetingErr != nil {
+			break
+		}
+		// mailbench patch (caller-reads.patch): one response read, back
+		// to the caller that waits for it.
+		if c.yield != nil && !c.yield(struct{}{}) {
 			break
 		}
 	}
@@ -1052,6 +1096,18 @@ func (c *Client) readResponseData(typ string) error {
 
 // WaitGreeting waits for the server's initial greeting.
 func (c *Client) WaitGreeting() error {
+	if c.readInCaller() { // mailbench patch (caller-reads.patch)
+		c.pumpUntil(func() bool {
+			select {
+			case <-c.greetingCh:
+				return true
+			case <-c.decCh:
+				return true
+			default:
+				return false
+			}
+		})
+	}
 	select {
 	case <-c.greetingCh:
 		return c.greetingErr
@@ -1247,9 +1303,10 @@ type command interface {
 }
 
 type commandBase struct {
-	tag  string
-	done chan error
-	err  error
+	tag    string
+	done   chan error
+	err    error
+	client *Client // mailbench patch (caller-reads.patch): who reads for wait
 }
 
 func (cmd *commandBase) base() *commandBase {
@@ -1258,7 +1315,7 @@ func (cmd *commandBase) base() *commandBase {
 
 func (cmd *commandBase) wait() error {
 	if cmd.err == nil {
-		cmd.err = <-cmd.done
+		cmd.err, _ = recv(cmd.client, cmd.done) // mailbench patch (caller-reads.patch)
 	}
 	return cmd.err
 }

@@ -152,6 +152,9 @@ func newClientServerPair(t *testing.T, initialState imap.ConnState) (*imapclient
 	debugWriter.Swap(io.Discard)
 
 	var options imapclient.Options
+	// mailbench patch (caller-reads.patch): TestPatchCallerReads runs the
+	// package's tests again with the responses read by their waiters.
+	options.ReadInCaller = os.Getenv("GOIMAP_TEST_READ_IN_CALLER") == "1"
 	if testing.Verbose() {
 		options.DebugWriter = &debugWriter
 	}

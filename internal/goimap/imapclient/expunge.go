@@ -32,7 +32,7 @@ func (c *Client) handleExpunge(seqNum uint32) error {
 
 	cmd := findPendingCmdByType[*ExpungeCommand](c)
 	if cmd != nil {
-		cmd.seqNums <- seqNum
+		send(c, cmd.seqNums, seqNum) // mailbench patch (caller-reads.patch)
 	} else if handler := c.options.unilateralDataHandler().Expunge; handler != nil {
 		handler(seqNum)
 	}
@@ -54,7 +54,8 @@ type ExpungeCommand struct {
 // On success, the message sequence number is returned. On error or if there
 // are no more messages, 0 is returned. To check the error value, use Close.
 func (cmd *ExpungeCommand) Next() uint32 {
-	return <-cmd.seqNums
+	seqNum, _ := recv(cmd.client, cmd.seqNums) // mailbench patch (caller-reads.patch)
+	return seqNum
 }
 
 // Close releases the command.

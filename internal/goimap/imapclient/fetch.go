@@ -200,7 +200,7 @@ func (cmd *FetchCommand) Next() *FetchMessageData {
 	if cmd.prev != nil {
 		cmd.prev.discard()
 	}
-	cmd.prev = <-cmd.msgs
+	cmd.prev, _ = recv(cmd.client, cmd.msgs) // mailbench patch (caller-reads.patch)
 	return cmd.prev
 }
 
@@ -303,6 +303,8 @@ type FetchMessageData struct {
 
 	items chan FetchItemData
 	prev  FetchItemData
+
+	client *Client // mailbench patch (caller-reads.patch): who reads for Next
 }
 
 // Next advances to the next data item for this message.
@@ -314,7 +316,7 @@ func (data *FetchMessageData) Next() FetchItemData {
 		d.discard()
 	}
 
-	item := <-data.items
+	item, _ := recv(data.client, data.items) // mailbench patch (caller-reads.patch)
 	data.prev = item
 	return item
 }
@@ -608,7 +610,7 @@ func (c *Client) handleFetch(seqNum uint32) error {
 	items := make(chan FetchItemData, 32)
 	defer close(items)
 
-	msg := &FetchMessageData{SeqNum: seqNum, items: items}
+	msg := &FetchMessageData{SeqNum: seqNum, items: items, client: c}
 
 	// We're in a tricky situation: to know whether this FETCH response needs
 	// to be handled by a pending command, we may need to look at the UID in
@@ -637,7 +639,7 @@ func (c *Client) handleFetch(seqNum uint32) error {
 		})
 		if cmd != nil {
 			cmd := cmd.(*FetchCommand)
-			cmd.msgs <- msg
+			send(c, cmd.msgs, msg) // mailbench patch (caller-reads.patch)
 		} else if handler := c.options.unilateralDataHandler().Fetch; handler != nil {
 			go handler(msg)
 		} else {
@@ -832,9 +834,9 @@ func (c *Client) handleFetch(seqNum uint32) error {
 		if done != nil {
 			c.setReadTimeout(literalReadTimeout)
 		}
-		items <- item
+		send(c, items, item) // mailbench patch (caller-reads.patch)
 		if done != nil {
-			<-done
+			c.awaitConsumer(done)
 			c.setReadTimeout(respReadTimeout)
 		}
 		return nil

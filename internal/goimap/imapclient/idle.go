@@ -19,6 +19,9 @@ const idleRestartInterval = 28 * time.Minute
 // command is restarted automatically to avoid getting disconnected due to
 // inactivity timeouts.
 func (c *Client) Idle() (*IdleCommand, error) {
+	// mailbench patch (caller-reads.patch): in IDLE the server speaks
+	// while nobody waits for a command; a goroutine reads from now on.
+	c.readInBackground()
 	child, err := c.idle()
 	if err != nil {
 		return nil, err

@@ -109,11 +109,11 @@ func (c *Client) handleList() error {
 	case *ListCommand:
 		if cmd.returnStatus {
 			if cmd.pendingData != nil {
-				cmd.mailboxes <- cmd.pendingData
+				send(c, cmd.mailboxes, cmd.pendingData) // mailbench patch (caller-reads.patch)
 			}
 			cmd.pendingData = data
 		} else {
-			cmd.mailboxes <- data
+			send(c, cmd.mailboxes, data)
 		}
 	case *SelectCommand:
 		cmd.data.List = data
@@ -129,6 +129,7 @@ type ListCommand struct {
 
 	returnStatus bool
 	pendingData  *imap.ListData
+	last         *imap.ListData // mailbench patch (caller-reads.patch): see completeCommand
 }
 
 // Next advances to the next mailbox.
@@ -136,7 +137,11 @@ type ListCommand struct {
 // On success, the mailbox LIST data is returned. On error or if there are no
 // more mailboxes, nil is returned.
 func (cmd *ListCommand) Next() *imap.ListData {
-	return <-cmd.mailboxes
+	data, ok := recv(cmd.client, cmd.mailboxes) // mailbench patch (caller-reads.patch)
+	if !ok && cmd.last != nil {
+		data, cmd.last = cmd.last, nil
+	}
+	return data
 }
 
 // Close releases the command.

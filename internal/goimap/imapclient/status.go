@@ -77,7 +77,7 @@ func (c *Client) handleStatus() error {
 		cmd.data = *data
 	case *ListCommand:
 		cmd.pendingData.Status = data
-		cmd.mailboxes <- cmd.pendingData
+		send(c, cmd.mailboxes, cmd.pendingData) // mailbench patch (caller-reads.patch)
 		cmd.pendingData = nil
 	}
 

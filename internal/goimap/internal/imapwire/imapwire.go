@@ -22,6 +22,11 @@ type ContinuationRequest struct {
 	done chan struct{}
 	err  error
 	text string
+
+	// Await, when set, waits for done to be closed in Wait: a client whose
+	// callers read their responses reads until then. mailbench patch
+	// (caller-reads.patch).
+	Await func(done <-chan struct{})
 }
 
 func NewContinuationRequest() *ContinuationRequest {
@@ -42,6 +47,9 @@ func (cont *ContinuationRequest) Done(text string) {
 }
 
 func (cont *ContinuationRequest) Wait() (string, error) {
+	if cont.Await != nil {
+		cont.Await(cont.done)
+	}
 	<-cont.done
 	return cont.text, cont.err
 }
