@@ -313,6 +313,10 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		// The waiter reads its responses: no goroutine hand-off per
 		// response (issue 37; docs/performance.md).
 		ReadInCaller: true,
+		// Every operation runs under guard's watchdog (Connect's under
+		// its context): go-imap's own deadlines, two timer changes per
+		// response, would only duplicate it.
+		CallerDeadlines: true,
 	}
 	if u := cfg.Unilateral; u != nil {
 		h := &goimap.UnilateralDataHandler{}

@@ -97,6 +97,13 @@ type Options struct {
 	// the Closed channel is closed once a reader has seen the end of the
 	// connection. mailbench patch (caller-reads.patch).
 	ReadInCaller bool
+	// CallerDeadlines means that the caller bounds every wait of its own
+	// (it closes the connection when its timeout for an operation
+	// elapses): the client then sets no read or write deadline of its own.
+	// Upstream sets two per response (30 s, then none) and two per
+	// command, each a timer change in the runtime. mailbench patch
+	// (caller-deadlines.patch).
+	CallerDeadlines bool
 }
 
 func (options *Options) wrapReadWriter(rw io.ReadWriter) io.ReadWriter {
@@ -319,6 +326,9 @@ func DialStartTLS(address string, options *Options) (*Client, error) {
 }
 
 func (c *Client) setReadTimeout(dur time.Duration) {
+	if c.options.CallerDeadlines {
+		return // mailbench patch (caller-deadlines.patch)
+	}
 	if dur > 0 {
 		c.conn.SetReadDeadline(time.Now().Add(dur))
 	} else {
@@ -327,6 +337,9 @@ func (c *Client) setReadTimeout(dur time.Duration) {
 }
 
 func (c *Client) setWriteTimeout(dur time.Duration) {
+	if c.options.CallerDeadlines {
+		return // mailbench patch (caller-deadlines.patch)
+	}
 	if dur > 0 {
 		c.conn.SetWriteDeadline(time.Now().Add(dur))
 	} else {
