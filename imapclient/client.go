@@ -137,6 +137,9 @@ type Client struct {
 	// first IDLE on); before that the goroutine that waits for a response
 	// reads it (goimap.Options.ReadInCaller, caller-reads.patch).
 	readerRunning atomic.Bool
+	// kept holds the header section of the message being fetched
+	// (fetchInfos), reused from one message to the next.
+	kept keptPrefix
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't

@@ -182,7 +182,7 @@ func headerSection() *imap.FetchItemBodySection {
 // others are read and dropped, so that a server answering a "from:*"
 // with a million messages costs time, not memory.
 func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions, keep int) ([]delivery.MessageInfo, error) {
-	var infos []delivery.MessageInfo
+	infos := make([]delivery.MessageInfo, 0, expectedMessages(set, keep))
 	err := c.do(ctx, fn, op, func() error {
 		// Not FetchCommand.Collect: when a literal read fails (the
 		// watchdog closed the connection, the server hung up) Collect
@@ -221,8 +221,11 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 						}
 						continue
 					}
-					var kept keptPrefix
-					if err := c.readLiteral(&kept, item.Literal); err != nil {
+					// One buffer for every message's header: what is
+					// kept of it below is copied out (headerField).
+					kept := &c.kept
+					kept.b = kept.b[:0]
+					if err := c.readLiteral(kept, item.Literal); err != nil {
 						return err
 					}
 					if id := headerField(kept.b, HeaderID); id != "" {
@@ -355,6 +358,32 @@ func nextLine(b []byte) (line, rest []byte) {
 // keptPrefix is a writer that keeps the first maxKeptHeader bytes written
 // and drops the rest. It doesn't perform I/O.
 type keptPrefix struct{ b []byte }
+
+// expectedMessages is how many messages a FETCH of set is expected to
+// return, for the capacity of its result: the range's size when it is
+// closed, at most keep (when keep >= 0) and at most 64 (a larger answer
+// grows the slice as it comes).
+func expectedMessages(set imap.NumSet, keep int) int {
+	n := 0
+	switch s := set.(type) {
+	case imap.SeqSet:
+		for _, r := range s {
+			if r.Stop != 0 && r.Stop >= r.Start {
+				n += int(r.Stop - r.Start + 1)
+			}
+		}
+	case imap.UIDSet:
+		for _, r := range s {
+			if r.Stop != 0 && r.Stop >= r.Start {
+				n += int(r.Stop - r.Start + 1)
+			}
+		}
+	}
+	if keep >= 0 {
+		n = min(n, keep)
+	}
+	return min(n, 64)
+}
 
 func (k *keptPrefix) Write(p []byte) (int, error) {
 	if room := maxKeptHeader - len(k.b); room > 0 {

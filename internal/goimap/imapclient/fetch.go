@@ -607,7 +607,16 @@ func (buf *FetchMessageBuffer) FindBinarySectionSize(part []int) (uint32, bool) 
 func (c *Client) handleFetch(seqNum uint32) error {
 	dec := c.dec
 
-	items := make(chan FetchItemData, 32)
+	// mailbench patch (item-channel.patch): when the caller reads
+	// (ReadInCaller), the waiter takes a message's items as soon as they
+	// are in, so the channel needs to hold one message's items, not 32:
+	// a FETCH of 20 messages allocated 20 channels of 32 slots (12 KiB).
+	// More items than that make the read loop yield, not fail.
+	itemsCap := 32
+	if c.pull != nil {
+		itemsCap = 8
+	}
+	items := make(chan FetchItemData, itemsCap)
 	defer close(items)
 
 	msg := &FetchMessageData{SeqNum: seqNum, items: items, client: c}
