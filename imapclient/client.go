@@ -73,9 +73,19 @@ type Config struct {
 
 	// Unilateral, when set, is told of the mailbox updates the server
 	// sends on its own (during IDLE, NOOP or any command). Its functions
-	// run on the connection's reader goroutine: they must be quick and
-	// must not call the Client.
+	// run while go-imap reads a response (in IDLE, and with Idles, in the
+	// connection's reader goroutine; otherwise while a command waits):
+	// they must be quick and must not call the Client.
 	Unilateral *Unilateral
+
+	// Idles says that the client will spend most of its life in IDLE (a
+	// connected client, a watched INBOX): go-imap then reads in a
+	// goroutine of its own from the start, as it must during IDLE. Other
+	// clients have each response read by the goroutine that waits for it
+	// (no hand-off between goroutines per response, issue 37); they start
+	// that goroutine at their first IDLE, which costs them a goroutine
+	// more (about 3 KiB) from then on.
+	Idles bool
 
 	// MaxResponseBytes bounds one response's bytes outside its literals,
 	// the greeting included; MaxLiteralBytes bounds a literal the client
@@ -315,7 +325,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		MaxLiteralBytes:  bound(cfg.MaxLiteralBytes, DefaultMaxLiteralBytes),
 		// The waiter reads its responses: no goroutine hand-off per
 		// response (issue 37; docs/performance.md).
-		ReadInCaller: true,
+		ReadInCaller: !cfg.Idles,
 		// Every operation runs under guard's watchdog (Connect's under
 		// its context): go-imap's own deadlines, two timer changes per
 		// response, would only duplicate it.
@@ -340,6 +350,7 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		timeout:  timeout,
 		observer: cfg.Observer,
 	}
+	c.readerRunning.Store(cfg.Idles)
 	// The remaining phases run under the watchdog of ctx.
 	var fired atomic.Bool
 	stop := context.AfterFunc(ctx, func() {
@@ -391,9 +402,16 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		return cl, measure.AsAuth(ferr) // a NO or BAD to the credentials: the auth class
 	}
 	// go-imap drops its capabilities after the OK (unless it carried
-	// [CAPABILITY]) and then sends CAPABILITY; it has processed the OK
-	// (its caller reads: Wait returned after the whole response), so
-	// Caps sees the reset and waits for the new list.
+	// [CAPABILITY]) and then sends CAPABILITY. When the caller reads, it
+	// has processed the OK (Wait returned after the whole response); its
+	// reader goroutine may not have yet: wait until it has, so that Caps
+	// sees the reset and waits for the new list.
+	if c.readerRunning.Load() {
+		select {
+		case <-c.tr.readerIdle():
+		case <-c.lib.Closed():
+		}
+	}
 	if c.lib.Caps() == nil {
 		return fail("CAPABILITY", errors.New("no capability list after login"))
 	}

@@ -3,6 +3,7 @@ package imapclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -252,10 +253,17 @@ func TestContextCancelClosesPromptly(t *testing.T) {
 
 // TestLsubInterleaved: LSUB replies with literals, odd case and
 // unilateral data in between; go-imap still gets the unilateral data, in
-// the server's order (the client's caller reads: with the next command's
-// responses), and the connection stays usable.
+// the server's order (when the client's caller reads, with the next
+// command's responses; with Idles, as they come), and the connection stays
+// usable.
 func TestLsubInterleaved(t *testing.T) {
 	t.Parallel()
+	for _, idles := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idles=%v", idles), func(t *testing.T) { testLsubInterleaved(t, idles) })
+	}
+}
+
+func testLsubInterleaved(t *testing.T, idles bool) {
 	var mu sync.Mutex
 	lsubs := 0
 	fs := startFake(t, fakeGreeting, loginOK(func(cmd string) (string, fakeAction) {
@@ -278,9 +286,10 @@ func TestLsubInterleaved(t *testing.T) {
 		}
 		return "%[1]s BAD unexpected\r\n", reply
 	}))
-	var exists []uint32 // read by this goroutine only: its waits read
-	u := &Unilateral{Exists: func(n uint32) { exists = append(exists, n) }}
-	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 2 * time.Second, Unilateral: u}, testUser, testPassword)
+	var existsMu sync.Mutex
+	var exists []uint32
+	u := &Unilateral{Exists: func(n uint32) { existsMu.Lock(); exists = append(exists, n); existsMu.Unlock() }}
+	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 2 * time.Second, Unilateral: u, Idles: idles}, testUser, testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +312,8 @@ func TestLsubInterleaved(t *testing.T) {
 	if mb := c.lib.Mailbox(); mb == nil || mb.NumMessages != 5 {
 		t.Errorf("mailbox after NOOP %+v", mb)
 	}
+	existsMu.Lock()
+	defer existsMu.Unlock()
 	if want := []uint32{4, 4, 5}; !slices.Equal(exists, want) {
 		t.Errorf("EXISTS seen by go-imap %v, want %v (both LSUBs', then NOOP's)", exists, want)
 	}
@@ -446,5 +457,37 @@ func TestWatchdogReuse(t *testing.T) {
 	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+// TestLsubFloodBounded: a server that answers LSUB with an endless stream
+// of other responses (never the LSUB's own completion) costs the LSUB an
+// error once what waits for go-imap passes maxTappedResponse; the
+// generator does not hold the flood. Without Idles the LSUB's responses
+// are read by the LSUB itself and the others kept for go-imap: that store
+// is what is bounded here.
+func TestLsubFloodBounded(t *testing.T) {
+	t.Parallel()
+	flood := strings.Repeat("* 1 RECENT\r\n", (2*maxTappedResponse)/len("* 1 RECENT\r\n"))
+	fs := startFake(t, fakeGreeting, loginOK(func(cmd string) (string, fakeAction) {
+		if cmd == `LSUB "" "*"` {
+			return flood + `* LSUB () "/" INBOX` + "\r\n" + flood, reply
+		}
+		return "%[1]s OK\r\n", reply
+	}))
+	c, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 5 * time.Second}, testUser, testPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Lsub(context.Background())
+	if err == nil || !strings.Contains(err.Error(), errResponseTooLong.Error()) {
+		t.Fatalf("LSUB under a flood: %v, want %q", err, errResponseTooLong)
+	}
+	c.tr.mu.Lock()
+	held := len(c.tr.out)
+	c.tr.mu.Unlock()
+	if held > maxTappedResponse+4096 {
+		t.Errorf("%d bytes held for go-imap, bound %d", held, maxTappedResponse)
 	}
 }

@@ -254,6 +254,7 @@ func (p *Population) session(ctx context.Context, u workload.User, first bool) (
 	}
 	exists := make(chan announcement, 1)
 	cfg := p.cfg.IMAP
+	cfg.Idles = true
 	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) {
 		at := time.Now()
 		p.notified.Add(1)

@@ -204,6 +204,7 @@ func (p *Population) groupSession(ctx context.Context, g *Group, u workload.User
 	obs := p.cfg.Observer
 	exists := make(chan announcement, 1)
 	cfg := p.cfg.IMAP
+	cfg.Idles = true // mostly in IDLE between its actions
 	cfg.Unilateral = &imapclient.Unilateral{Exists: func(n uint32) { notify(exists, announcement{n, time.Now()}) }}
 	folder := p.folderOf(conn)
 	start := time.Now()

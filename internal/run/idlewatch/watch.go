@@ -265,6 +265,7 @@ func (w *Watcher) watch(ctx context.Context, u workload.User, ready func()) {
 func (w *Watcher) session(ctx context.Context, u workload.User, selected func()) error {
 	b := &inbox{signal: make(chan struct{}, 1)}
 	cfg := w.cfg.IMAP
+	cfg.Idles = true // watches its INBOX in IDLE (or polls) for the whole run
 	cfg.Unilateral = &imapclient.Unilateral{Exists: b.exists, Expunge: b.expunge}
 	w.connects.Add(1)
 	cl, err := imapclient.Connect(ctx, cfg, u.Login, u.Password)
