@@ -104,6 +104,12 @@ type Options struct {
 	// command, each a timer change in the runtime. mailbench patch
 	// (caller-deadlines.patch).
 	CallerDeadlines bool
+	// SkipEnvelopeAddresses: ENVELOPE's six address lists are read (their
+	// syntax checked) and dropped; Envelope.From, Sender, ReplyTo, To, Cc
+	// and Bcc stay nil. For a caller that reads only an envelope's date,
+	// subject and message ids: the addresses were most of an envelope's
+	// allocations. mailbench patch (envelope-addresses.patch).
+	SkipEnvelopeAddresses bool
 }
 
 func (options *Options) wrapReadWriter(rw io.ReadWriter) io.ReadWriter {

@@ -883,6 +883,14 @@ func readEnvelope(dec *imapwire.Decoder, options *Options) (*imap.Envelope, erro
 		{"env-bcc", &envelope.Bcc},
 	}
 	for _, addrList := range addrLists {
+		if options.SkipEnvelopeAddresses { // mailbench patch (envelope-addresses.patch)
+			if err := skipAddressList(dec); err != nil {
+				return nil, fmt.Errorf("in %v: %v", addrList.name, err)
+			} else if !dec.ExpectSP() {
+				return nil, dec.Err()
+			}
+			continue
+		}
 		l, err := readAddressList(dec, options)
 		if err != nil {
 			return nil, fmt.Errorf("in %v: %v", addrList.name, err)
@@ -917,6 +925,22 @@ func readAddressList(dec *imapwire.Decoder, options *Options) ([]imap.Address, e
 		return nil
 	})
 	return l, err
+}
+
+// skipAddressList reads an address list as readAddressList does, keeping
+// nothing. mailbench patch (envelope-addresses.patch).
+func skipAddressList(dec *imapwire.Decoder) error {
+	return dec.ExpectNList(func() error {
+		ok := dec.ExpectSpecial('(') &&
+			dec.DiscardNString() && dec.ExpectSP() &&
+			dec.DiscardNString() && dec.ExpectSP() &&
+			dec.DiscardNString() && dec.ExpectSP() &&
+			dec.DiscardNString() && dec.ExpectSpecial(')')
+		if !ok {
+			return fmt.Errorf("in address: %v", dec.Err())
+		}
+		return nil
+	})
 }
 
 func readAddress(dec *imapwire.Decoder, options *Options) (*imap.Address, error) {
