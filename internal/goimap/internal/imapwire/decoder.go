@@ -63,6 +63,35 @@ type Decoder struct {
 	crlf      bool
 	listDepth int
 	readBytes int64
+
+	// atoms holds recently read short atoms of a client's decoder, to
+	// hand out again instead of a new string each time. mailbench patch
+	// (atom-cache.patch).
+	atoms *atomCache
+}
+
+// atomCache is a direct-mapped cache of short atoms. A server's responses
+// repeat the same few (FETCH, UID, FLAGS, \Seen, the header field names
+// a FETCH echoes for every message): one allocation per atom was a fifth
+// of a client's. Bounded: atomCacheSlots strings of at most atomCacheMax
+// bytes; a collision replaces the slot. mailbench patch (atom-cache.patch).
+type atomCache [atomCacheSlots]string
+
+const (
+	atomCacheSlots = 32
+	atomCacheMax   = 32
+)
+
+// intern returns run as a string, from the cache when it holds it.
+func (c *atomCache) intern(run []byte) string {
+	if len(run) > atomCacheMax {
+		return string(run)
+	}
+	slot := &c[(uint(len(run))*31+uint(run[0])*7+uint(run[len(run)-1]))%atomCacheSlots]
+	if *slot != string(run) { // no allocation: the compiler compares in place
+		*slot = string(run)
+	}
+	return *slot
 }
 
 // LimitError is the decoder's error when the input exceeds MaxSize (What is
@@ -212,7 +241,14 @@ func (dec *Decoder) ExpectCRLF() bool {
 
 func (dec *Decoder) Func(ptr *string, valid func(ch byte) bool) bool {
 	if run := dec.bufferedRun(valid); run != nil { // mailbench patch (runs.patch)
-		*ptr = string(run)
+		if dec.side == ConnSideClient { // mailbench patch (atom-cache.patch)
+			if dec.atoms == nil {
+				dec.atoms = new(atomCache)
+			}
+			*ptr = dec.atoms.intern(run)
+		} else {
+			*ptr = string(run)
+		}
 		dec.consumeRun(len(run))
 		return true
 	}
@@ -424,6 +460,22 @@ func (dec *Decoder) ExpectModSeq(ptr *uint64) bool {
 func (dec *Decoder) Quoted(ptr *string) bool {
 	if !dec.Special('"') {
 		return false
+	}
+	// mailbench patch (atom-cache.patch): a short quoted string that is
+	// buffered whole, without escapes (a header field name a FETCH echoes
+	// for every message) comes from the client's atom cache.
+	if dec.side == ConnSideClient {
+		if run := dec.bufferedRun(isQuotedRunChar); run != nil && len(run) <= atomCacheMax {
+			if next, _ := dec.r.Peek(len(run) + 1); len(next) == len(run)+1 && next[len(run)] == '"' {
+				if dec.atoms == nil {
+					dec.atoms = new(atomCache)
+				}
+				*ptr = dec.atoms.intern(run)
+				dec.consumeRun(len(run))
+				dec.readByte() // the closing '"'
+				return true
+			}
+		}
 	}
 	var sb strings.Builder
 	for {
