@@ -114,6 +114,18 @@ func (a *arrivals) hook(x delivery.Arrival) {
 	a.list = append(a.list, x)
 }
 
+// wait returns the arrivals once there are n (or ioTimeout has passed):
+// OnMessage runs once the 250 is out, so a client that has read its 250
+// may look before the hook has run.
+func (a *arrivals) wait(n int) []delivery.Arrival {
+	for deadline := time.Now().Add(ioTimeout); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if got := a.all(); len(got) >= n {
+			return got
+		}
+	}
+	return a.all()
+}
+
 func (a *arrivals) all() []delivery.Arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()

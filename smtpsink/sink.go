@@ -58,7 +58,7 @@ type Options struct {
 	MaxConnections  int                    // open at once; default 1000; negative: no limit. Beyond it: 421 and close
 	SaveDir         string                 // "": discard bodies; else each accepted message is written to <n>.eml (created by New)
 	Faults          Faults                 // fault modes for testing the server under test and the benchmark
-	OnMessage       func(delivery.Arrival) // optional; called once per accepted message of this run (see Belongs) before the 250 reply; must be fast and safe for concurrent use
+	OnMessage       func(delivery.Arrival) // optional; called once per accepted message of this run (see Belongs), once its 250 reply is out (a message whose 250 was not sent does not count); must be fast and safe for concurrent use
 	// Belongs, when set, says whether a message (by its X-Mailbench-Id,
 	// "" when it has none) is this run's. Others are accepted but counted
 	// apart as foreign (Counts.Foreign, ForeignRuns): they enter no count,

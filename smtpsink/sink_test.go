@@ -85,7 +85,7 @@ func TestAcceptsAndCounts(t *testing.T) {
 		wantRcpts += int64(len(tt.to))
 		wantBytes += int64(len(msg))
 		waitMessages(t, s, int64(i+1))
-		all := got.all()
+		all := got.wait(i + 1)
 		if len(all) != i+1 {
 			t.Fatalf("%s: %d arrivals after the 250, want %d", tt.name, len(all), i+1)
 		}
@@ -122,7 +122,7 @@ func TestBodySumDetectsCorruption(t *testing.T) {
 		t.Fatalf("%s: %d %v", step, code, err)
 	}
 	waitMessages(t, s, 1)
-	a := got.all()[0]
+	a := got.wait(1)[0]
 	if a.Sum == a.BodySum || a.BodySum != msgsum.BodySum([]byte("tampered\r\n")) {
 		t.Errorf("Sum %q BodySum %q: corruption not visible", a.Sum, a.BodySum)
 	}
@@ -157,7 +157,7 @@ func TestRelayDelay(t *testing.T) {
 				t.Fatalf("%s: %d %v", step, code, err)
 			}
 			waitMessages(t, s, 1)
-			a := got.all()[0]
+			a := got.wait(1)[0]
 			if !a.Sent.Equal(tt.wantSent) || !a.Received.Equal(tt.received) {
 				t.Errorf("Sent %v Received %v, want %v %v", a.Sent, a.Received, tt.wantSent, tt.received)
 			}
@@ -298,7 +298,7 @@ func TestRawDialogues(t *testing.T) {
 				t.Fatalf("Messages = %d, want %d", n, tt.wantMsgs)
 			}
 			if tt.wantMsgs > 0 {
-				if a := got.all()[0]; a.BodySum != tt.wantSum {
+				if a := got.wait(int(tt.wantMsgs))[0]; a.BodySum != tt.wantSum {
 					t.Errorf("BodySum %q, want %q", a.BodySum, tt.wantSum)
 				}
 			}
@@ -336,8 +336,8 @@ func TestRejectEvery(t *testing.T) {
 			}
 			waitMessages(t, s, accepted)
 			cnt := s.Counts()
-			if cnt.Messages != accepted || cnt.Rejected != rejected || cnt.Errors != 0 || int64(len(got.all())) != accepted {
-				t.Errorf("Counts = %+v, arrivals %d; want %d accepted, %d rejected", cnt, len(got.all()), accepted, rejected)
+			if cnt.Messages != accepted || cnt.Rejected != rejected || cnt.Errors != 0 || int64(len(got.wait(int(accepted)))) != accepted {
+				t.Errorf("Counts = %+v, arrivals %d; want %d accepted, %d rejected", cnt, len(got.wait(int(accepted))), accepted, rejected)
 			}
 		})
 	}
@@ -656,7 +656,7 @@ func TestForeignMail(t *testing.T) {
 	if h := s.RelayDelay(); h.TotalCount() != 1 || !h.ValuesAreEquivalent(h.Max(), time.Second.Microseconds()) {
 		t.Errorf("relay delays: %d recorded, max %dµs; want this run's one, 1 s", h.TotalCount(), h.Max())
 	}
-	if a := got.all(); len(a) != 1 || a[0].ID != "r00000001-000000000001" {
+	if a := got.wait(1); len(a) != 1 || a[0].ID != "r00000001-000000000001" {
 		t.Errorf("OnMessage saw %+v", a)
 	}
 	if runs := s.ForeignRuns(); len(runs) != 2 || runs["r00000002"] != 2 || runs[""] != 1 {
