@@ -6,7 +6,7 @@ import (
 
 // Expunge sends an EXPUNGE command.
 func (c *Client) Expunge() *ExpungeCommand {
-	cmd := &ExpungeCommand{seqNums: make(chan uint32, 128)}
+	cmd := &ExpungeCommand{seqNums: make(chan uint32, c.resultsCap(128))}
 	c.beginCommand("EXPUNGE", cmd).end()
 	return cmd
 }
@@ -15,7 +15,7 @@ func (c *Client) Expunge() *ExpungeCommand {
 //
 // This command requires support for IMAP4rev2 or the UIDPLUS extension.
 func (c *Client) UIDExpunge(uids imap.UIDSet) *ExpungeCommand {
-	cmd := &ExpungeCommand{seqNums: make(chan uint32, 128)}
+	cmd := &ExpungeCommand{seqNums: make(chan uint32, c.resultsCap(128))}
 	enc := c.beginCommand("UID EXPUNGE", cmd)
 	enc.SP().NumSet(uids)
 	enc.end()

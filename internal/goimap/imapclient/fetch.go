@@ -29,7 +29,7 @@ func (c *Client) Fetch(numSet imap.NumSet, options *imap.FetchOptions) *FetchCom
 
 	cmd := &FetchCommand{
 		numSet: numSet,
-		msgs:   make(chan *FetchMessageData, 128),
+		msgs:   make(chan *FetchMessageData, c.resultsCap(128)),
 	}
 	enc := c.beginCommand(uidCmdName("FETCH", numKind), cmd)
 	enc.SP().NumSet(numSet).SP()

@@ -63,7 +63,7 @@ func getReturnOpts(options *imap.ListOptions) []string {
 // extension.
 func (c *Client) List(ref, pattern string, options *imap.ListOptions) *ListCommand {
 	cmd := &ListCommand{
-		mailboxes:    make(chan *imap.ListData, 64),
+		mailboxes:    make(chan *imap.ListData, c.resultsCap(64)),
 		returnStatus: options != nil && options.ReturnStatus != nil,
 	}
 	enc := c.beginCommand("LIST", cmd)

@@ -212,3 +212,42 @@ func TestPatchCallerReadsIdle(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A LIST (with RETURN STATUS: each mailbox waits for its STATUS) and an
+// EXPUNGE answered with more entries than their channels hold when the
+// caller reads (16, command-costs.patch) are read whole.
+func TestPatchCallerReadsLongResults(t *testing.T) {
+	const n = 40
+	clientConn := scriptedServer(t, "* OK [CAPABILITY IMAP4rev1 LIST-EXTENDED LIST-STATUS] hi", func(_ net.Conn, tag, rest string) []string {
+		var out []string
+		switch {
+		case strings.HasPrefix(rest, "LIST"):
+			for i := 1; i <= n; i++ {
+				out = append(out, `* LIST () "/" box`+itoa(i), `* STATUS box`+itoa(i)+` (MESSAGES `+itoa(i)+`)`)
+			}
+		case strings.HasPrefix(rest, "EXPUNGE"):
+			for i := 1; i <= n; i++ {
+				out = append(out, "* 1 EXPUNGE")
+			}
+		}
+		return append(out, tag+" OK")
+	})
+	c := imapclient.New(clientConn, &imapclient.Options{ReadInCaller: true})
+	defer c.Close()
+	boxes, err := c.List("", "*", &imap.ListOptions{ReturnStatus: &imap.StatusOptions{NumMessages: true}}).Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(boxes) != n {
+		t.Fatalf("%d mailboxes, want %d", len(boxes), n)
+	}
+	for i, b := range boxes {
+		if b.Mailbox != "box"+itoa(i+1) || b.Status == nil || *b.Status.NumMessages != uint32(i+1) {
+			t.Fatalf("mailbox %d: %+v", i+1, b)
+		}
+	}
+	seqs, err := c.Expunge().Collect()
+	if err != nil || len(seqs) != n {
+		t.Fatalf("EXPUNGE: %d numbers, %v; want %d", len(seqs), err, n)
+	}
+}

@@ -93,6 +93,18 @@ func (c *Client) readInBackground() {
 	go c.pumpUntil(func() bool { return false })
 }
 
+// resultsCap is the capacity of a command's result channel (FETCH's
+// messages, LIST's mailboxes, EXPUNGE's numbers): upstream's when a
+// goroutine reads, 16 when the waiter reads (it takes them as they come; a
+// full channel makes the read loop yield, not fail). A FETCH made a channel
+// of 128 slots per command. mailbench patch (command-costs.patch).
+func (c *Client) resultsCap(upstream int) int {
+	if c.pull != nil {
+		return min(16, upstream)
+	}
+	return upstream
+}
+
 // recv receives from ch. With ReadInCaller it resumes the read loop until
 // a value (or the channel's close) has arrived.
 func recv[T any](c *Client, ch <-chan T) (T, bool) {

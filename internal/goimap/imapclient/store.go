@@ -15,7 +15,7 @@ import (
 func (c *Client) Store(numSet imap.NumSet, store *imap.StoreFlags, options *imap.StoreOptions) *FetchCommand {
 	cmd := &FetchCommand{
 		numSet: numSet,
-		msgs:   make(chan *FetchMessageData, 128),
+		msgs:   make(chan *FetchMessageData, c.resultsCap(128)),
 	}
 	enc := c.beginCommand(uidCmdName("STORE", imapwire.NumSetKind(numSet)), cmd)
 	enc.SP().NumSet(numSet).SP()
