@@ -36,14 +36,34 @@ func (d *dotWriter) Write(b []byte) (n int, err error) {
 	for n < len(b) {
 		if d.state == dotData {
 			// Inside a line only CR and LF change the state: copy up to
-			// the next one at once.
-			i := bytes.IndexAny(b[n:], "\r\n")
+			// the next one at once. mailbench patch (dot-scan.patch): two
+			// IndexByte scans (vectorized) instead of IndexAny's loop over
+			// every byte, and a line ending in CRLF goes out with its CRLF.
+			rest := b[n:]
+			lf := bytes.IndexByte(rest, '\n')
+			end := lf
+			if lf < 0 {
+				end = len(rest)
+			}
+			i := bytes.IndexByte(rest[:end], '\r')
 			if i < 0 {
-				m, err := bw.Write(b[n:])
+				i = end
+			}
+			if i == len(rest) {
+				m, err := bw.Write(rest)
 				return n + m, err
 			}
+			if i+1 == lf { // CRLF: the line and its end, then a new line
+				m, err := bw.Write(rest[:lf+1])
+				n += m
+				if err != nil {
+					return n, err
+				}
+				d.state = dotBeginLine
+				continue
+			}
 			if i > 0 {
-				m, err := bw.Write(b[n : n+i])
+				m, err := bw.Write(rest[:i])
 				n += m
 				if err != nil {
 					return n, err
