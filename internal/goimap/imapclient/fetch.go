@@ -864,11 +864,20 @@ func readEnvelope(dec *imapwire.Decoder, options *Options) (*imap.Envelope, erro
 	}
 
 	var date, subject string
-	if !dec.ExpectNString(&date) || !dec.ExpectSP() || !dec.ExpectNString(&subject) || !dec.ExpectSP() {
+	if options.SkipEnvelopeDate { // mailbench patch (envelope-date.patch)
+		if !dec.DiscardNString() {
+			return nil, dec.Err()
+		}
+	} else if !dec.ExpectNString(&date) {
 		return nil, dec.Err()
 	}
-	// TODO: handle error
-	envelope.Date, _ = parseEnvelopeDate(date)
+	if !dec.ExpectSP() || !dec.ExpectNString(&subject) || !dec.ExpectSP() {
+		return nil, dec.Err()
+	}
+	if !options.SkipEnvelopeDate {
+		// TODO: handle error
+		envelope.Date, _ = parseEnvelopeDate(date)
+	}
 	envelope.Subject, _ = options.decodeText(subject)
 
 	addrLists := []struct {
