@@ -65,6 +65,7 @@ type replayConn struct {
 	in      []byte       // a command not yet complete
 	literal int          // bytes of a literal still to come
 	closed  bool
+	reads   int // Read calls
 }
 
 func newReplayConn(s replayScript) *replayConn {
@@ -76,6 +77,7 @@ func newReplayConn(s replayScript) *replayConn {
 var errReplayIdle = errors.New("replay: read with no response pending")
 
 func (c *replayConn) Read(p []byte) (int, error) {
+	c.reads++
 	if c.closed {
 		return 0, net.ErrClosed
 	}
@@ -197,23 +199,34 @@ func replaySession(ctx context.Context, cfg Config, msg []byte) error {
 	return c.Logout(ctx)
 }
 
-func replayConfig(s replayScript) Config {
+func replayConfig(s replayScript, conns *[]*replayConn) Config {
 	return Config{
 		Address:  "127.0.0.1:1143",
 		Timeout:  30 * time.Second,
 		Observer: measure.Discard,
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return newReplayConn(s), nil
+			c := newReplayConn(s)
+			if conns != nil {
+				*conns = append(*conns, c)
+			}
+			return c, nil
 		},
 	}
 }
 
-// TestReplaySession checks the replay itself: the recorded session runs
-// through the client, and the FETCH's messages carry what Dovecot sent.
+// TestReplaySession checks the replay itself (the recorded session runs
+// through the client) and the session's reads: with the whole of each
+// response waiting, about one read per response (the greeting and nine),
+// the FETCH of 20 messages' envelopes and headers (14 KiB) included: 11
+// with the session's 16 KiB buffer, 15 with bufio's default 4 KiB.
 func TestReplaySession(t *testing.T) {
 	s := loadReplay(t, "testdata/dovecot-session.replay")
-	if err := replaySession(context.Background(), replayConfig(s), []byte("Subject: x\r\n\r\nx\r\n")); err != nil {
+	var conns []*replayConn
+	if err := replaySession(context.Background(), replayConfig(s, &conns), []byte("Subject: x\r\n\r\nx\r\n")); err != nil {
 		t.Fatal(err)
+	}
+	if len(conns) != 1 || conns[0].reads > 11 {
+		t.Errorf("%d connections, reads %v: want one connection read at most 11 times", len(conns), conns[0].reads)
 	}
 	c := newReplayConn(s)
 	if _, err := io.ReadAll(io.LimitReader(c, 1<<20)); !errors.Is(err, errReplayIdle) {
@@ -226,7 +239,7 @@ func TestReplaySession(t *testing.T) {
 
 func BenchmarkIMAPReplaySession(b *testing.B) {
 	s := loadReplay(b, "testdata/dovecot-session.replay")
-	cfg := replayConfig(s)
+	cfg := replayConfig(s, nil)
 	msg := bytes.Repeat([]byte("x"), 4000)
 	msg = append([]byte("Subject: replay\r\n\r\n"), msg...)
 	ctx := context.Background()
