@@ -89,10 +89,65 @@ func (c *atomCache) intern(run []byte) string {
 	}
 	slot := &c[(uint(len(run))*31+uint(run[0])*7+uint(run[len(run)-1]))%atomCacheSlots]
 	if *slot != string(run) { // no allocation: the compiler compares in place
-		*slot = string(run)
+		// mailbench patch (known-atoms.patch): a well-known atom costs
+		// no allocation even the first time a client sees it.
+		if known, ok := knownAtoms[string(run)]; ok {
+			*slot = known
+		} else {
+			*slot = string(run)
+		}
 	}
 	return *slot
 }
+
+// knownAtoms holds the atoms and short strings that servers send in
+// almost every session, each once or a few times: the capabilities of a
+// LOGIN or CAPABILITY response (Dovecot sends 40), response codes, FETCH
+// item names, flags, mailbox attributes and common header field names.
+// A client's atom cache is new with each connection, so without this
+// table each of them was an allocation per session. Read-only after
+// init. mailbench patch (known-atoms.patch).
+var knownAtoms = func() map[string]string {
+	m := make(map[string]string)
+	for _, list := range []string{
+		// Capabilities (Dovecot 2.3, Cyrus 3, and RFCs' common ones).
+		`IMAP4rev1 IMAP4rev2 IMAP4 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY
+		THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE
+		UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH
+		ESORT SEARCHRES WITHIN CONTEXT=SEARCH CONTEXT=SORT LIST-STATUS BINARY MOVE SNIPPET=FUZZY
+		PREVIEW=FUZZY PREVIEW STATUS=SIZE SAVEDATE LITERAL+ LITERAL- NOTIFY SPECIAL-USE STARTTLS
+		AUTH=PLAIN AUTH=LOGIN AUTH=CRAM-MD5 AUTH=SCRAM-SHA-1 AUTH=SCRAM-SHA-256 AUTH=XOAUTH2
+		AUTH=OAUTHBEARER AUTH=EXTERNAL LOGINDISABLED COMPRESS=DEFLATE QUOTA QUOTA=RES-STORAGE
+		QUOTA=RES-MESSAGE ACL RIGHTS=kxten RIGHTS=texk METADATA METADATA-SERVER LIST-MYRIGHTS
+		OBJECTID APPENDLIMIT UTF8=ACCEPT UTF8=ONLY CREATE-SPECIAL-USE MAILBOX-REFERRALS
+		X-QUOTA=STORAGE X-QUOTA=MESSAGE XLIST ANNOTATEMORE ANNOTATE-EXPERIMENT-1 CONVERT
+		DIGEST=SHA1 X-REPLICATION XMOVE JMAPACCESS PARTIAL INPROGRESS UIDONLY REPLACE`,
+		// Response keywords and codes.
+		`OK NO BAD BYE PREAUTH CAPABILITY LIST LSUB STATUS SEARCH FLAGS EXISTS RECENT EXPUNGE
+		FETCH VANISHED ENABLED QUOTAROOT MYRIGHTS ALERT PARSE PERMANENTFLAGS READ-ONLY READ-WRITE
+		TRYCREATE UIDNEXT UIDVALIDITY UNSEEN HIGHESTMODSEQ NOMODSEQ APPENDUID COPYUID UIDNOTSTICKY
+		CLOSED MODIFIED AUTHENTICATIONFAILED AUTHORIZATIONFAILED UNAVAILABLE EXPIRED
+		PRIVACYREQUIRED CONTACTADMIN NOPERM INUSE EXPUNGEISSUED CORRUPTION SERVERBUG CLIENTBUG
+		CANNOT LIMIT OVERQUOTA ALREADYEXISTS NONEXISTENT MESSAGES DELETED SIZE MAILBOXID`,
+		// FETCH items and section specifiers.
+		`UID INTERNALDATE RFC822.SIZE RFC822 RFC822.HEADER RFC822.TEXT ENVELOPE BODY
+		BODYSTRUCTURE BINARY.SIZE MODSEQ EMAILID THREADID HEADER TEXT MIME HEADER.FIELDS
+		HEADER.FIELDS.NOT`,
+		// Flags and mailbox attributes.
+		`\Seen \Answered \Flagged \Deleted \Draft \Recent \* $Forwarded $MDNSent $Junk $NotJunk
+		$Phishing $Important $Label1 $Label2 $Label3 $Label4 $Label5 \HasNoChildren \HasChildren
+		\Noselect \NoInferiors \NonExistent \Subscribed \Remote \Marked \Unmarked \All \Archive
+		\Drafts \Junk \Sent \Trash \Important INBOX NIL`,
+		// Header field names a client asks for and the server echoes.
+		`From To Cc Bcc Subject Date Message-Id Message-ID In-Reply-To References Reply-To Sender
+		Content-Type Content-Transfer-Encoding MIME-Version List-Id Received`,
+	} {
+		for _, atom := range strings.Fields(list) {
+			m[atom] = atom
+		}
+	}
+	return m
+}()
 
 // LimitError is the decoder's error when the input exceeds MaxSize (What is
 // "line": the bytes of a command or response outside its literals) or
