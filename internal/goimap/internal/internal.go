@@ -87,9 +87,55 @@ func ExpectFlag(dec *imapwire.Decoder) (imap.Flag, error) {
 		return "", fmt.Errorf("in flag: %w", dec.Err())
 	}
 	if isSystem {
+		// mailbench patch (flags.patch): a system flag is looked up
+		// without building "\\"+name first.
+		if flag, ok := lookupFolded(canonFlags(), '\\', name); ok {
+			return flag, nil
+		}
 		name = "\\" + name
 	}
 	return canonicalFlag(name), nil
+}
+
+func canonFlags() map[string]imap.Flag {
+	canonOnce.Do(canonInit)
+	return canonFlag
+}
+
+// lookupFolded looks prefix+s up in m, keyed by lower-case strings, as
+// m[strings.ToLower(string(prefix)+s)] does, without allocating when
+// prefix+s is short ASCII (prefix 0: none). mailbench patch (flags.patch):
+// strings.ToLower allocated for every flag and mailbox attribute with an
+// upper-case letter, that is nearly all of them.
+func lookupFolded[T any](m map[string]T, prefix byte, s string) (T, bool) {
+	slow := func() (T, bool) {
+		full := s
+		if prefix != 0 {
+			full = string([]byte{prefix}) + s
+		}
+		v, ok := m[strings.ToLower(full)]
+		return v, ok
+	}
+	var buf [64]byte
+	b := buf[:0]
+	if prefix != 0 {
+		b = append(b, prefix)
+	}
+	if len(b)+len(s) > len(buf) {
+		return slow()
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 { // strings.ToLower's Unicode rules
+			return slow()
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	v, ok := m[string(b)] // no allocation: the compiler looks up in place
+	return v, ok
 }
 
 func ExpectMailboxAttrList(dec *imapwire.Decoder) ([]imap.MailboxAttr, error) {
@@ -163,7 +209,7 @@ func canonInit() {
 
 func canonicalFlag(s string) imap.Flag {
 	canonOnce.Do(canonInit)
-	if flag, ok := canonFlag[strings.ToLower(s)]; ok {
+	if flag, ok := lookupFolded(canonFlag, 0, s); ok { // mailbench patch (flags.patch)
 		return flag
 	}
 	return imap.Flag(s)
@@ -171,7 +217,7 @@ func canonicalFlag(s string) imap.Flag {
 
 func canonicalMailboxAttr(s string) imap.MailboxAttr {
 	canonOnce.Do(canonInit)
-	if attr, ok := canonMailboxAttr[strings.ToLower(s)]; ok {
+	if attr, ok := lookupFolded(canonMailboxAttr, 0, s); ok { // mailbench patch (flags.patch)
 		return attr
 	}
 	return imap.MailboxAttr(s)
