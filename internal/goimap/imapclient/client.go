@@ -230,10 +230,11 @@ func New(conn net.Conn, options *Options) *Client {
 	}
 
 	rw := options.wrapReadWriter(conn)
-	br := bufio.NewReader(rw)
-	if options.ReadBufferSize > 0 { // mailbench patch (read-buffer.patch)
-		br = bufio.NewReaderSize(rw, options.ReadBufferSize)
+	readSize := 4096                // bufio.NewReader's
+	if options.ReadBufferSize > 0 { // mailbench patch (read-buffer.patch): one buffer, of this size
+		readSize = options.ReadBufferSize
 	}
+	br := bufio.NewReaderSize(rw, readSize)
 	bw := bufio.NewWriter(rw)
 
 	dec := imapwire.NewDecoder(br, imapwire.ConnSideClient)
