@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -47,6 +48,8 @@ type Client struct {
 
 	// textWriter is what c.text writes to (write-buffer.patch).
 	textWriter io.Writer
+	// textPooled: c.text's buffers come from the pools (client-buffers.patch).
+	textPooled bool
 }
 
 // 30 seconds was chosen as it's the same duration as http.DefaultTransport's
@@ -177,8 +180,48 @@ func (c *Client) setConn(conn net.Conn) {
 		Writer: w,
 		Closer: conn,
 	}
-	c.text = textproto.NewConn(rwc)
-	c.textWriter = rwc // mailbench patch (write-buffer.patch)
+	c.text, c.textPooled = newTextConn(rwc) // mailbench patch (client-buffers.patch)
+	c.textWriter = rwc                      // mailbench patch (write-buffer.patch)
+}
+
+// mailbench patch (client-buffers.patch): the client's bufio.Reader and
+// bufio.Writer come from the pools conn-buffers.patch made for the server,
+// and a grown write buffer (GrowWriteBuffer) from a pool of its size class,
+// instead of new buffers per connection; ReleaseBuffers gives them back.
+// A client whose owner never calls ReleaseBuffers leaves them to the GC, as
+// before. The textproto.Conn is textproto.NewConn(rwc) but for the closer
+// it keeps, so Close closes c.conn (rwc's closer) itself.
+//
+// grownWriterPools[i] holds writers of (i+1) KiB: GrowWriteBuffer rounds its
+// size up to a whole KiB, so a pooled writer is never more than 1 KiB larger
+// than the one it replaces.
+var grownWriterPools [maxWriteBuffer >> 10]sync.Pool
+
+// ReleaseBuffers returns the client's read and write buffers to the pools
+// (client-buffers.patch). Call it once nothing reads or writes through the
+// client any more (after Close or Quit, with no call in progress in another
+// goroutine); the Client must not be used afterwards (a use panics on nil
+// buffers instead of reaching another connection's). It doesn't perform I/O.
+func (c *Client) ReleaseBuffers() {
+	if !c.textPooled || c.text == nil {
+		return
+	}
+	br, bw := c.text.R, c.text.W
+	c.text.R, c.text.W = nil, nil
+	c.textPooled = false
+	br.Reset(nil)
+	textReaderPool.Put(br)
+	putWriter(bw)
+}
+
+// putWriter puts a pooled writer back in the pool of its size.
+func putWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	if size := bw.Size(); size == 4096 {
+		textWriterPool.Put(bw)
+	} else if size%1024 == 0 && size <= maxWriteBuffer {
+		grownWriterPools[size/1024-1].Put(bw)
+	}
 }
 
 // mailbench patch (write-buffer.patch): GrowWriteBuffer makes the buffer
@@ -193,8 +236,24 @@ func (c *Client) GrowWriteBuffer(n int) {
 	if c.textWriter == nil || n <= w.Size() || w.Buffered() > 0 {
 		return
 	}
-	c.text.Writer.W = bufio.NewWriterSize(c.textWriter, n)
+	if !c.textPooled { // mailbench patch (client-buffers.patch)
+		c.text.Writer.W = bufio.NewWriterSize(c.textWriter, n)
+		return
+	}
+	n = (n + 1023) &^ 1023
+	bw, _ := grownWriterPools[n/1024-1].Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(c.textWriter, n)
+	} else {
+		bw.Reset(c.textWriter)
+	}
+	putWriter(w)
+	c.text.Writer.W = bw
 }
+
+// commandRoom is what MAIL and RCPT reserve besides the address
+// (command-size.patch): the verb and " BODY=8BITMIME SIZE=n" fit.
+const commandRoom = 64
 
 // maxWriteBuffer bounds GrowWriteBuffer (write-buffer.patch): a larger
 // message is written in pieces of this size.
@@ -202,7 +261,7 @@ const maxWriteBuffer = 256 << 10
 
 // Close closes the connection.
 func (c *Client) Close() error {
-	return c.text.Close()
+	return c.conn.Close() // mailbench patch (client-buffers.patch): c.text has no closer
 }
 
 func (c *Client) greet() error {
@@ -218,7 +277,7 @@ func (c *Client) greet() error {
 	_, _, err := c.readResponse(220)
 	if err != nil {
 		c.greetError = err
-		c.text.Close()
+		c.conn.Close() // mailbench patch (client-buffers.patch)
 	}
 
 	return c.greetError
@@ -456,8 +515,10 @@ func (c *Client) Mail(from string, opts *MailOptions) error {
 	}
 
 	var sb strings.Builder
-	// A high enough power of 2 than 510+14+26+11+9+9+39+500
-	sb.Grow(2048)
+	// mailbench patch (command-size.patch): room for the address and the
+	// usual parameters; the builder grows for longer ones. Upstream's
+	// Grow(2048) cost 2 KiB per MAIL and per RCPT.
+	sb.Grow(len(from) + commandRoom)
 	fmt.Fprintf(&sb, "MAIL FROM:<%s>", from)
 	if _, ok := c.ext["8BITMIME"]; ok {
 		sb.WriteString(" BODY=8BITMIME")
@@ -525,8 +586,7 @@ func (c *Client) Rcpt(to string, opts *RcptOptions) error {
 	}
 
 	var sb strings.Builder
-	// A high enough power of 2 than 510+29+501
-	sb.Grow(2048)
+	sb.Grow(len(to) + commandRoom) // mailbench patch (command-size.patch)
 	fmt.Fprintf(&sb, "RCPT TO:<%s>", to)
 	if _, ok := c.ext["DSN"]; ok && opts != nil {
 		if len(opts.Notify) != 0 {
