@@ -203,12 +203,18 @@ var grownWriterPools [maxWriteBuffer >> 10]sync.Pool
 // goroutine); the Client must not be used afterwards (a use panics on nil
 // buffers instead of reaching another connection's). It doesn't perform I/O.
 func (c *Client) ReleaseBuffers() {
-	if !c.textPooled || c.text == nil {
+	if !c.textPooled {
 		return
 	}
 	br, bw := c.text.R, c.text.W
 	c.text.R, c.text.W = nil, nil
 	c.textPooled = false
+	putTextBuffers(br, bw)
+}
+
+// putTextBuffers puts a text connection's reader and writer back in their
+// pools, the server's (Conn.releaseText) and the client's alike.
+func putTextBuffers(br *bufio.Reader, bw *bufio.Writer) {
 	br.Reset(nil)
 	textReaderPool.Put(br)
 	putWriter(bw)

@@ -124,10 +124,7 @@ func (c *Conn) releaseText() {
 	}
 	br, bw := c.text.R, c.text.W
 	c.text = nil
-	br.Reset(nil)
-	textReaderPool.Put(br)
-	bw.Reset(nil)
-	textWriterPool.Put(bw)
+	putTextBuffers(br, bw) // mailbench patch (client-buffers.patch): shared with the client
 }
 
 // Commands are dispatched to the appropriate handler functions.

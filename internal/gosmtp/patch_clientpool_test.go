@@ -2,9 +2,9 @@ package smtp
 
 // Test of mailbench's client-buffers.patch: clients whose buffers come from
 // the pools and go back (ReleaseBuffers) one after another write exactly
-// the bytes, and read exactly the replies, that clients with their own new
-// buffers (textproto.NewConn, the pools off) do: nothing a client leaves in
-// a buffer reaches the next one, and a grown write buffer taken from a pool
+// the bytes, and find exactly the bytes left unread after QUIT, that
+// clients with their own new buffers (textproto.NewConn, the pools off) do:
+// nothing a client leaves in a buffer reaches the next one, and a grown write buffer taken from a pool
 // serves a smaller or a larger message as a new one does.
 
 import (

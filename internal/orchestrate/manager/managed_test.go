@@ -195,8 +195,8 @@ func TestGeneratorRefusesAClockOffset(t *testing.T) {
 	err = m.WaitRegistered(ctx)
 	var offset time.Duration
 	if err != nil {
-		if m := regexp.MustCompile(`shard 0/1: its clock is (\S+) from`).FindStringSubmatch(err.Error()); m != nil {
-			offset, _ = time.ParseDuration(m[1])
+		if match := regexp.MustCompile(`shard 0/1: its clock is (\S+) from`).FindStringSubmatch(err.Error()); match != nil {
+			offset, _ = time.ParseDuration(match[1])
 		}
 	}
 	if offset < 2500*time.Millisecond || offset > 3500*time.Millisecond {
