@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomessage "github.com/emersion/go-message"
@@ -23,6 +25,74 @@ type message struct {
 
 	// mutable, protected by Mailbox.mutex
 	flags map[imap.Flag]struct{}
+
+	// Derived from buf (immutable) on first use, so that a message fetched
+	// again is not parsed again: its envelope, whether BODY[] is buf as it
+	// is, and the last header section served (a client fetches the same
+	// header fields of every message). Atomic: computing one twice is
+	// harmless, and fetches of a message never race on them.
+	cachedEnvelope atomic.Pointer[imap.Envelope]
+	wholeIsBuf     atomic.Int32 // 0: not known yet; 1: ExtractBodySection of BODY[] is buf; -1: it is not
+	cachedSection  atomic.Pointer[headerSection]
+}
+
+// headerSection is a header section (HEADER, HEADER.FIELDS or
+// HEADER.FIELDS.NOT, no part) and what ExtractBodySection made of it.
+type headerSection struct {
+	item imap.FetchItemBodySection // its slices are copies: the caller's may change
+	buf  []byte
+}
+
+func (s *headerSection) matches(item *imap.FetchItemBodySection) bool {
+	return s.item.Specifier == item.Specifier && s.item.Peek == item.Peek &&
+		slices.Equal(s.item.HeaderFields, item.HeaderFields) &&
+		slices.Equal(s.item.HeaderFieldsNot, item.HeaderFieldsNot) &&
+		((s.item.Partial == nil && item.Partial == nil) ||
+			(s.item.Partial != nil && item.Partial != nil && *s.item.Partial == *item.Partial))
+}
+
+// bodySection is ExtractBodySection(bytes.NewReader(msg.buf), item),
+// from what an earlier call derived when it can be: the whole message
+// (BODY[]), when it came out as buf unchanged, and the last header
+// section served. The result must not be modified.
+func (msg *message) bodySection(item *imap.FetchItemBodySection) []byte {
+	if len(item.Part) > 0 {
+		return imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
+	}
+	switch item.Specifier {
+	case imap.PartSpecifierNone:
+		if item.Partial != nil {
+			break
+		}
+		switch msg.wholeIsBuf.Load() {
+		case 1:
+			return msg.buf
+		case 0:
+			buf := imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
+			if buf != nil && bytes.Equal(buf, msg.buf) {
+				msg.wholeIsBuf.Store(1)
+				return msg.buf
+			}
+			msg.wholeIsBuf.Store(-1)
+			return buf
+		}
+	case imap.PartSpecifierHeader:
+		if s := msg.cachedSection.Load(); s != nil && s.matches(item) {
+			return s.buf
+		}
+		buf := imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
+		s := &headerSection{item: *item, buf: buf}
+		s.item.Part = nil
+		s.item.HeaderFields = slices.Clone(item.HeaderFields)
+		s.item.HeaderFieldsNot = slices.Clone(item.HeaderFieldsNot)
+		if item.Partial != nil {
+			p := *item.Partial
+			s.item.Partial = &p
+		}
+		msg.cachedSection.Store(s)
+		return buf
+	}
+	return imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
 }
 
 func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.FetchOptions) error {
@@ -45,7 +115,7 @@ func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.Fetch
 	}
 
 	for _, bs := range options.BodySection {
-		buf := imapserver.ExtractBodySection(bytes.NewReader(msg.buf), bs)
+		buf := msg.bodySection(bs)
 		wc := w.WriteBodySection(bs, int64(len(buf)))
 		_, writeErr := wc.Write(buf)
 		closeErr := wc.Close()
@@ -78,7 +148,20 @@ func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.Fetch
 	return w.Close()
 }
 
+// envelope returns the message's envelope, parsed on first use. The
+// result is shared and must not be modified.
 func (msg *message) envelope() *imap.Envelope {
+	if env := msg.cachedEnvelope.Load(); env != nil {
+		return env
+	}
+	env := msg.parseEnvelope()
+	if env != nil {
+		msg.cachedEnvelope.Store(env)
+	}
+	return env
+}
+
+func (msg *message) parseEnvelope() *imap.Envelope {
 	br := bufio.NewReader(bytes.NewReader(msg.buf))
 	header, err := textproto.ReadHeader(br)
 	if err != nil {
