@@ -206,6 +206,7 @@ type relayServer struct {
 	reject  func(attempt int) error // called per DATA; nil accepts
 	rcptErr func(rcpt string) error // called per RCPT; nil accepts
 	hold    chan struct{}           // when not nil, DATA waits for it to close
+	held    int                     // DATAs waiting on hold now
 
 	tlsConfig *tls.Config // when not nil, offer STARTTLS, or implicit TLS with implicit
 	implicit  bool
@@ -306,7 +307,13 @@ func (s *relaySession) Data(r io.Reader) error {
 		return err
 	}
 	if s.rs.hold != nil {
+		s.rs.mu.Lock()
+		s.rs.held++
+		s.rs.mu.Unlock()
 		<-s.rs.hold
+		s.rs.mu.Lock()
+		s.rs.held--
+		s.rs.mu.Unlock()
 	}
 	s.rs.mu.Lock()
 	defer s.rs.mu.Unlock()
