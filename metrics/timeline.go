@@ -176,6 +176,7 @@ type timeline struct {
 	csvErr       error
 	scratch      *hdrhistogram.Histogram // summarize's protocol operations
 	scratchDlv   *hdrhistogram.Histogram // summarize's delivery times
+	encoder      *histogramEncoder       // summarize's (a zlib writer, ~1 MB: one per timeline, not one per call)
 	knownOrder   map[measure.Function]int
 	observedLate int64 // operations observed after their slot closed (all phases)
 	sessionsSeen int64
@@ -298,6 +299,7 @@ func (t *timeline) observe(o measure.Observation) {
 		// measurement window: a run's heap then steps up in the middle of
 		// the window, which bench/soak's flatness check took for growth.
 		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
+		t.encoder = newHistogramEncoder()
 	}
 	if s > t.closedThru {
 		sp := t.openSpan(s)
@@ -472,6 +474,9 @@ func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto,
 	if t.scratch == nil {
 		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
 	}
+	if t.encoder == nil {
+		t.encoder = newHistogramEncoder()
+	}
 	all, dh := t.scratch, t.scratchDlv
 	all.Reset()
 	dh.Reset()
@@ -482,7 +487,7 @@ func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto,
 		}
 		fp := FunctionPoint{Function: f, Totals: totalsOf(a.ops, a.errs, a.h)}
 		if encode {
-			fp.Histogram, _ = EncodeHistogram(a.h) // cannot fail for mailbench's geometry
+			fp.Histogram, _ = t.encoder.encode(a.h) // cannot fail for mailbench's geometry
 		}
 		fps = append(fps, fp)
 		tot, h := &proto, all

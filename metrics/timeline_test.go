@@ -351,7 +351,7 @@ func TestTimelineFirstPointNoHeapStep(t *testing.T) {
 	}
 	const histogram = 184 << 10
 	// Live heap, not TotalAlloc: encoding a point's histograms makes
-	// garbage (a zlib writer each), which is not growth.
+	// garbage (a copy of each one's counts), which is not growth.
 	if got := int64(after.HeapAlloc) - int64(before.HeapAlloc); got >= histogram/2 {
 		t.Errorf("closing the first point grew the live heap by %d B, a histogram's worth (%d B)", got, histogram)
 	}
