@@ -29,8 +29,8 @@ type message struct {
 	// Derived from buf (immutable) on first use, so that a message fetched
 	// again is not parsed again: its envelope, whether BODY[] is buf as it
 	// is, and the last header section served (a client fetches the same
-	// header fields of every message). Atomic: computing one twice is
-	// harmless, and fetches of a message never race on them.
+	// header fields of every message). Atomic, so that no lock rule is
+	// assumed: two fetches that compute one at once store equal values.
 	cachedEnvelope atomic.Pointer[imap.Envelope]
 	wholeIsBuf     atomic.Int32 // 0: not known yet; 1: ExtractBodySection of BODY[] is buf; -1: it is not
 	cachedSection  atomic.Pointer[headerSection]
