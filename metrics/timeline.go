@@ -294,12 +294,11 @@ func (t *timeline) observe(o measure.Observation) {
 	if !t.started {
 		t.started = true
 		t.closedThru = min(s, 0) - 1
-		// summarize's two histograms (184 KiB each), here rather than at
+		// summarize's two histograms (184 KiB each) and encoder (~1 MB), here rather than at
 		// the first point, which closes a grace period into the
 		// measurement window: a run's heap then steps up in the middle of
 		// the window, which bench/soak's flatness check took for growth.
-		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
-		t.encoder = newHistogramEncoder()
+		t.prepareSummary()
 	}
 	if s > t.closedThru {
 		sp := t.openSpan(s)
@@ -467,16 +466,19 @@ func (t *timeline) finishPoint() {
 	t.point = nil
 }
 
+// prepareSummary makes summarize's scratch histograms and encoder, once.
+func (t *timeline) prepareSummary() {
+	if t.scratch == nil {
+		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
+		t.encoder = newHistogramEncoder()
+	}
+}
+
 // summarize returns the per-function figures of sp (with their encoded
 // histograms when encode is set) and the totals over its protocol
 // operations and over its delivery times.
 func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto, dlv Totals) {
-	if t.scratch == nil {
-		t.scratch, t.scratchDlv = NewHistogram(), NewHistogram()
-	}
-	if t.encoder == nil {
-		t.encoder = newHistogramEncoder()
-	}
+	t.prepareSummary()
 	all, dh := t.scratch, t.scratchDlv
 	all.Reset()
 	dh.Reset()
