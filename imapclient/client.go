@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -537,34 +538,82 @@ const (
 )
 
 // watchdog is guard's timer and context registration, reused by the
-// commands of one client: a time.AfterFunc and a context.AfterFunc per
-// command were five allocations and two timer insertions. A watchdog is
-// reused only when neither callback can still run for an earlier command:
-// its timer was stopped before it fired, and its registration on the
+// commands of one client. A watchdog is reused only when its context
+// callback cannot still run for an earlier command: its registration on the
 // previous command's context (kept while the context stays the same) was
 // stopped before the context ended.
+//
+// The timer is not reset per command. A command stores its deadline; the
+// timer, armed once, fires at or before that deadline (an earlier command's
+// deadline is never later than a later one's, the timeout being the same),
+// finds the deadline still ahead and re-arms itself for what is left, or
+// finds it passed and closes the connection. Resetting a runtime timer to
+// an earlier time wakes a thread to watch the new time (runtime's
+// wakeNetPoller): with a Reset and a Stop per command that was 72% of this
+// client's futex wake-ups, each a second thread woken and put back to sleep
+// (docs/performance.md, "Issue 37, sixth round").
 type watchdog struct {
-	state   atomic.Int32 // guardRunning while a command runs
-	timer   *time.Timer
+	state   atomic.Int32    // guardRunning while a command runs
 	ctx     context.Context // the context stopCtx watches
 	stopCtx func() bool
+	expire  func() // closes the connection
+
+	mu       sync.Mutex // orders start against fire
+	timer    *time.Timer
+	armed    bool      // timer will fire, at or before deadline
+	deadline time.Time // the running command's
 }
 
 func (c *Client) newWatchdog() *watchdog {
-	wd := &watchdog{}
+	wd := &watchdog{expire: func() { c.tr.Conn.Close() }}
 	wd.state.Store(guardDone)
-	wd.timer = time.AfterFunc(time.Hour, func() {
-		if wd.state.CompareAndSwap(guardRunning, guardTimeout) {
-			c.tr.Conn.Close()
-		}
-	})
-	wd.timer.Stop()
 	return wd
+}
+
+// start marks a command running until timeout from now and makes sure the
+// timer will look at it in time.
+func (wd *watchdog) start(timeout time.Duration) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	wd.deadline = time.Now().Add(timeout)
+	wd.state.Store(guardRunning) // with the deadline, under mu: fire sees both or neither
+	if wd.armed {
+		return
+	}
+	wd.armed = true
+	if wd.timer == nil {
+		wd.timer = time.AfterFunc(timeout, wd.fire)
+	} else {
+		wd.timer.Reset(timeout)
+	}
+}
+
+// fire is the timer's callback.
+func (wd *watchdog) fire() {
+	wd.mu.Lock()
+	if wd.state.Load() == guardRunning {
+		if left := time.Until(wd.deadline); left > 0 {
+			wd.timer.Reset(left) // a later command's deadline: look again then
+			wd.mu.Unlock()
+			return
+		}
+	}
+	wd.armed = false
+	expired := wd.state.CompareAndSwap(guardRunning, guardTimeout)
+	wd.mu.Unlock()
+	if expired {
+		wd.expire()
+	}
 }
 
 // release stops both callbacks for good.
 func (wd *watchdog) release() {
-	wd.timer.Stop()
+	wd.mu.Lock()
+	if wd.timer != nil {
+		wd.timer.Stop()
+	}
+	wd.armed = false
+	wd.mu.Unlock()
 	if wd.stopCtx != nil {
 		wd.stopCtx()
 	}
@@ -576,6 +625,7 @@ func (c *Client) guard(ctx context.Context, op string, body func() error) error 
 	wd := c.wd.Swap(nil)
 	if wd != nil && wd.ctx != ctx && !wd.stopCtx() {
 		// The earlier context ended: its callback may still be on its way.
+		wd.release()
 		wd = nil
 	}
 	if wd == nil {
@@ -585,33 +635,27 @@ func (c *Client) guard(ctx context.Context, op string, body func() error) error 
 		wd.ctx = ctx
 		wd.stopCtx = context.AfterFunc(ctx, func() {
 			if wd.state.CompareAndSwap(guardRunning, guardCancelled) {
-				c.tr.Conn.Close()
+				wd.expire()
 			}
 		})
 	}
-	wd.state.Store(guardRunning)
-	wd.timer.Reset(c.timeout)
+	wd.start(c.timeout)
 	// A context that ended before the command was running found the
 	// watchdog idle (or ended earlier): act for it.
 	if ctx.Err() != nil && wd.state.CompareAndSwap(guardRunning, guardCancelled) {
-		c.tr.Conn.Close()
+		wd.expire()
 	}
 	err := body()
-	stopped := wd.timer.Stop()
-	done := wd.state.CompareAndSwap(guardRunning, guardDone)
-	if done && stopped {
+	if wd.state.CompareAndSwap(guardRunning, guardDone) {
 		c.wd.Store(wd)
 		if c.closed.Load() { // Close ran meanwhile and found no watchdog
 			if wd := c.wd.Swap(nil); wd != nil {
 				wd.release()
 			}
 		}
-	} else {
-		wd.release()
-	}
-	if done {
 		return c.mapErr(op, err)
 	}
+	wd.release()
 	c.Close()
 	if wd.state.Load() == guardTimeout {
 		return fmt.Errorf("imapclient: %s: %w after %v", op, measure.ErrTimeout, c.timeout)

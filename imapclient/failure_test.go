@@ -348,9 +348,24 @@ func TestLsubNO(t *testing.T) {
 
 // TestWatchdogExactTimeout checks, in fake time, that a silent server costs
 // exactly Timeout and that the observation says so.
+//
+// The idle time before the silent SELECT is longer than the timeout (the
+// watchdog's timer has fired and stood down) or shorter, after a NOOP (the
+// timer, armed for the NOOP, fires during the SELECT and must re-arm for
+// the SELECT's own deadline rather than end it early).
 func TestWatchdogExactTimeout(t *testing.T) {
-	for _, silentAt := range []string{"greeting", "SELECT"} {
-		t.Run(silentAt, func(t *testing.T) {
+	for _, tc := range []struct {
+		silentAt string
+		idle     time.Duration
+		noop     bool
+	}{
+		{"greeting", 0, false},
+		{"SELECT", time.Minute, false},
+		{"SELECT", 5 * time.Second, true},
+		{"SELECT", 0, true},
+	} {
+		silentAt := tc.silentAt
+		t.Run(fmt.Sprintf("%s/idle=%v/noop=%v", silentAt, tc.idle, tc.noop), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const timeout = 7 * time.Second
 				rec := &recorder{}
@@ -381,7 +396,12 @@ func TestWatchdogExactTimeout(t *testing.T) {
 				if o := rec.last(t); o.Duration != 0 {
 					t.Errorf("Connect over a pipe took %v of fake time, want 0", o.Duration)
 				}
-				time.Sleep(time.Minute) // idle time between operations must not count
+				if tc.noop {
+					if err := c.Noop(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(tc.idle) // idle time between operations must not count
 				_, err = c.SelectInbox(context.Background())
 				o := rec.last(t)
 				if !errors.Is(err, measure.ErrTimeout) || o.Function != measure.IMAPSelectInbox || o.Duration != timeout {
