@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -211,6 +212,12 @@ type relayServer struct {
 	tlsConfig *tls.Config // when not nil, offer STARTTLS, or implicit TLS with implicit
 	implicit  bool
 	conns     int // connections accepted
+	ended     int // sessions ended (QUIT, or the connection closed)
+
+	// perConn > 0: after that many messages on a connection, the next
+	// MAIL ends it, with a 421 reply (end421) or by closing it unanswered.
+	perConn int
+	end421  bool
 }
 
 // countingListener counts accepted connections in rs.conns.
@@ -284,11 +291,24 @@ type relaySession struct {
 	conn *smtp.Conn
 	from string
 	to   []string
+	n    int // messages accepted on this connection
 }
 
-func (s *relaySession) Reset()        { s.from, s.to = "", nil }
-func (s *relaySession) Logout() error { return nil }
+func (s *relaySession) Reset() { s.from, s.to = "", nil }
+func (s *relaySession) Logout() error {
+	s.rs.mu.Lock()
+	s.rs.ended++
+	s.rs.mu.Unlock()
+	return nil
+}
 func (s *relaySession) Mail(from string, _ *smtp.MailOptions) error {
+	if s.rs.perConn > 0 && s.n >= s.rs.perConn {
+		if s.rs.end421 {
+			return &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 4, 2}, Message: "idle too long, closing"}
+		}
+		s.conn.Close()
+		return errors.New("closed")
+	}
 	s.from = from
 	return nil
 }
@@ -325,7 +345,15 @@ func (s *relaySession) Data(r io.Reader) error {
 	}
 	_, overTLS := s.conn.TLSConnectionState()
 	s.rs.messages = append(s.rs.messages, relayed{from: s.from, to: s.to, msg: msg, tls: overTLS})
+	s.n++
 	return nil
+}
+
+// counts returns the connections accepted and the sessions ended so far.
+func (rs *relayServer) counts() (conns, ended int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.conns, rs.ended
 }
 
 type discardLogger struct{}

@@ -699,3 +699,65 @@ func TestDeliveryDelay(t *testing.T) {
 		t.Errorf("Stats() after Close = %+v, want Delivered 0, Delayed 1", s)
 	}
 }
+
+// TestRelayCachesConnections: a relay worker sends the next message over
+// the connection of the last one, as Postfix's connection cache does, and
+// ends it (QUIT) once it has been idle for relayCacheIdle.
+func TestRelayCachesConnections(t *testing.T) {
+	rs := newRelayServer(t, nil)
+	tg := startTarget(t, Options{RelayAddr: rs.addr, RelayWorkers: 1, OpTimeout: testTimeout})
+	const messages = 5
+	for i := range messages {
+		if err := sendMail(tg.SMTPAddr(), "s@client.test", []string{"bob@remote.test"}, testMessage(fmt.Sprint(i)), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "relay to finish", func() bool { return tg.Stats().Queue == 0 })
+	}
+	if s := tg.Stats(); s.Relayed != messages || s.RelayFailed != 0 {
+		t.Fatalf("Stats() = %+v, want %d relayed", s, messages)
+	}
+	if conns, ended := rs.counts(); conns != 1 || ended != 0 {
+		t.Errorf("relay host saw %d connections, %d ended; want 1, still open", conns, ended)
+	}
+	start := time.Now()
+	waitFor(t, "the idle connection to end", func() bool { _, ended := rs.counts(); return ended == 1 })
+	if waited := time.Since(start); waited < relayCacheIdle/2 {
+		t.Errorf("cached connection ended after %v idle, want about %v", waited, relayCacheIdle)
+	}
+	if err := sendMail(tg.SMTPAddr(), "s@client.test", []string{"bob@remote.test"}, testMessage("after"), nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "relay to finish", func() bool { return tg.Stats().Queue == 0 })
+	if conns, _ := rs.counts(); conns != 2 || tg.Stats().Relayed != messages+1 {
+		t.Errorf("after the idle end: %d connections, %d relayed; want 2, %d", conns, tg.Stats().Relayed, messages+1)
+	}
+}
+
+// TestRelayHostEndsCachedConnection: a relay host that ends a connection
+// between messages (a 421 at the next MAIL, or closing it unanswered)
+// costs the relay a new connection, not a retry or a failed message.
+func TestRelayHostEndsCachedConnection(t *testing.T) {
+	for _, end421 := range []bool{true, false} {
+		t.Run(fmt.Sprintf("421=%v", end421), func(t *testing.T) {
+			rs := newRelayServer(t, func(rs *relayServer) { rs.perConn, rs.end421 = 1, end421 })
+			tg := startTarget(t, Options{RelayAddr: rs.addr, RelayWorkers: 1, RelayAttempts: 1, OpTimeout: testTimeout})
+			const messages = 3
+			for i := range messages {
+				if err := sendMail(tg.SMTPAddr(), "s@client.test", []string{"bob@remote.test"}, testMessage(fmt.Sprint(i)), nil); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "relay to finish", func() bool { return tg.Stats().Queue == 0 })
+			}
+			s := tg.Stats()
+			rs.mu.Lock()
+			attempts := rs.attempts
+			rs.mu.Unlock()
+			if s.Relayed != messages || s.RelayFailed != 0 || attempts != messages {
+				t.Errorf("Stats() = %+v, %d DATA attempts; want %d relayed at the first attempt", s, attempts, messages)
+			}
+			if conns, _ := rs.counts(); conns != messages {
+				t.Errorf("relay host saw %d connections, want %d (one per message it allows)", conns, messages)
+			}
+		})
+	}
+}
