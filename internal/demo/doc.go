@@ -23,10 +23,13 @@
 // body untouched, is appended to that user's INBOX before the final 250.
 // Other domains are relayed, like an MTA does: the message is queued in a
 // bounded in-memory queue (451 4.3.0 when full), answered 250, and then
-// delivered to Options.RelayAddr by a few worker goroutines, each attempt
-// bounded by Options.OpTimeout; transient failures are retried a few times,
-// then the recipient is given up on and counted in Stats.RelayFailed. With
-// no RelayAddr, non-local recipients get 550 5.7.1.
+// delivered to Options.RelayAddr by Options.RelayWorkers goroutines (20,
+// as Postfix to one destination), each attempt bounded by
+// Options.OpTimeout; transient failures are retried a few times, then the
+// recipient is given up on and counted in Stats.RelayFailed. A worker keeps
+// its connection for its next message, as Postfix's connection cache does
+// (until idle 2 s, at most 300 s). With no RelayAddr, non-local recipients
+// get 550 5.7.1.
 //
 // # Faults and stalls
 //

@@ -38,7 +38,7 @@ func address(u workload.User) string {
 
 // startTarget starts a target with testUsers (unless opts has users) and
 // closes it at the end of the test.
-func startTarget(t *testing.T, opts Options) *Target {
+func startTarget(t testing.TB, opts Options) *Target {
 	t.Helper()
 	if opts.Users == nil {
 		opts.Users = testUsers
@@ -243,7 +243,7 @@ type relayed struct {
 	tls  bool // the message came over TLS
 }
 
-func newRelayServer(t *testing.T, configure func(*relayServer)) *relayServer {
+func newRelayServer(t testing.TB, configure func(*relayServer)) *relayServer {
 	t.Helper()
 	rs := &relayServer{}
 	if configure != nil {
