@@ -916,5 +916,45 @@ func (l *Ledger) Reconcile() Reconciliation {
 	r.LostRemote = r.RemoteDeliveries - r.RelayedRemote
 	r.Lost = r.LostLocal + r.LostRemote
 	r.Unexpected += int64(len(l.early))
+	if r.Lost > 0 {
+		r.MissingSample = l.missingSample(r.LostRemote > 0)
+	}
 	return r
+}
+
+// missingSample returns the first MissingSampleSize missing deliveries,
+// earliest accepted first: local ones as missingLocal says, and, when
+// remote is set, remote ones that never arrived. Callers hold mu.
+func (l *Ledger) missingSample(remote bool) []MissingDelivery {
+	var out []MissingDelivery
+	for c, ch := range l.msgs {
+		if ch == nil {
+			continue
+		}
+		for i := range ch {
+			m := &ch[i]
+			if m.accepted == 0 {
+				continue
+			}
+			if len(out) == MissingSampleSize && m.accepted > out[len(out)-1].Accepted.UnixNano() {
+				continue // later than every one kept
+			}
+			seq := uint64(c)<<chunkBits | uint64(i)
+			for j := m.rcptStart; j < m.rcptStart+uint32(m.nLocal)+uint32(m.nRemote); j++ {
+				r := l.rcpt(j)
+				md := MissingDelivery{Accepted: time.Unix(0, m.accepted).UTC()}
+				switch {
+				case r.flags&fRemote == 0 && l.missingLocal(m, r):
+					md.Recipient = l.addrs[r.key]
+				case r.flags&fRemote != 0 && remote && r.flags&fSeen == 0:
+					md.Remote = true
+				default:
+					continue
+				}
+				md.ID = NewID(l.runID, seq)
+				out = addMissing(out, []MissingDelivery{md})
+			}
+		}
+	}
+	return out
 }

@@ -25,9 +25,13 @@ func (l *Ledger) ReconcileExternal() (Reconciliation, *Pending) {
 			}
 		}
 	}
-	l.mu.Unlock()
 	r.PendingRemote = int64(len(p.Deliveries))
 	r.LostRemote -= r.PendingRemote
 	r.Lost -= r.PendingRemote
+	r.MissingSample = nil // the remote ones are pending, not missing
+	if r.Lost > 0 {
+		r.MissingSample = l.missingSample(false)
+	}
+	l.mu.Unlock()
 	return r, p
 }

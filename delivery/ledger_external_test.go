@@ -30,6 +30,10 @@ func TestExternalSinkReconciliation(t *testing.T) {
 	if rec.PendingRemote != 4 || rec.LostRemote != 0 || rec.Lost != 1 || rec.LostLocal != 1 {
 		t.Fatalf("shard reconciliation %+v: want 4 pending, only the local one lost", rec)
 	}
+	// The sample names the missing local delivery, not the pending remote ones.
+	if s := rec.MissingSample; len(s) != 1 || s[0].ID != NewID(run, 2) || s[0].Recipient != "u1@local.example" || s[0].Remote || !s[0].Accepted.Equal(t0) {
+		t.Errorf("MissingSample = %+v, want message 2 to u1@local.example only", s)
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -56,7 +57,7 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	want := Reconciliation{Sent: n, Accepted: n, TimedByInternalDate: n, LocalDeliveries: n, RemoteDeliveries: n, DeliveredLocal: n, RelayedRemote: n}
-	if got := l.Reconcile(); got != want {
+	if got := l.Reconcile(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Reconcile() = %+v, want %+v", got, want)
 	}
 	var nl, nr int

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -33,8 +34,20 @@ func TestLateIsNotLost(t *testing.T) {
 	want := Reconciliation{Sent: 2, Accepted: 2, AcceptedBytes: 2000, LocalDeliveries: 3, RemoteDeliveries: 1,
 		DeliveredLocal: 2, RelayedRemote: 1, Lost: 1, LostLocal: 1, TimedByInternalDate: 2,
 		Late: 2, LateLocal: 1, LateRemote: 1}
-	if got != want {
+	sample := got.MissingSample
+	got.MissingSample = nil
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Reconcile() =\n%+v\nwant\n%+v", got, want)
+	}
+	// The report names it, for the server's logs.
+	wantSample := []MissingDelivery{{ID: NewID(run, 2), Recipient: u2, Accepted: at(5)}}
+	if !slices.EqualFunc(sample, wantSample, func(a, b MissingDelivery) bool {
+		return a.ID == b.ID && a.Recipient == b.Recipient && a.Remote == b.Remote && a.Accepted.Equal(b.Accepted)
+	}) {
+		t.Errorf("MissingSample = %+v, want %+v", sample, wantSample)
+	}
+	if lines := got.Lines(); !slices.Contains(lines, "Missing                1 (looked for, not found by the end of settle: not delivered within the limit; the server may still hold them)") {
+		t.Errorf("Lines() = %q", lines)
 	}
 	if f := got.Failing(); len(f) != 1 {
 		t.Errorf("Failing() = %q: want the lost delivery only (late ones are the delivery time rows' business)", f)

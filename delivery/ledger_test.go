@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -278,8 +279,21 @@ func TestLedgerScenarios(t *testing.T) {
 				l.Finish()
 				l.Finish()
 			}
-			if got := l.Reconcile(); got != tt.want {
+			got := l.Reconcile()
+			sample := got.MissingSample
+			got.MissingSample = nil
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Reconcile() =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			// The sample names min(Lost, MissingSampleSize) of this run's
+			// messages, earliest first.
+			if int64(len(sample)) != min(got.Lost, MissingSampleSize) {
+				t.Errorf("MissingSample = %+v, want %d entries (Lost %d)", sample, min(got.Lost, MissingSampleSize), got.Lost)
+			}
+			for i, m := range sample {
+				if _, ok := l.ours(m.ID); !ok || (m.Recipient == "") != m.Remote || (i > 0 && m.Accepted.Before(sample[i-1].Accepted)) {
+					t.Errorf("MissingSample[%d] = %+v: not a delivery of this run, or out of order", i, m)
+				}
 			}
 			if got := c.got(); !slices.EqualFunc(got, tt.obs, func(g, w obsWant) bool {
 				// d = -1: a missing delivery's wait so far, which the clock decides (> 0)

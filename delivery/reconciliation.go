@@ -1,6 +1,10 @@
 package delivery
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"time"
+)
 
 // Reconciliation compares what the server accepted with what was found.
 // Message counts are messages; delivery counts are (message, recipient)
@@ -72,6 +76,52 @@ type Reconciliation struct {
 	// UnknownRecipients counts accepted local recipients that are not in
 	// the user list: they are not accounted for.
 	UnknownRecipients int64 `json:"unknown_recipients"`
+	// MissingSample names the first missing deliveries (earliest accepted
+	// first, at most MissingSampleSize), so that they can be looked up in
+	// the server's logs by Message-ID. Remote deliveries reconciled
+	// against an external sink's record (ReconcileSink) are counted in
+	// LostRemote but not named.
+	MissingSample []MissingDelivery `json:"missing_sample,omitempty"`
+}
+
+// MissingSampleSize bounds Reconciliation.MissingSample.
+const MissingSampleSize = 5
+
+// MissingDelivery is one delivery counted missing.
+type MissingDelivery struct {
+	ID        string    `json:"id"`                  // the message's Message-ID, without angle brackets
+	Recipient string    `json:"recipient,omitempty"` // the local user's address; empty for a remote one (the ledger keeps only its hash)
+	Remote    bool      `json:"remote,omitempty"`
+	Accepted  time.Time `json:"accepted"` // when the server accepted the message
+}
+
+// addMissing merges b into a, keeping the MissingSampleSize earliest
+// (ties by ID, so that the order of merging does not matter).
+func addMissing(a, b []MissingDelivery) []MissingDelivery {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(append([]MissingDelivery(nil), a...), b...)
+	slices.SortFunc(out, func(x, y MissingDelivery) int {
+		if c := x.Accepted.Compare(y.Accepted); c != 0 {
+			return c
+		}
+		if c := compareStrings(x.ID, y.ID); c != 0 {
+			return c
+		}
+		return compareStrings(x.Recipient, y.Recipient)
+	})
+	return out[:min(len(out), MissingSampleSize)]
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // Lines renders the reconciliation as the text lines of the report's
@@ -82,9 +132,18 @@ func (r Reconciliation) Lines() []string {
 		localLine(r),
 		fmt.Sprintf("Remote deliveries      %d, arrived at the sink %d, missing %d", r.RemoteDeliveries, r.RelayedRemote, r.LostRemote),
 		fmt.Sprintf("Missing                %d (looked for, not found by the end of settle: not delivered within the limit; the server may still hold them)", r.Lost),
+	}
+	for _, m := range r.MissingSample {
+		to := m.Recipient
+		if m.Remote {
+			to = "a remote recipient"
+		}
+		lines = append(lines, fmt.Sprintf("  missing: Message-ID <%s> to %s, accepted %s", m.ID, to, m.Accepted.UTC().Format("2006-01-02 15:04:05.000 UTC")))
+	}
+	lines = append(lines,
 		fmt.Sprintf("Duplicated             %d", r.Duplicated),
 		fmt.Sprintf("Corrupted              %d", r.Corrupted),
-	}
+	)
 	if r.Unverified > 0 {
 		lines = append(lines, fmt.Sprintf("Unverified             %d (local, in INBOXes the checker could not open: neither found nor missing)", r.Unverified))
 	}
@@ -173,5 +232,6 @@ func (r Reconciliation) Add(o Reconciliation) Reconciliation {
 		UnknownRecipients: r.UnknownRecipients + o.UnknownRecipients,
 		Unverified:        r.Unverified + o.Unverified,
 		PendingRemote:     r.PendingRemote + o.PendingRemote,
+		MissingSample:     addMissing(r.MissingSample, o.MissingSample),
 	}
 }
