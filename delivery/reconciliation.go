@@ -1,8 +1,10 @@
 package delivery
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -103,25 +105,9 @@ func addMissing(a, b []MissingDelivery) []MissingDelivery {
 	}
 	out := append(append([]MissingDelivery(nil), a...), b...)
 	slices.SortFunc(out, func(x, y MissingDelivery) int {
-		if c := x.Accepted.Compare(y.Accepted); c != 0 {
-			return c
-		}
-		if c := compareStrings(x.ID, y.ID); c != 0 {
-			return c
-		}
-		return compareStrings(x.Recipient, y.Recipient)
+		return cmp.Or(x.Accepted.Compare(y.Accepted), strings.Compare(x.ID, y.ID), strings.Compare(x.Recipient, y.Recipient))
 	})
 	return out[:min(len(out), MissingSampleSize)]
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Lines renders the reconciliation as the text lines of the report's
