@@ -330,9 +330,12 @@ func TestServerAcceptErrorHandling(t *testing.T) {
 	l.Send(temporaryError)
 	permanentError := newMockError("permanent mock error", false)
 	l.Send(permanentError)
-	s.Close()
 
+	// Serve must have returned before Close: Close closes the server's
+	// done channel, and a Serve that checks it after Close returns nil
+	// instead of the permanent error (test-race.patch).
 	serveError := <-done
+	s.Close()
 	if serveError == nil {
 		t.Fatal("Serve had exited without an expected error")
 	} else if serveError != permanentError {
