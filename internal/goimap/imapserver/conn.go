@@ -39,6 +39,10 @@ type Conn struct {
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	encMutex sync.Mutex
+	// corked (guarded by encMutex): the connection's goroutine is answering
+	// a command and flushes its responses at the end of it (uncork), not at
+	// every line (server-cork.patch).
+	corked bool
 
 	mutex   sync.Mutex
 	conn    net.Conn
@@ -78,6 +82,15 @@ func (c *Conn) Bye(text string) error {
 		Type: imap.StatusResponseTypeBye,
 		Text: text,
 	})
+	// A BYE written while a command is corked must leave before the close.
+	c.encMutex.Lock()
+	c.setWriteTimeout(respWriteTimeout)
+	flushErr := c.bw.Flush()
+	c.setWriteTimeout(0)
+	c.encMutex.Unlock()
+	if respErr == nil {
+		respErr = flushErr
+	}
 	closeErr := c.conn.Close()
 	if respErr != nil {
 		return respErr
@@ -210,6 +223,16 @@ func (c *Conn) readCommand(dec *imapwire.Decoder) error {
 		name = "UID " + strings.ToUpper(subName)
 	}
 
+	// A command's responses leave in one write at its end (server-cork.patch),
+	// except IDLE's (written as updates come, by the session's goroutines)
+	// and STARTTLS's (the TLS handshake follows on the raw connection).
+	// What is written before a wait for the client (a continuation request)
+	// is flushed there (writeContReq).
+	if name != "IDLE" && name != "STARTTLS" {
+		c.cork()
+		defer c.uncork()
+	}
+
 	// TODO: handle multiple commands concurrently
 	sendOK := true
 	var err error
@@ -321,6 +344,30 @@ func (c *Conn) readCommand(dec *imapwire.Decoder) error {
 		}
 	}
 	return c.writeStatusResp(tag, resp)
+}
+
+// cork makes the responses written from now on wait in the buffer until
+// uncork (or a full buffer, or a continuation request).
+func (c *Conn) cork() {
+	c.encMutex.Lock()
+	c.corked = true
+	c.encMutex.Unlock()
+}
+
+// uncork writes the corked responses, within the write timeout a response
+// has. A failed write leaves the connection broken: the next read ends it.
+func (c *Conn) uncork() {
+	c.encMutex.Lock()
+	defer c.encMutex.Unlock()
+	c.corked = false
+	if c.bw.Buffered() == 0 {
+		return
+	}
+	c.setWriteTimeout(respWriteTimeout)
+	if err := c.bw.Flush(); err != nil && !errors.Is(err, net.ErrClosed) {
+		c.server.logger().Printf("failed to write responses: %v", err)
+	}
+	c.setWriteTimeout(0)
 }
 
 func (c *Conn) handleNoop(dec *imapwire.Decoder) error {
@@ -499,6 +546,7 @@ func newResponseEncoder(conn *Conn) *responseEncoder {
 	wireEnc.QuotedUTF8 = quotedUTF8
 
 	conn.encMutex.Lock() // released by responseEncoder.end
+	wireEnc.DeferFlush = conn.corked
 	conn.setWriteTimeout(respWriteTimeout)
 	return &responseEncoder{
 		Encoder: wireEnc,
@@ -563,7 +611,11 @@ func writeCapabilityStatus(enc *imapwire.Encoder, tag string, typ imap.StatusRes
 }
 
 func writeContReq(enc *imapwire.Encoder, text string) error {
-	return enc.Atom("+").SP().Text(text).CRLF()
+	if err := enc.Atom("+").SP().Text(text).CRLF(); err != nil {
+		return err
+	}
+	// The client waits for it: corked or not, it leaves now (server-cork.patch).
+	return enc.Flush()
 }
 
 func newClientBugError(text string) error {

@@ -31,6 +31,11 @@ type Encoder struct {
 	// NewContinuationRequest creates a new continuation request. This is only
 	// meaningful for clients.
 	NewContinuationRequest func() *ContinuationRequest
+	// DeferFlush keeps CRLF from flushing: the owner of the writer flushes
+	// it (Flush) before it waits for its peer. A server sets it while it
+	// answers a command, so that the command's responses leave in one
+	// write instead of one per line (server-cork.patch).
+	DeferFlush bool
 
 	w       *bufio.Writer
 	side    ConnSide
@@ -66,6 +71,17 @@ func (enc *Encoder) writeString(s string) *Encoder {
 // CRLF writes a "\r\n" sequence and flushes the buffered writer.
 func (enc *Encoder) CRLF() error {
 	enc.writeString("\r\n")
+	if enc.err != nil {
+		return enc.err
+	}
+	if enc.DeferFlush {
+		return nil
+	}
+	return enc.w.Flush()
+}
+
+// Flush writes what the encoder's writer holds (server-cork.patch).
+func (enc *Encoder) Flush() error {
 	if enc.err != nil {
 		return enc.err
 	}
