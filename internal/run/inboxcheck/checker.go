@@ -67,6 +67,10 @@ type Stats struct {
 
 // checkState is what the checker remembers of one user's INBOX.
 type checkState struct {
+	// uidNext is one past the highest UID the checker has been shown, not
+	// the UIDNEXT SELECT reported: a server may count a message in
+	// UIDNEXT before a FETCH returns it (a delivery still being saved),
+	// and the next check must fetch it then.
 	uidNext, uidValidity uint32
 	last                 time.Time // last check started (Run only)
 }
@@ -303,6 +307,25 @@ const (
 	refusalPause   = 250 * time.Millisecond
 )
 
+// nextUID is where the next check's FETCH starts (checkState.uidNext)
+// after a FETCH that returned infos: one past the highest UID shown so far
+// in this mailbox (UIDVALIDITY unchanged). A message that SELECT's UIDNEXT
+// counted but the FETCH did not return is fetched again next time; 0 (no
+// UID shown yet) makes the next check fetch the whole INBOX. It doesn't
+// perform I/O.
+func nextUID(infos []delivery.MessageInfo, st *checkState, mb imapclient.Mailbox) uint32 {
+	next := uint32(0)
+	if st.uidValidity == mb.UIDValidity {
+		next = st.uidNext
+	}
+	for _, m := range infos {
+		if m.UID >= next && m.UID != ^uint32(0) {
+			next = m.UID + 1
+		}
+	}
+	return next
+}
+
 func (c *Checker) visit(ctx context.Context, i int) error {
 	u := c.creds[i]
 	c.commands.Add(1)
@@ -341,6 +364,7 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 			from = mb.Messages - newer + 1
 		}
 	}
+	shown := mb.UIDNext // what SELECT counted; when nothing is fetched, all of it is behind st.uidNext
 	if fetch {
 		c.commands.Add(1)
 		infos, err := cl.FetchRangeEnvelope(ctx, from, 0)
@@ -349,8 +373,9 @@ func (c *Checker) visit(ctx context.Context, i int) error {
 		}
 		c.fetched.Add(int64(len(infos)))
 		c.l.SeenLocal(u.Address, infos, time.Now())
+		shown = nextUID(infos, st, mb)
 	}
-	st.uidNext, st.uidValidity = mb.UIDNext, mb.UIDValidity
+	st.uidNext, st.uidValidity = shown, mb.UIDValidity
 	c.l.Looked(u.Address, lookedAt)
 	c.commands.Add(1)
 	_ = cl.Logout(ctx) // what was found is reported; a failed LOGOUT changes nothing
