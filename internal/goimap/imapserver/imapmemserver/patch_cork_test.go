@@ -247,3 +247,39 @@ func TestPatchServerCorkByeBeforeClose(t *testing.T) {
 		t.Fatalf("after BYE: %q, want the connection closed", rest)
 	}
 }
+
+// TestPatchServerCorkEveryCommandAnswered: whatever the command, its
+// responses (the tagged one last) arrive, in one write, once it is
+// answered; errors (NO, BAD) included.
+func TestPatchServerCorkEveryCommandAnswered(t *testing.T) {
+	l := startCorkServer(t)
+	sc := dialScript(t, l)
+	sc.command("a", "LOGIN u p")
+	sc.send("b APPEND INBOX {13}\r\n")
+	sc.line() // +
+	sc.send("Subject: x\r\n\r\n")
+	sc.command("c", "NOOP")
+	for i, cmd := range []string{
+		"CAPABILITY", "NOOP", "CHECK", "ENABLE IMAP4rev2", "CREATE Archive", "LIST \"\" *", "LSUB \"\" *",
+		"STATUS INBOX (MESSAGES UIDNEXT)", "SUBSCRIBE Archive", "UNSUBSCRIBE Archive", "EXAMINE INBOX",
+		"SELECT INBOX", "FETCH 1:* (UID FLAGS ENVELOPE BODY.PEEK[HEADER])", "UID FETCH 1:* (FLAGS)",
+		"SEARCH ALL", "UID SEARCH ALL", "STORE 1 +FLAGS (\\Flagged)", "COPY 1 Archive", "UID COPY 1 Archive",
+		"FETCH 99 (FLAGS)", "SELECT Nowhere", "SELECT INBOX", "EXPUNGE", "UNSELECT", "RENAME Archive Old",
+		"DELETE Old", "FROB", "FETCH", "LIST",
+	} {
+		tag := fmt.Sprintf("t%d", i)
+		before := l.writes.Load()
+		sc.send(tag + " " + cmd + "\r\n")
+		var lines []string
+		for {
+			line := sc.line()
+			lines = append(lines, line)
+			if strings.HasPrefix(line, tag+" ") {
+				break
+			}
+		}
+		if writes := l.writes.Load() - before; writes != 1 {
+			t.Errorf("%s: %q in %d writes, want 1", cmd, lines, writes)
+		}
+	}
+}
