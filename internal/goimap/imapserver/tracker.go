@@ -254,6 +254,27 @@ func (t *SessionTracker) DecodeSeqNum(seqNum uint32) uint32 {
 	return seqNum
 }
 
+// NumMessagesInView returns the number of messages in the client view: the
+// mailbox's, less the new messages and plus the expunges queued for this
+// session and not yet sent to the client. "*" in a command's sequence set
+// stands for it (view-count.patch). Like EncodeSeqNum, it assumes that the
+// number of messages grows by one per update.
+func (t *SessionTracker) NumMessagesInView() uint32 {
+	t.mutex.Lock()
+	defer t.mutex.Unlock()
+
+	n := t.mailbox.numMessages
+	for i := len(t.queue) - 1; i >= 0; i-- {
+		switch update := t.queue[i]; {
+		case update.expunge != 0:
+			n++
+		case update.numMessages != 0:
+			n = update.numMessages - 1
+		}
+	}
+	return n
+}
+
 // EncodeSeqNum converts a message sequence number from the server view to the
 // client view.
 //

@@ -490,7 +490,10 @@ func (mbox *MailboxView) staticNumSet(numSet imap.NumSet) imap.NumSet {
 
 	switch numSet := numSet.(type) {
 	case imap.SeqSet:
-		max := uint32(len(mbox.l))
+		// A sequence set is in the client's view: "*" is the last message
+		// the client knows of, not the mailbox's last (which an expunge
+		// by another session, not yet reported, makes lower).
+		max := mbox.tracker.NumMessagesInView()
 		for i := range numSet {
 			r := &numSet[i]
 			staticNumRange(&r.Start, &r.Stop, max)
