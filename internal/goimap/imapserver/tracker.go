@@ -200,6 +200,12 @@ func (t *SessionTracker) Idle(w *UpdateWriter, stop <-chan struct{}) error {
 	ok := t.updates == nil
 	if ok {
 		t.updates = updates
+		// An update queued after the client was told "+ idling" and before
+		// this call, with nobody to notify, is sent now, not with the next
+		// one (idle-queued.patch).
+		if len(t.queue) > 0 {
+			updates <- struct{}{}
+		}
 	}
 	t.mutex.Unlock()
 	if !ok {
