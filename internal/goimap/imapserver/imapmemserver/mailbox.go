@@ -334,13 +334,21 @@ func (mbox *MailboxView) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, op
 		if err != nil {
 			return
 		}
+		clientSeqNum := mbox.tracker.EncodeSeqNum(seqNum)
+		if clientSeqNum == 0 {
+			// Appended since the client's last update (a UID set's "*" or
+			// range reaches it): it has no sequence number the client
+			// knows until EXISTS reports it, at the end of this command
+			// (fetch-view.patch). beta.8 sent "* 0 FETCH".
+			return
+		}
 
 		if markSeen {
 			msg.flags[canonicalFlag(imap.FlagSeen)] = struct{}{}
 			mbox.Mailbox.tracker.QueueMessageFlags(seqNum, msg.uid, msg.flagList(), nil)
 		}
 
-		respWriter := w.CreateMessage(mbox.tracker.EncodeSeqNum(seqNum))
+		respWriter := w.CreateMessage(clientSeqNum)
 		err = msg.fetch(respWriter, options)
 	})
 	return err

@@ -65,3 +65,33 @@ func TestPatchViewCountStarAfterOthersExpunge(t *testing.T) {
 		t.Errorf("FETCH 1:* after the EXPUNGE: %q, want UIDs 2 and 3 as messages 1 and 2", lines)
 	}
 }
+
+// fetch-view.patch: a UID FETCH whose set reaches a message appended since
+// the client's last update leaves it out (it has no sequence number the
+// client knows) instead of answering "* 0 FETCH"; the EXISTS at the end of
+// the command reports it, and the next UID FETCH returns it.
+func TestPatchFetchViewUIDSetBeyondTheView(t *testing.T) {
+	l := startCorkServer(t)
+	reader := dialScript(t, l)
+	reader.command("a", "LOGIN u p")
+	reader.send("b APPEND INBOX {13}\r\n")
+	reader.line() // +
+	reader.send("Subject: 1\r\n\r\n")
+	reader.command("c", "SELECT INBOX") // 1 message, UID 1
+
+	other := dialScript(t, l)
+	other.command("a", "LOGIN u p")
+	other.send("b APPEND INBOX {13}\r\n")
+	other.line() // +
+	other.send("Subject: 2\r\n\r\n")
+	other.command("c", "NOOP")
+
+	lines := reader.command("d", "UID FETCH 1:* (UID)")
+	if fmt.Sprint(lines[:len(lines)-1]) != "[* 1 FETCH (UID 1) * 2 EXISTS]" {
+		t.Errorf("UID FETCH 1:* with UID 2 not yet reported: %q, want message 1, then * 2 EXISTS", lines)
+	}
+	lines = reader.command("e", "UID FETCH 1:* (UID)")
+	if fmt.Sprint(lines[:len(lines)-1]) != "[* 1 FETCH (UID 1) * 2 FETCH (UID 2)]" {
+		t.Errorf("UID FETCH 1:* after the EXISTS: %q, want both", lines)
+	}
+}
