@@ -74,33 +74,7 @@ func contendedProxy(t *testing.T, server string, refusals int64) string {
 func TestCheckerRetriesContendedLogin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tusers := []workload.User{{Login: "user1", Password: "pw-1"}}
-	addr := "user1@" + demo.DefaultLocalDomain
-	cusers := []workload.User{{Address: addr, Login: "user1", Password: "pw-1"}}
-	var obs testutil.ObservationLog
-	l := delivery.NewLedger(run, []string{addr}, &obs)
-	l.SetLimits(10*time.Second, 10*time.Second)
-	tg, err := demo.Start(ctx, demo.Options{Users: tusers, OpTimeout: netTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	gen, err := message.NewGenerator(1, []int{1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 3; i++ {
-		env := message.Envelope{ID: delivery.NewID(run, uint64(i)), From: addr, To: []string{addr}, Subject: "t", Sent: time.Now()}
-		sc, err := smtpclient.Connect(ctx, smtpclient.Config{Address: tg.SMTPAddr(), Timeout: netTimeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sc.Send(ctx, env.From, env.To, bytes.NewReader(gen.Message(env, 1024, uint64(i)))); err != nil {
-			t.Fatal(err)
-		}
-		l.Accepted(measure.Submission{ID: env.ID, Accepted: time.Now(), Local: env.To})
-		sc.Close()
-	}
+	l, tg, cusers := deliverThree(t, ctx)
 	ch := New(l, Config{IMAP: imapclient.Config{Address: contendedProxy(t, tg.IMAPAddr(), 2), Timeout: netTimeout}, Users: cusers,
 		SettlePause: 50 * time.Millisecond, SettleMargin: time.Second})
 	if left := ch.Settle(ctx, time.Now().Add(15*time.Second)); left != 0 {
@@ -217,6 +191,21 @@ func readResponse(br *bufio.Reader) (string, error) {
 func TestCheckerFetchesWhatUIDNEXTCountedEarly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	l, tg, cusers := deliverThree(t, ctx)
+	ch := New(l, Config{IMAP: imapclient.Config{Address: withholdingProxy(t, tg.IMAPAddr()), Timeout: netTimeout}, Users: cusers,
+		SettlePause: 50 * time.Millisecond, SettleMargin: time.Second})
+	if left := ch.Settle(ctx, time.Now().Add(15*time.Second)); left != 0 {
+		t.Errorf("%d deliveries left: the one the first FETCH withheld was not fetched again", left)
+	}
+	if st := ch.Stats(); st.Checks < 2 || st.Fetched != 3 {
+		t.Errorf("stats %+v: want at least 2 checks and 3 messages fetched (2, then the withheld one)", st)
+	}
+}
+
+// deliverThree starts the demo target with one user, submits three
+// messages to that user and records their acceptance in a new ledger.
+func deliverThree(t *testing.T, ctx context.Context) (*delivery.Ledger, *demo.Target, []workload.User) {
+	t.Helper()
 	tusers := []workload.User{{Login: "user1", Password: "pw-1"}}
 	addr := "user1@" + demo.DefaultLocalDomain
 	cusers := []workload.User{{Address: addr, Login: "user1", Password: "pw-1"}}
@@ -227,7 +216,7 @@ func TestCheckerFetchesWhatUIDNEXTCountedEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.Close()
+	t.Cleanup(func() { tg.Close() })
 	gen, err := message.NewGenerator(1, []int{1024})
 	if err != nil {
 		t.Fatal(err)
@@ -244,12 +233,5 @@ func TestCheckerFetchesWhatUIDNEXTCountedEarly(t *testing.T) {
 		l.Accepted(measure.Submission{ID: env.ID, Accepted: time.Now(), Local: env.To})
 		sc.Close()
 	}
-	ch := New(l, Config{IMAP: imapclient.Config{Address: withholdingProxy(t, tg.IMAPAddr()), Timeout: netTimeout}, Users: cusers,
-		SettlePause: 50 * time.Millisecond, SettleMargin: time.Second})
-	if left := ch.Settle(ctx, time.Now().Add(15*time.Second)); left != 0 {
-		t.Errorf("%d deliveries left: the one the first FETCH withheld was not fetched again", left)
-	}
-	if st := ch.Stats(); st.Checks < 2 || st.Fetched != 3 {
-		t.Errorf("stats %+v: want at least 2 checks and 3 messages fetched (2, then the withheld one)", st)
-	}
+	return l, tg, cusers
 }

@@ -128,6 +128,27 @@ func (sc *scriptClient) command(tag, cmd string) []string {
 	}
 }
 
+// appendMessage APPENDs msg to INBOX with a synchronizing literal: it
+// waits for the continuation request (which must leave at once, whatever
+// the cork) and for the tagged OK.
+func (sc *scriptClient) appendMessage(tag, msg string) {
+	sc.t.Helper()
+	sc.send(fmt.Sprintf("%s APPEND INBOX {%d}\r\n", tag, len(msg)))
+	if cont := sc.line(); !strings.HasPrefix(cont, "+") {
+		sc.t.Fatalf("APPEND: %q, want a continuation request", cont)
+	}
+	sc.send(msg + "\r\n")
+	for {
+		line := sc.line()
+		if strings.HasPrefix(line, tag+" ") {
+			if !strings.HasPrefix(line, tag+" OK") {
+				sc.t.Fatalf("APPEND: %q", line)
+			}
+			return
+		}
+	}
+}
+
 func TestPatchServerCorkOneWritePerCommand(t *testing.T) {
 	l := startCorkServer(t)
 	sc := dialScript(t, l)
@@ -137,21 +158,7 @@ func TestPatchServerCorkOneWritePerCommand(t *testing.T) {
 	// leave while the command is corked, or the client never sends.
 	const messages = 20
 	for i := range messages {
-		msg := fmt.Sprintf("Subject: %d\r\n\r\nbody %d\r\n", i, i)
-		sc.send(fmt.Sprintf("b%d APPEND INBOX {%d}\r\n", i, len(msg)))
-		if cont := sc.line(); !strings.HasPrefix(cont, "+") {
-			t.Fatalf("APPEND: %q, want a continuation request", cont)
-		}
-		sc.send(msg + "\r\n")
-		for {
-			line := sc.line()
-			if strings.HasPrefix(line, fmt.Sprintf("b%d ", i)) {
-				if !strings.Contains(line, " OK") {
-					t.Fatalf("APPEND: %q", line)
-				}
-				break
-			}
-		}
+		sc.appendMessage(fmt.Sprintf("b%d", i), fmt.Sprintf("Subject: %d\r\n\r\nbody %d\r\n", i, i))
 	}
 
 	for _, tc := range []struct {
@@ -194,10 +201,7 @@ func TestPatchServerCorkIdleUpdatesLeaveAtOnce(t *testing.T) {
 
 	other := dialScript(t, l)
 	other.command("a", "LOGIN u p")
-	other.send("b APPEND INBOX {13}\r\n")
-	other.line() // +
-	other.send("Subject: x\r\n\r\n")
-	other.command("c", "NOOP")
+	other.appendMessage("b", "Subject: x\r\n\r\n")
 
 	// The update is written by the session while the connection waits
 	// for DONE: nothing else would flush it.
@@ -255,10 +259,7 @@ func TestPatchServerCorkEveryCommandAnswered(t *testing.T) {
 	l := startCorkServer(t)
 	sc := dialScript(t, l)
 	sc.command("a", "LOGIN u p")
-	sc.send("b APPEND INBOX {13}\r\n")
-	sc.line() // +
-	sc.send("Subject: x\r\n\r\n")
-	sc.command("c", "NOOP")
+	sc.appendMessage("b", "Subject: x\r\n\r\n")
 	for i, cmd := range []string{
 		"CAPABILITY", "NOOP", "CHECK", "ENABLE IMAP4rev2", "CREATE Archive", "LIST \"\" *", "LSUB \"\" *",
 		"STATUS INBOX (MESSAGES UIDNEXT)", "SUBSCRIBE Archive", "UNSUBSCRIBE Archive", "EXAMINE INBOX",

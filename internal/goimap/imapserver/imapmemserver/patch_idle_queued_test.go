@@ -65,10 +65,7 @@ func TestPatchIdleQueuedUpdateAnnounced(t *testing.T) {
 		t.Fatalf("IDLE: %q, want a continuation request", cont)
 	}
 	<-idlerSession.started
-	other.send("b APPEND INBOX {13}\r\n")
-	other.line() // +
-	other.send("Subject: x\r\n\r\n")
-	other.command("c", "NOOP")
+	other.appendMessage("b", "Subject: x\r\n\r\n")
 
 	if update := idler.line(); update != "* 1 EXISTS" {
 		t.Fatalf("while idling: %q, want * 1 EXISTS", update)

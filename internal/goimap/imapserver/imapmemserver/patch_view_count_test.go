@@ -18,12 +18,7 @@ func TestPatchViewCountStarAfterOthersExpunge(t *testing.T) {
 	reader := dialScript(t, l)
 	reader.command("a", "LOGIN u p")
 	for i := range 3 {
-		msg := fmt.Sprintf("Subject: %d\r\n\r\n", i)
-		reader.send(fmt.Sprintf("b%d APPEND INBOX {%d}\r\n", i, len(msg)))
-		reader.line() // +
-		reader.send(msg + "\r\n")
-		for !strings.HasPrefix(reader.line(), fmt.Sprintf("b%d ", i)) {
-		}
+		reader.appendMessage(fmt.Sprintf("b%d", i), fmt.Sprintf("Subject: %d\r\n\r\n", i))
 	}
 	reader.command("c", "SELECT INBOX") // 3 messages, UIDs 1-3
 
@@ -74,17 +69,12 @@ func TestPatchFetchViewUIDSetBeyondTheView(t *testing.T) {
 	l := startCorkServer(t)
 	reader := dialScript(t, l)
 	reader.command("a", "LOGIN u p")
-	reader.send("b APPEND INBOX {13}\r\n")
-	reader.line() // +
-	reader.send("Subject: 1\r\n\r\n")
+	reader.appendMessage("b", "Subject: 1\r\n\r\n")
 	reader.command("c", "SELECT INBOX") // 1 message, UID 1
 
 	other := dialScript(t, l)
 	other.command("a", "LOGIN u p")
-	other.send("b APPEND INBOX {13}\r\n")
-	other.line() // +
-	other.send("Subject: 2\r\n\r\n")
-	other.command("c", "NOOP")
+	other.appendMessage("b", "Subject: 2\r\n\r\n")
 
 	lines := reader.command("d", "UID FETCH 1:* (UID)")
 	if fmt.Sprint(lines[:len(lines)-1]) != "[* 1 FETCH (UID 1) * 2 EXISTS]" {
