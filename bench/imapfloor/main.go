@@ -67,8 +67,8 @@ func (b *bench) message(user string) []byte {
 	return m.Bytes()
 }
 
-// commands returns the session's commands after LOGIN; SELECT's EXISTS
-// count fills in the FETCHes, so they are rendered by next.
+// script renders one session's commands, LOGIN to LOGOUT; SELECT's
+// EXISTS count fills in the FETCHes, so each is rendered when it is due.
 type script struct {
 	b      *bench
 	user   string
@@ -104,7 +104,9 @@ func (s *script) next(k int) []byte {
 	return nil
 }
 
-// literalSize returns n when line ends in "{n}\r\n".
+// literalSize returns n when line ends in "{n}\r\n". Written here rather
+// than taken from imapclient (its splitter and literalSuffix): the floor
+// must not run any of the client code it is the baseline for.
 func literalSize(line []byte) (int, bool) {
 	line = bytes.TrimRight(line, "\r\n")
 	if len(line) < 3 || line[len(line)-1] != '}' {
