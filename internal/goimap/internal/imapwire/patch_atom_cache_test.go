@@ -61,3 +61,24 @@ func TestPatchAtomCache(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchAtomSlots: the atoms and quoted strings every message of a
+// FETCH response repeats each keep a slot of their own, so that the
+// second message finds all of them (atom-slots.patch). Dovecot echoes
+// header field names in capitals, the demo target as they were asked.
+func TestPatchAtomSlots(t *testing.T) {
+	items := []string{"FETCH", "UID", "FLAGS", `\Seen`, "INTERNALDATE", "RFC822.SIZE", "ENVELOPE", "BODY",
+		"HEADER.FIELDS", "OK", "NIL"}
+	for _, names := range [][]string{
+		{"FROM", "TO", "SUBJECT", "DATE", "MESSAGE-ID", "X-MAILBENCH-ID", "X-MAILBENCH-SENT"},
+		{"From", "To", "Subject", "Date", "Message-Id", "X-Mailbench-Id", "X-Mailbench-Sent"},
+	} {
+		slots := map[uint]string{}
+		for _, a := range append(items, names...) {
+			if other, ok := slots[atomSlot([]byte(a))]; ok {
+				t.Errorf("%q and %q share a slot", a, other)
+			}
+			slots[atomSlot([]byte(a))] = a
+		}
+	}
+}
