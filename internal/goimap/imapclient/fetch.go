@@ -748,22 +748,20 @@ func (c *Client) handleFetch(seqNum uint32) error {
 					dec.Special('~')
 				}
 
-				lit, _, ok := dec.ExpectNStringReader()
+				// mailbench patch (literal-bytes.patch): a small
+				// literal comes as its bytes, read by the decoder.
+				b, lit, ok := dec.ExpectNStringBytes(smallLiteralMax)
 				if !ok {
 					return dec.Err()
 				}
 
 				var fetchLit imap.LiteralReader
-				if lit != nil && lit.Size() <= smallLiteralMax {
+				if b != nil {
 					// mailbench patch (small-literal.patch): a small
 					// literal is read here, by the reader goroutine, and
 					// handed over in memory, instead of waiting for the
 					// message handler to read it from the connection
 					// (two goroutine hand-offs per literal).
-					b, err := readSmallLiteral(lit)
-					if err != nil {
-						return err
-					}
 					fetchLit = bytes.NewReader(b)
 				} else if lit != nil {
 					done = make(chan struct{})
@@ -1450,20 +1448,6 @@ func readSectionPart(dec *imapwire.Decoder) (part []int, dot bool) {
 // one such buffer per message item waits in the command's channels.
 // mailbench patch (small-literal.patch).
 const smallLiteralMax = 8 << 10
-
-// readSmallLiteral reads all of lit (Size() bytes) and its EOF, which hands
-// the decoder back to the response parser. mailbench patch.
-func readSmallLiteral(lit *imapwire.LiteralReader) ([]byte, error) {
-	b := make([]byte, lit.Size())
-	if _, err := io.ReadFull(lit, b); err != nil {
-		return nil, fmt.Errorf("in literal: %v", err)
-	}
-	var one [1]byte
-	if n, err := lit.Read(one[:]); n != 0 || err != io.EOF {
-		return nil, fmt.Errorf("in literal: got more than %d bytes", len(b))
-	}
-	return b, nil
-}
 
 type fetchLiteralReader struct {
 	*imapwire.LiteralReader

@@ -848,6 +848,70 @@ func (dec *Decoder) ExpectNStringReader() (lit *LiteralReader, nonSync, ok bool)
 	}
 }
 
+// ExpectNStringBytes reads an nstring as ExpectNStringReader does, except
+// that a string or literal of at most max bytes is read whole and
+// returned as b (non-nil, also when empty), with lit nil; a longer one is
+// returned as lit, b nil; NIL is both nil. A failure to read a literal's
+// bytes is the decoder's error, "in literal: " and the read's error.
+// mailbench patch (literal-bytes.patch): a FETCH's small literal
+// (small-literal.patch) was a LiteralReader and an io.LimitReader, read
+// once into a buffer and dropped.
+func (dec *Decoder) ExpectNStringBytes(max int64) (b []byte, lit *LiteralReader, ok bool) {
+	if dec.peekNString() == nstringNIL {
+		return nil, nil, true
+	}
+	var s string
+	if dec.Atom(&s) {
+		if !dec.Expect(s == "NIL", "nstring") {
+			return nil, nil, false
+		}
+		return nil, nil, true
+	}
+	if dec.Quoted(&s) {
+		if int64(len(s)) > max {
+			return nil, newLiteralReaderFromString(s), true
+		}
+		return append(make([]byte, 0, len(s)), s...), nil, true
+	}
+	if !dec.Special('{') {
+		return nil, nil, dec.Expect(false, "nstring")
+	}
+	var size int64
+	if !dec.ExpectNumber64(&size) {
+		return nil, nil, dec.Expect(false, "nstring")
+	}
+	if dec.side == ConnSideServer {
+		dec.acceptByte('+')
+	}
+	if !dec.ExpectSpecial('}') || !dec.ExpectCRLF() {
+		return nil, nil, dec.Expect(false, "nstring")
+	}
+	dec.literal = true
+	if size > max {
+		return nil, &LiteralReader{dec: dec, size: size, r: io.LimitReader(dec.r, size)}, true
+	}
+	// io.ReadFull, and the literal ends where LiteralReader.Read ends it:
+	// at the input's EOF too.
+	b = make([]byte, size)
+	n := 0
+	var err error
+	for n < len(b) && err == nil {
+		var m int
+		m, err = dec.r.Read(b[n:])
+		n += m
+	}
+	if n == len(b) || err == io.EOF {
+		dec.literal = false
+	}
+	if n < len(b) {
+		if err == io.EOF && n > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, nil, dec.returnErr(fmt.Errorf("in literal: %v", err))
+	}
+	return b, nil, true
+}
+
 func (dec *Decoder) List(f func() error) (isList bool, err error) {
 	if !dec.Special('(') {
 		return false, nil
