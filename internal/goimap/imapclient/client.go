@@ -217,6 +217,12 @@ type Client struct {
 	readEnded     bool
 	consumerWaits int
 	background    atomic.Bool
+
+	// mailbench patch (section-cache.patch): the last body section
+	// parsed from a FETCH response (without its partial), and its bytes
+	// from after "BODY[" to "]". Only the read loop uses them.
+	section    *imap.FetchItemBodySection
+	sectionRaw []byte
 }
 
 // New creates a new IMAP client.

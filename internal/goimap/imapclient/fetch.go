@@ -724,7 +724,7 @@ func (c *Client) handleFetch(seqNum uint32) error {
 				switch attName {
 				case "BODY":
 					var err error
-					section, err = readSectionSpec(dec)
+					section, err = c.readSectionSpecCached(dec) // mailbench patch (section-cache.patch)
 					if err != nil {
 						return fmt.Errorf("in section-spec: %v", err)
 					}
@@ -1350,7 +1350,68 @@ func readBodyFldLang(dec *imapwire.Decoder) ([]string, error) {
 	}
 }
 
+// maxCachedSection bounds the bytes of a section spec that
+// readSectionSpecCached keeps. mailbench patch (section-cache.patch).
+const maxCachedSection = 512
+
+// readSectionSpecCached reads a section spec as readSectionSpec does. A
+// FETCH response repeats the same section for every message (mailbench's
+// range fetch: BODY.PEEK[HEADER.FIELDS (...)] of seven names), so when
+// the input starts with the bytes of the last one parsed, up to its "]",
+// it returns that section again instead of parsing them: the same bytes
+// give the same section. Messages may thus share a section, which is
+// read-only to the caller. mailbench patch (section-cache.patch).
+func (c *Client) readSectionSpecCached(dec *imapwire.Decoder) (*imap.FetchItemBodySection, error) {
+	if c.section != nil && dec.AcceptBuffered(c.sectionRaw) {
+		return withPartial(dec, c.section)
+	}
+	look := dec.Lookahead()
+	end := bytes.IndexByte(look, ']')
+	if end < 0 || end >= maxCachedSection {
+		return readSectionSpec(dec)
+	}
+	raw := append(c.sectionRaw[:0], look[:end+1]...) // a copy: parsing may refill the buffer
+	start := dec.Consumed()
+	section, err := readSectionSpecNoPartial(dec)
+	if err != nil {
+		return nil, err
+	}
+	if dec.Consumed()-start == int64(len(raw)) {
+		c.section, c.sectionRaw = section, raw
+	} else {
+		c.section, c.sectionRaw = nil, raw[:0] // its "]" was not the one found
+	}
+	return withPartial(dec, section)
+}
+
+// withPartial reads the partial offset that may follow section's "]" and
+// returns section with it (a copy), or section itself when there is none.
+// mailbench patch (section-cache.patch).
+func withPartial(dec *imapwire.Decoder, section *imap.FetchItemBodySection) (*imap.FetchItemBodySection, error) {
+	offset, err := readPartialOffset(dec)
+	if err != nil {
+		return nil, err
+	}
+	if offset == nil {
+		return section, nil
+	}
+	s := *section
+	s.Partial = &imap.SectionPartial{Offset: int64(*offset)}
+	return &s, nil
+}
+
 func readSectionSpec(dec *imapwire.Decoder) (*imap.FetchItemBodySection, error) {
+	section, err := readSectionSpecNoPartial(dec) // mailbench patch (section-cache.patch)
+	if err != nil {
+		return nil, err
+	}
+	return withPartial(dec, section)
+}
+
+// readSectionSpecNoPartial is beta.8's readSectionSpec up to the "]",
+// without the partial offset after it. mailbench patch
+// (section-cache.patch).
+func readSectionSpecNoPartial(dec *imapwire.Decoder) (*imap.FetchItemBodySection, error) {
 	var section imap.FetchItemBodySection
 
 	var dot bool
@@ -1388,15 +1449,6 @@ func readSectionSpec(dec *imapwire.Decoder) (*imap.FetchItemBodySection, error) 
 	if !dec.ExpectSpecial(']') {
 		return nil, dec.Err()
 	}
-
-	offset, err := readPartialOffset(dec)
-	if err != nil {
-		return nil, err
-	}
-	if offset != nil {
-		section.Partial = &imap.SectionPartial{Offset: int64(*offset)}
-	}
-
 	return &section, nil
 }
 

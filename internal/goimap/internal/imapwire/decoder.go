@@ -1,6 +1,7 @@
 package imapwire
 
 import (
+	"bytes"
 	"bufio"
 	"fmt"
 	"io"
@@ -685,6 +686,43 @@ func (dec *Decoder) consumeRun(n int) {
 	dec.r.Discard(n)
 	dec.readBytes += int64(n)
 	dec.crlf = false
+}
+
+// Lookahead returns the input bytes buffered now, for the caller to look
+// at, not to keep (the next read may overwrite them); nil while a literal
+// is open. It reads nothing. mailbench patch (section-cache.patch).
+func (dec *Decoder) Lookahead() []byte {
+	if dec.literal {
+		return nil
+	}
+	b, _ := dec.r.Peek(dec.r.Buffered())
+	return b
+}
+
+// Consumed returns how many bytes the decoder has read since it was made
+// or ResetSize was last called (literals' bytes not counted). mailbench
+// patch (section-cache.patch).
+func (dec *Decoder) Consumed() int64 {
+	return dec.readBytes
+}
+
+// AcceptBuffered reads prefix, and reports true, when the buffered input
+// starts with it and reading it byte by byte would neither exceed MaxSize
+// nor meet an open literal; else it reads nothing. The decoder is then
+// as after reading those bytes one by one. mailbench patch
+// (section-cache.patch).
+func (dec *Decoder) AcceptBuffered(prefix []byte) bool {
+	if dec.literal || len(prefix) == 0 || dec.r.Buffered() < len(prefix) {
+		return false
+	}
+	if dec.MaxSize > 0 && int64(len(prefix)) > dec.MaxSize-dec.readBytes+1 {
+		return false
+	}
+	if b, _ := dec.r.Peek(len(prefix)); !bytes.Equal(b, prefix) {
+		return false
+	}
+	dec.consumeRun(len(prefix))
+	return true
 }
 
 func isTextChar(ch byte) bool { return ch != '\r' && ch != '\n' }
