@@ -1,8 +1,8 @@
 package imapwire
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
