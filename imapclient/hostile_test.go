@@ -110,3 +110,33 @@ func TestHostileServerBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileCapabilityList: a capability list with a '(' in it, in the
+// greeting or in LOGIN's reply, is a protocol error at once. go-imap
+// beta.8 spun on it forever with every byte read, so the deadline could
+// not end it: one connection held a core until the process ended
+// (internal/goimap caps-loop.patch).
+func TestHostileCapabilityList(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, greeting, afterLogin string
+	}{
+		{"in the greeting", "* OK [CAPABILITY IMAP4rev1 (] hostile\r\n", ""},
+		{"in LOGIN's reply", "* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] hostile\r\n", "TAG OK [CAPABILITY IMAP4rev1 IDLE (] in\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hs := startHostile(t, tc.greeting, tc.afterLogin)
+			start := time.Now()
+			c, err := Connect(context.Background(), Config{Address: hs.addr, Timeout: 20 * time.Second, Observer: &recorder{}}, testUser, testPassword)
+			took := time.Since(start)
+			if c != nil {
+				c.Close()
+				t.Fatal("connected")
+			}
+			if got := measure.Classify(err); got != measure.Protocol || took > 10*time.Second {
+				t.Fatalf("class %v after %v (%v), want a protocol error at once", got, took, err)
+			}
+		})
+	}
+}

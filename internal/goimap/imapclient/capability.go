@@ -43,7 +43,11 @@ func readCapabilities(dec *imapwire.Decoder) (imap.CapSet, error) {
 	for dec.SP() {
 		// Some IMAP servers send multiple SP between caps:
 		// https://github.com/emersion/go-imap/pull/652
-		for dec.SP() {
+		// mailbench patch (caps-loop.patch): spaces only. SP also
+		// reports true, reading nothing, before a '(' (a list may
+		// follow without SP), so "for dec.SP() {}" spun forever, with
+		// no I/O for a deadline to stop, on a server's "IDLE (".
+		for dec.Special(' ') {
 		}
 
 		cap, err := internal.ExpectCap(dec)
