@@ -290,15 +290,17 @@ type splitter struct {
 	literal int64  // literal bytes still to skip
 	midLine bool   // inside a line (some bytes of it seen)
 	tail    []byte // the last bytes of the current line segment, up to tailCap
+	ends    []int  // feed's result, reused: its caller is done with it by the next feed
 }
 
 const tailCap = 24 // enough for "{" + 20 digits + "}\r\n"
 
 func (s *splitter) atBoundary() bool { return s.literal == 0 && !s.midLine }
 
-// feed consumes b and returns the offsets just after each response end in b.
+// feed consumes b and returns the offsets just after each response end in
+// b, in a slice that is valid until the next feed.
 func (s *splitter) feed(b []byte) []int {
-	var ends []int
+	ends := s.ends[:0]
 	i := 0
 	for i < len(b) {
 		if s.literal > 0 {
@@ -329,6 +331,7 @@ func (s *splitter) feed(b []byte) []int {
 		}
 		s.tail = s.tail[:0]
 	}
+	s.ends = ends
 	return ends
 }
 
