@@ -6,6 +6,7 @@ import (
 	"io"
 	netmail "net/mail"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-message/mail"
@@ -305,7 +306,19 @@ type FetchMessageData struct {
 	prev  FetchItemData
 
 	client *Client // mailbench patch (caller-reads.patch): who reads for Next
+	ended  bool    // mailbench patch (item-pool.patch): the last item was read
 }
+
+// itemChans holds the item channels of messages whose items have all been
+// read, for the next messages of any client whose caller reads. Such a
+// message ends with a nil item instead of a closed channel, so that the
+// channel can serve again. mailbench patch (item-pool.patch): a channel
+// per message was two allocations (its buffer holds interfaces).
+var itemChans = sync.Pool{New: func() any { return make(chan FetchItemData, callerItemsCap) }}
+
+// callerItemsCap is the item channel's capacity when the caller reads
+// (item-channel.patch).
+const callerItemsCap = 8
 
 // Next advances to the next data item for this message.
 //
@@ -316,7 +329,20 @@ func (data *FetchMessageData) Next() FetchItemData {
 		d.discard()
 	}
 
-	item, _ := recv(data.client, data.items) // mailbench patch (caller-reads.patch)
+	if data.ended { // mailbench patch (item-pool.patch)
+		data.prev = nil
+		return nil
+	}
+	item, ok := recv(data.client, data.items) // mailbench patch (caller-reads.patch)
+	if item == nil {
+		// mailbench patch (item-pool.patch): the end; a nil item that
+		// was sent (not a close) leaves the channel empty and reusable.
+		data.ended = true
+		if ok {
+			itemChans.Put(data.items)
+		}
+		data.items = nil
+	}
 	data.prev = item
 	return item
 }
@@ -612,12 +638,17 @@ func (c *Client) handleFetch(seqNum uint32) error {
 	// are in, so the channel needs to hold one message's items, not 32:
 	// a FETCH of 20 messages allocated 20 channels of 32 slots (12 KiB).
 	// More items than that make the read loop yield, not fail.
-	itemsCap := 32
+	var items chan FetchItemData
 	if c.pull != nil {
-		itemsCap = 8
+		// mailbench patch (item-pool.patch): a pooled channel, and a nil
+		// item after the last (sent after the message is handed over:
+		// defers run last in, first out).
+		items = itemChans.Get().(chan FetchItemData)
+		defer send(c, items, nil)
+	} else {
+		items = make(chan FetchItemData, 32)
+		defer close(items)
 	}
-	items := make(chan FetchItemData, itemsCap)
-	defer close(items)
 
 	msg := &FetchMessageData{SeqNum: seqNum, items: items, client: c}
 
