@@ -223,6 +223,11 @@ type Client struct {
 	// from after "BODY[" to "]". Only the read loop uses them.
 	section    *imap.FetchItemBodySection
 	sectionRaw []byte
+
+	// mailbench patch (item-pool.patch): item channels whose messages
+	// have ended, for the next messages (fetch.go, itemChan).
+	itemChansMu sync.Mutex
+	itemChans   []chan FetchItemData
 }
 
 // New creates a new IMAP client.

@@ -6,7 +6,6 @@ import (
 	"io"
 	netmail "net/mail"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-message/mail"
@@ -309,12 +308,34 @@ type FetchMessageData struct {
 	ended  bool    // mailbench patch (item-pool.patch): the last item was read
 }
 
-// itemChans holds the item channels of messages whose items have all been
-// read, for the next messages of any client whose caller reads. Such a
-// message ends with a nil item instead of a closed channel, so that the
-// channel can serve again. mailbench patch (item-pool.patch): a channel
-// per message was two allocations (its buffer holds interfaces).
-var itemChans = sync.Pool{New: func() any { return make(chan FetchItemData, callerItemsCap) }}
+// itemChan returns an item channel for a message: one whose items have
+// all been read, or a new one. When the caller reads, a message ends with
+// a nil item instead of a closed channel, so that the channel can serve
+// again. The channels are the client's own, not the process's: a channel
+// belongs to the synctest bubble that made it, and a test's client lives
+// in one. mailbench patch (item-pool.patch): a channel per message was
+// two allocations (its buffer holds interfaces).
+func (c *Client) itemChan() chan FetchItemData {
+	c.itemChansMu.Lock()
+	defer c.itemChansMu.Unlock()
+	if n := len(c.itemChans); n > 0 {
+		ch := c.itemChans[n-1]
+		c.itemChans = c.itemChans[:n-1]
+		return ch
+	}
+	return make(chan FetchItemData, callerItemsCap)
+}
+
+// putItemChan keeps ch, whose end has been read, for a later message; a
+// few are kept (a handler may hold some messages while others arrive).
+// mailbench patch (item-pool.patch).
+func (c *Client) putItemChan(ch chan FetchItemData) {
+	c.itemChansMu.Lock()
+	if len(c.itemChans) < 4 {
+		c.itemChans = append(c.itemChans, ch)
+	}
+	c.itemChansMu.Unlock()
+}
 
 // callerItemsCap is the item channel's capacity when the caller reads
 // (item-channel.patch).
@@ -339,7 +360,7 @@ func (data *FetchMessageData) Next() FetchItemData {
 		// was sent (not a close) leaves the channel empty and reusable.
 		data.ended = true
 		if ok {
-			itemChans.Put(data.items)
+			data.client.putItemChan(data.items)
 		}
 		data.items = nil
 	}
@@ -643,7 +664,7 @@ func (c *Client) handleFetch(seqNum uint32) error {
 		// mailbench patch (item-pool.patch): a pooled channel, and a nil
 		// item after the last (sent after the message is handed over:
 		// defers run last in, first out).
-		items = itemChans.Get().(chan FetchItemData)
+		items = c.itemChan()
 		defer send(c, items, nil)
 	} else {
 		items = make(chan FetchItemData, 32)
