@@ -9,7 +9,6 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 // origQuoted is Decoder.Quoted of go-imap v2.0.0-beta.8, unchanged.
@@ -46,12 +45,7 @@ type quotedResult struct {
 }
 
 func decodeQuoted(in string, bufSize int, oneByte bool, maxSize int64, orig bool) quotedResult {
-	var src = iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), ConnSideClient)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in, ConnSideClient, bufSize, oneByte, maxSize)
 	var res quotedResult
 	var s string
 	if orig {

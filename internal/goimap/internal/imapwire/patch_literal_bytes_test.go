@@ -8,13 +8,11 @@ package imapwire
 // and the same errors.
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math/rand"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 func origReadSmallLiteral(lit *LiteralReader) ([]byte, error) {
@@ -32,12 +30,7 @@ func origReadSmallLiteral(lit *LiteralReader) ([]byte, error) {
 // decodeNStringBytes reads two nstrings from in, separated by SP, with
 // max as the largest one read whole, and returns everything observable.
 func decodeNStringBytes(in string, max int64, side ConnSide, bufSize int, oneByte bool, maxSize int64, orig bool) string {
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), side)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in, side, bufSize, oneByte, maxSize)
 	var out strings.Builder
 	for range 2 {
 		var (
@@ -80,13 +73,7 @@ func decodeNStringBytes(in string, max int64, side ConnSide, bufSize int, oneByt
 	}
 	out.WriteString(" rest=")
 	if !dec.literal {
-		for {
-			c, err := dec.r.ReadByte()
-			if err != nil {
-				break
-			}
-			out.WriteByte(c)
-		}
+		out.WriteString(unreadRest(dec))
 	}
 	return out.String()
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 func origNumber(dec *Decoder, ptr *uint32) bool {
@@ -57,12 +56,7 @@ func origModSeq(dec *Decoder, ptr *uint64) bool {
 // decodeNumbers reads in with one of the three (op "32", "64", "modseq"),
 // an SP and the same again, and returns everything observable.
 func decodeNumbers(in, op string, bufSize int, oneByte bool, maxSize int64, orig bool) string {
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), ConnSideClient)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in, ConnSideClient, bufSize, oneByte, maxSize)
 	var out strings.Builder
 	for range 2 {
 		var (
@@ -101,14 +95,7 @@ func decodeNumbers(in, op string, bufSize int, oneByte bool, maxSize int64, orig
 	if dec.Err() != nil {
 		out.WriteString("err=" + dec.Err().Error())
 	}
-	out.WriteString(" rest=")
-	for {
-		b, err := dec.r.ReadByte()
-		if err != nil {
-			break
-		}
-		out.WriteByte(b)
-	}
+	out.WriteString(" rest=" + unreadRest(dec))
 	return out.String()
 }
 

@@ -6,12 +6,10 @@ package imapwire
 // kept below verbatim.
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 func origAcceptByte(dec *Decoder, want byte) bool {
@@ -47,12 +45,7 @@ func origSP(dec *Decoder) bool {
 // each call's result, the atoms, readBytes, crlf, the error and the
 // unread rest.
 func decodePeeks(in, prog string, bufSize int, oneByte bool, maxSize int64, orig bool) string {
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), ConnSideClient)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in, ConnSideClient, bufSize, oneByte, maxSize)
 	var out strings.Builder
 	for i := 0; i < len(prog); i++ {
 		var ok bool
@@ -79,14 +72,7 @@ func decodePeeks(in, prog string, bufSize int, oneByte bool, maxSize int64, orig
 	if dec.Err() != nil {
 		out.WriteString("err=" + dec.Err().Error())
 	}
-	out.WriteString(" rest=")
-	for {
-		b, err := dec.r.ReadByte()
-		if err != nil {
-			break
-		}
-		out.WriteByte(b)
-	}
+	out.WriteString(" rest=" + unreadRest(dec))
 	return out.String()
 }
 

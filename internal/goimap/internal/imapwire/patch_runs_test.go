@@ -128,12 +128,7 @@ type runResult struct {
 // the second call starts wherever the first stopped) on in and returns
 // everything observable.
 func decodeRuns(in, op string, bufSize int, oneByte bool, maxSize int64, orig bool) runResult {
-	var src = iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), ConnSideClient)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in, ConnSideClient, bufSize, oneByte, maxSize)
 	var res runResult
 	var s1, s2 string
 	call := func(ptr *string) bool {
@@ -284,4 +279,29 @@ func FuzzPatchRuns(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, maxSize int64, oneByte bool) {
 		checkRuns(t, in, 16, oneByte, maxSize)
 	})
+}
+
+// testDecoder decodes in through a bufio.Reader of bufSize bytes over a
+// source that returns half of what is asked, or one byte per read, with
+// MaxSize maxSize: the differential tests' decoder.
+func testDecoder(in string, side ConnSide, bufSize int, oneByte bool, maxSize int64) *Decoder {
+	src := iotest.HalfReader(strings.NewReader(in))
+	if oneByte {
+		src = iotest.OneByteReader(strings.NewReader(in))
+	}
+	dec := NewDecoder(bufio.NewReaderSize(src, bufSize), side)
+	dec.MaxSize = maxSize
+	return dec
+}
+
+// unreadRest reads what is left of the decoder's input, byte by byte.
+func unreadRest(dec *Decoder) string {
+	var rest strings.Builder
+	for {
+		b, err := dec.r.ReadByte()
+		if err != nil {
+			return rest.String()
+		}
+		rest.WriteByte(b)
+	}
 }
