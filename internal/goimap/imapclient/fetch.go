@@ -661,11 +661,19 @@ func (c *Client) handleFetch(seqNum uint32) error {
 	// More items than that make the read loop yield, not fail.
 	var items chan FetchItemData
 	if c.pull != nil {
-		// mailbench patch (item-pool.patch): a pooled channel, and a nil
-		// item after the last (sent after the message is handed over:
-		// defers run last in, first out).
+		// mailbench patch (item-pool.patch): a used channel, and a nil
+		// item after the last (after the message is handed over: defers
+		// run last in, first out). Never waiting for room: a full
+		// channel is closed instead, as before, and not used again (a
+		// reader may never come, and Close runs this loop to its end).
 		items = c.itemChan()
-		defer send(c, items, nil)
+		defer func() {
+			select {
+			case items <- nil:
+			default:
+				close(items)
+			}
+		}()
 	} else {
 		items = make(chan FetchItemData, 32)
 		defer close(items)

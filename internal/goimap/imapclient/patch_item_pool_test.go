@@ -13,6 +13,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/imapclient"
@@ -114,4 +115,32 @@ func describeItem(t *testing.T, item imapclient.FetchItemData) string {
 		return "nil"
 	}
 	return fmt.Sprintf("%T", item)
+}
+
+// A message whose items fill its channel ends with a close, as before: the
+// nil item must never wait for a reader. Here nobody reads the message and
+// the client is closed while its items wait; Close must return.
+func TestPatchItemPoolFullChannel(t *testing.T) {
+	clientConn := scriptedServer(t, "* OK [CAPABILITY IMAP4rev1] hi", func(_ net.Conn, tag, rest string) []string {
+		if !strings.HasPrefix(rest, "FETCH") {
+			return []string{tag + " OK"}
+		}
+		line := "* 1 FETCH (UID 1 FLAGS () RFC822.SIZE 1"
+		for p := 1; p <= 5; p++ { // 8 items: the channel's size
+			line += fmt.Sprintf(" BODY[%d] \"x\"", p)
+		}
+		return []string{line + ")", "* 2 FETCH (UID 2)", tag + " OK done"}
+	})
+	c := imapclient.New(clientConn, &imapclient.Options{ReadInCaller: true})
+	cmd := c.Fetch(imap.SeqSetNum(1, 2), &imap.FetchOptions{UID: true})
+	if msg := cmd.Next(); msg == nil || msg.SeqNum != 1 {
+		t.Fatalf("first message: %+v", msg)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits after 10 s")
+	}
 }
