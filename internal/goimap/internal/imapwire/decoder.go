@@ -91,14 +91,17 @@ const (
 // into 128 slots makes 8 of them collide. Of the multipliers and shifts
 // that give each name of a FETCH response, in both capitalisations
 // servers echo, a slot of its own (TestPatchAtomSlots), these miss least
-// in that session; an INTERNALDATE's date shares a slot with one of the
-// names on 58 days of 2026-2027's 730.
+// in that session. mailbench patch (atom-seed.patch): the multiplier
+// 16777619 (2^24 + 403) put runs that differ only in their last byte in
+// one slot (tags T1..T9, $Label1..$Label5, sequence numbers); this one
+// keeps those apart as well, and gives each atom of seedAtoms' hottest
+// list a slot of its own.
 func atomSlot(run []byte) uint {
 	x := uint32(len(run))
 	x = x*31 + uint32(run[0])
 	x = x*31 + uint32(run[len(run)/2])
 	x = x*31 + uint32(run[len(run)-1])
-	return uint((x*16777619)>>15) % atomCacheSlots
+	return uint((x*0x27d4eb2d)>>22) % atomCacheSlots
 }
 
 // intern returns run as a string, from the cache when it holds it.
@@ -106,17 +109,76 @@ func (c *atomCache) intern(run []byte) string {
 	if len(run) > atomCacheMax {
 		return string(run)
 	}
-	slot := &c[atomSlot(run)]
+	i := atomSlot(run)
+	slot := &c[i]
 	if *slot != string(run) { // no allocation: the compiler compares in place
 		// mailbench patch (known-atoms.patch): a well-known atom costs
 		// no allocation even the first time a client sees it.
-		if known, ok := knownAtoms[string(run)]; ok {
+		// mailbench patch (atom-seed.patch): the known atom of this
+		// slot is compared in place, and the map is only asked when
+		// another known atom hashes here: most first sightings (a
+		// session's numbers, tags, dates, subjects) never hash a map
+		// key.
+		if seedAtoms[i] == string(run) {
+			*slot = seedAtoms[i]
+		} else if f := knownFilterBit(run); knownFilter[f/64]&(1<<(f%64)) == 0 {
+			*slot = string(run)
+		} else if known, ok := knownAtoms[string(run)]; ok {
 			*slot = known
 		} else {
 			*slot = string(run)
 		}
 	}
 	return *slot
+}
+
+// seedAtoms holds, for each slot of an atom cache, the known atom that
+// has it (the last of knownAtomLists' to hash there). knownFilter is a
+// filter of the other known atoms, by knownFilterBit: a run whose bit is
+// clear is not one of them, and is not looked up in knownAtoms. Read-only
+// after init. mailbench patch (atom-seed.patch).
+var (
+	seedAtoms   [atomCacheSlots]string
+	knownFilter [knownFilterBits / 64]uint64
+)
+
+// knownFilterBits is knownFilter's size: with the known atoms that are no
+// slot's seed, about one unknown run in 20 finds its bit set.
+const knownFilterBits = 4096
+
+// knownFilterBit is run's bit in knownFilter: the same bytes as atomSlot
+// mixed by another multiplier, so that atoms sharing a slot rarely share
+// a bit.
+func knownFilterBit(run []byte) uint {
+	x := uint32(len(run))
+	x = x*31 + uint32(run[0])
+	x = x*31 + uint32(run[len(run)/2])
+	x = x*31 + uint32(run[len(run)-1])
+	return uint((x*2654435761)>>20) % knownFilterBits
+}
+
+func init() {
+	var all [atomCacheSlots][]string
+	for _, list := range knownAtomLists {
+		for _, atom := range strings.Fields(list) {
+			if len(atom) > atomCacheMax {
+				continue
+			}
+			all[atomSlot([]byte(atom))] = append(all[atomSlot([]byte(atom))], atom)
+		}
+	}
+	for i, atoms := range all {
+		if len(atoms) == 0 {
+			continue
+		}
+		seedAtoms[i] = knownAtoms[atoms[len(atoms)-1]]
+		for _, atom := range atoms {
+			if atom != seedAtoms[i] {
+				f := knownFilterBit([]byte(atom))
+				knownFilter[f/64] |= 1 << (f % 64)
+			}
+		}
+	}
 }
 
 // knownAtoms holds the atoms and short strings that servers send in
@@ -128,9 +190,22 @@ func (c *atomCache) intern(run []byte) string {
 // init. mailbench patch (known-atoms.patch).
 var knownAtoms = func() map[string]string {
 	m := make(map[string]string)
-	for _, list := range []string{
-		// Capabilities (Dovecot 2.3, Cyrus 3, and RFCs' common ones).
-		`IMAP4rev1 IMAP4rev2 IMAP4 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY
+	for _, list := range knownAtomLists {
+		for _, atom := range strings.Fields(list) {
+			m[atom] = atom
+		}
+	}
+	return m
+}()
+
+// knownAtomLists are knownAtoms' lists. Where two known atoms share a
+// cache slot, the later list's is the slot's seed (atom-seed.patch): the
+// lists run from the atoms a session sees once (capabilities, which
+// caps-cache.patch mostly spares the decoder) to the ones of every
+// response.
+var knownAtomLists = []string{
+	// Capabilities (Dovecot 2.3, Cyrus 3, and RFCs' common ones).
+	`IMAP4rev1 IMAP4rev2 IMAP4 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE SORT SORT=DISPLAY
 		THREAD=REFERENCES THREAD=REFS THREAD=ORDEREDSUBJECT MULTIAPPEND URL-PARTIAL CATENATE
 		UNSELECT CHILDREN NAMESPACE UIDPLUS LIST-EXTENDED I18NLEVEL=1 CONDSTORE QRESYNC ESEARCH
 		ESORT SEARCHRES WITHIN CONTEXT=SEARCH CONTEXT=SORT LIST-STATUS BINARY MOVE SNIPPET=FUZZY
@@ -141,32 +216,36 @@ var knownAtoms = func() map[string]string {
 		OBJECTID APPENDLIMIT UTF8=ACCEPT UTF8=ONLY CREATE-SPECIAL-USE MAILBOX-REFERRALS
 		X-QUOTA=STORAGE X-QUOTA=MESSAGE XLIST ANNOTATEMORE ANNOTATE-EXPERIMENT-1 CONVERT
 		DIGEST=SHA1 X-REPLICATION XMOVE JMAPACCESS PARTIAL INPROGRESS UIDONLY REPLACE`,
-		// Response keywords and codes.
-		`OK NO BAD BYE PREAUTH CAPABILITY LIST LSUB STATUS SEARCH FLAGS EXISTS RECENT EXPUNGE
+	// Response keywords and codes.
+	`OK NO BAD BYE PREAUTH CAPABILITY LIST LSUB STATUS SEARCH FLAGS EXISTS RECENT EXPUNGE
 		FETCH VANISHED ENABLED QUOTAROOT MYRIGHTS ALERT PARSE PERMANENTFLAGS READ-ONLY READ-WRITE
 		TRYCREATE UIDNEXT UIDVALIDITY UNSEEN HIGHESTMODSEQ NOMODSEQ APPENDUID COPYUID UIDNOTSTICKY
 		CLOSED MODIFIED AUTHENTICATIONFAILED AUTHORIZATIONFAILED UNAVAILABLE EXPIRED
 		PRIVACYREQUIRED CONTACTADMIN NOPERM INUSE EXPUNGEISSUED CORRUPTION SERVERBUG CLIENTBUG
 		CANNOT LIMIT OVERQUOTA ALREADYEXISTS NONEXISTENT MESSAGES DELETED SIZE MAILBOXID`,
-		// FETCH items and section specifiers.
-		`UID INTERNALDATE RFC822.SIZE RFC822 RFC822.HEADER RFC822.TEXT ENVELOPE BODY
+	// FETCH items and section specifiers.
+	`UID INTERNALDATE RFC822.SIZE RFC822 RFC822.HEADER RFC822.TEXT ENVELOPE BODY
 		BODYSTRUCTURE BINARY.SIZE MODSEQ EMAILID THREADID HEADER TEXT MIME HEADER.FIELDS
 		HEADER.FIELDS.NOT`,
-		// Flags and mailbox attributes.
-		`\Seen \Answered \Flagged \Deleted \Draft \Recent \* $Forwarded $MDNSent $Junk $NotJunk
+	// Flags and mailbox attributes.
+	`\Seen \Answered \Flagged \Deleted \Draft \Recent \* $Forwarded $MDNSent $Junk $NotJunk
 		$Phishing $Important $Label1 $Label2 $Label3 $Label4 $Label5 \HasNoChildren \HasChildren
 		\Noselect \NoInferiors \NonExistent \Subscribed \Remote \Marked \Unmarked \All \Archive
 		\Drafts \Junk \Sent \Trash \Important INBOX NIL`,
-		// Header field names a client asks for and the server echoes.
-		`From To Cc Bcc Subject Date Message-Id Message-ID In-Reply-To References Reply-To Sender
+	// Header field names a client asks for and the server echoes.
+	`From To Cc Bcc Subject Date Message-Id Message-ID In-Reply-To References Reply-To Sender
 		Content-Type Content-Transfer-Encoding MIME-Version List-Id Received`,
-	} {
-		for _, atom := range strings.Fields(list) {
-			m[atom] = atom
-		}
-	}
-	return m
-}()
+	// The names of system flags and mailbox attributes after their
+	// backslash, which ExpectFlag reads as an atom of its own
+	// (atom-seed.patch).
+	`Seen Answered Flagged Deleted Draft Recent HasNoChildren HasChildren Noselect NoInferiors
+		NonExistent Subscribed Remote Marked Unmarked All Archive Drafts Junk Sent Trash Important`,
+		// Last, so that each is its slot's seed: the atoms of nearly
+		// every session, most of them of every FETCH response.
+		`OK NO BAD BYE CAPABILITY FLAGS EXISTS RECENT EXPUNGE FETCH LIST PERMANENTFLAGS UIDNEXT
+		UIDVALIDITY HIGHESTMODSEQ APPENDUID READ-WRITE UID INTERNALDATE RFC822.SIZE ENVELOPE BODY
+		HEADER.FIELDS NIL INBOX Seen`,
+}
 
 // LimitError is the decoder's error when the input exceeds MaxSize (What is
 // "line": the bytes of a command or response outside its literals) or
