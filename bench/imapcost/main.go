@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mailbench/mailbench/delivery"
@@ -84,6 +85,7 @@ type bench struct {
 	seq      uint64
 	runID    uint32 // per process: Message-Ids are unique across runs
 	mu       sync.Mutex
+	userCPU  map[string][]float64 // user time per unit of each type, per round
 }
 
 func main() {
@@ -117,7 +119,7 @@ func main() {
 	b := &bench{
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
-		runID: rand.Uint32(),
+		runID: rand.Uint32(), userCPU: map[string][]float64{},
 	}
 	if *refCmd <= 0 || *refSession <= 0 {
 		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
@@ -192,8 +194,11 @@ func main() {
 	if s, ok := med["session"]; ok {
 		v := perOp["session"]
 		slices.Sort(v)
+		u := slices.Clone(b.userCPU["session"])
+		slices.Sort(u)
 		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
 			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
+		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", u[len(u)/2])
 	}
 	if *out != "" {
 		fmt.Printf("profiles: %s/<type>.pprof (go tool pprof -top %s/session.pprof)\n", *out, *out)
@@ -355,6 +360,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 			return 0, 0, 0, err
 		}
 	}
+	user0 := userCPU()
 	cpu0, wall0 := metrics.ProcessCPU(), time.Now()
 	errs := make([]error, b.clients)
 	var wg sync.WaitGroup
@@ -363,6 +369,9 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 	}
 	wg.Wait()
 	cpu, wall := metrics.ProcessCPU()-cpu0, time.Since(wall0)
+	if profile == "" && b.userCPU != nil {
+		b.userCPU[typ] = append(b.userCPU[typ], float64((userCPU()-user0).Microseconds())/float64(units))
+	}
 	if pf != nil {
 		pprof.StopCPUProfile()
 		pf.Close()
@@ -484,4 +493,15 @@ func errorsJoin(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// userCPU is the process's user CPU time so far (getrusage): the part of
+// its CPU that its own code and Go's runtime spend, which the kernel's
+// share of a session does not blur.
+func userCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano())
 }
