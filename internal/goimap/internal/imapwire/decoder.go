@@ -240,9 +240,9 @@ var knownAtomLists = []string{
 	// (atom-seed.patch).
 	`Seen Answered Flagged Deleted Draft Recent HasNoChildren HasChildren Noselect NoInferiors
 		NonExistent Subscribed Remote Marked Unmarked All Archive Drafts Junk Sent Trash Important`,
-		// Last, so that each is its slot's seed: the atoms of nearly
-		// every session, most of them of every FETCH response.
-		`OK NO BAD BYE CAPABILITY FLAGS EXISTS RECENT EXPUNGE FETCH LIST PERMANENTFLAGS UIDNEXT
+	// Last, so that each is its slot's seed: the atoms of nearly
+	// every session, most of them of every FETCH response.
+	`OK NO BAD BYE CAPABILITY FLAGS EXISTS RECENT EXPUNGE FETCH LIST PERMANENTFLAGS UIDNEXT
 		UIDVALIDITY HIGHESTMODSEQ APPENDUID READ-WRITE UID INTERNALDATE RFC822.SIZE ENVELOPE BODY
 		HEADER.FIELDS NIL INBOX Seen`,
 }
