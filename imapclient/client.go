@@ -158,9 +158,9 @@ type Client struct {
 	// first IDLE on); before that the goroutine that waits for a response
 	// reads it (goimap.Options.ReadInCaller, caller-reads.patch).
 	readerRunning atomic.Bool
-	// kept holds the header section of the message being fetched
-	// (fetchInfos), reused from one message to the next.
-	kept keptPrefix
+	// fetched holds the message being fetched (fetchInfos), its memory
+	// reused from one message to the next (FetchCommand.NextInto).
+	fetched goimap.FetchMessageBuffer
 }
 
 // Breakdown returns the phases of the connect that created c. It doesn't

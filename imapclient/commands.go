@@ -184,64 +184,36 @@ func headerSection() *imap.FetchItemBodySection {
 func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string, set imap.NumSet, opts *imap.FetchOptions, keep int) ([]delivery.MessageInfo, error) {
 	infos := make([]delivery.MessageInfo, 0, expectedMessages(set, keep))
 	err := c.do(ctx, fn, op, func() error {
-		// Not FetchCommand.Collect: when a literal read fails (the
-		// watchdog closed the connection, the server hung up) Collect
-		// discards that literal again while go-imap's reader goroutine
-		// has already resumed on the same bufio.Reader, a data race.
+		// NextInto: go-imap's read loop decodes each message into
+		// c.fetched, reusing its memory (fetch-into.patch); Next gave
+		// each item boxed, through a channel. Sections' bytes beyond
+		// maxKeptHeader in all are read and dropped.
 		cmd := c.lib.Fetch(set, opts)
-		for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
-			mi := delivery.MessageInfo{Seq: msg.SeqNum}
-			for item := msg.Next(); item != nil; item = msg.Next() {
-				switch item := item.(type) {
-				case goimap.FetchItemDataUID:
-					mi.UID = uint32(item.UID)
-				case goimap.FetchItemDataRFC822Size:
-					mi.Size = item.Size
-				case goimap.FetchItemDataInternalDate:
-					mi.InternalDate = item.Time
-				case goimap.FetchItemDataFlags:
-					mi.Flags = mi.Flags[:0]
-					for _, f := range item.Flags {
-						mi.Flags = append(mi.Flags, string(f))
-					}
-				case goimap.FetchItemDataModSeq:
-					mi.ModSeq = item.ModSeq
-				case goimap.FetchItemDataEnvelope:
-					if item.Envelope != nil {
-						mi.Subject = item.Envelope.Subject
-						if mi.ID == "" { // a header section's X-Mailbench-Id wins
-							mi.ID = message.IDFromMessageID(item.Envelope.MessageID)
-						}
-					}
-				case goimap.FetchItemDataBodySection:
-					if sec := item.Section; sec != nil && (len(sec.Part) > 0 || sec.Specifier == imap.PartSpecifierText || sec.Specifier == imap.PartSpecifierMIME) {
-						// Not the message's own header: nothing to learn.
-						if err := c.readLiteral(io.Discard, item.Literal); err != nil {
-							return err
-						}
-						continue
-					}
-					// One buffer for every message's header: what is
-					// kept of it below is copied out (headerField).
-					kept := &c.kept
-					kept.b = kept.b[:0]
-					if err := c.readLiteral(kept, item.Literal); err != nil {
-						return err
-					}
-					if id := headerField(kept.b, HeaderID); id != "" {
-						mi.ID = id
-					} else if id := message.IDFromMessageID(headerField(kept.b, "Message-Id")); id != "" {
-						mi.ID = id // a client profile's list may ask for Message-ID alone
-					}
-					mi.Sent = time.Time{}
-					if s := headerField(kept.b, HeaderSent); s != "" {
-						if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-							mi.Sent = t
-						}
-					}
-				case goimap.FetchItemDataBinarySection:
-					if err := c.readLiteral(io.Discard, item.Literal); err != nil {
-						return err
+		buf := &c.fetched
+		for cmd.NextInto(buf, maxKeptHeader) {
+			mi := delivery.MessageInfo{Seq: buf.SeqNum, UID: uint32(buf.UID), Size: buf.RFC822Size, InternalDate: buf.InternalDate, ModSeq: buf.ModSeq}
+			for _, f := range buf.Flags {
+				mi.Flags = append(mi.Flags, string(f))
+			}
+			if env := buf.Envelope; env != nil {
+				mi.Subject = env.Subject
+				mi.ID = message.IDFromMessageID(env.MessageID)
+			}
+			for _, sec := range buf.BodySection {
+				if s := sec.Section; s != nil && (len(s.Part) > 0 || s.Specifier == imap.PartSpecifierText || s.Specifier == imap.PartSpecifierMIME) {
+					continue // not the message's own header: nothing to learn
+				}
+				// A header section's X-Mailbench-Id wins over the
+				// envelope's Message-ID, whichever came first.
+				if id := headerField(sec.Bytes, HeaderID); id != "" {
+					mi.ID = id
+				} else if id := message.IDFromMessageID(headerField(sec.Bytes, "Message-Id")); id != "" {
+					mi.ID = id // a client profile's list may ask for Message-ID alone
+				}
+				mi.Sent = time.Time{}
+				if s := headerField(sec.Bytes, HeaderSent); s != "" {
+					if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+						mi.Sent = t
 					}
 				}
 			}
@@ -355,10 +327,6 @@ func nextLine(b []byte) (line, rest []byte) {
 	return bytes.TrimSuffix(line, []byte("\r")), rest
 }
 
-// keptPrefix is a writer that keeps the first maxKeptHeader bytes written
-// and drops the rest. It doesn't perform I/O.
-type keptPrefix struct{ b []byte }
-
 // expectedMessages is how many messages a FETCH of set is expected to
 // return, for the capacity of its result: the range's size when it is
 // closed, at most keep (when keep >= 0) and at most 64 (a larger answer
@@ -383,13 +351,6 @@ func expectedMessages(set imap.NumSet, keep int) int {
 		n = min(n, keep)
 	}
 	return min(n, 64)
-}
-
-func (k *keptPrefix) Write(p []byte) (int, error) {
-	if room := maxKeptHeader - len(k.b); room > 0 {
-		k.b = append(k.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }
 
 // parseHeader parses a message header (or a header prefix); a malformed
@@ -471,7 +432,8 @@ func (u untimedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// maxKeptHeader bounds the header bytes FetchBody keeps for parsing.
+// maxKeptHeader bounds the header bytes FetchBody and fetchInfos keep for
+// parsing.
 const maxKeptHeader = 64 << 10
 
 // bodySplitter is a writer that keeps the message header (up to

@@ -162,6 +162,15 @@ type FetchCommand struct {
 
 	msgs chan *FetchMessageData
 	prev *FetchMessageData
+
+	// mailbench patch (fetch-into.patch): while the caller waits in
+	// NextInto, the buffer the read loop decodes the next message into,
+	// how many bytes of sections it may keep, and whether a message of
+	// this command is in it; intoErr is NextInto's failure for Close.
+	into      *FetchMessageBuffer
+	intoMax   int
+	intoReady bool
+	intoErr   error
 }
 
 func (cmd *FetchCommand) recvSeqNum(seqNum uint32) bool {
@@ -212,7 +221,11 @@ func (cmd *FetchCommand) Close() error {
 	for cmd.Next() != nil {
 		// ignore
 	}
-	return cmd.wait()
+	err := cmd.wait()
+	if err == nil {
+		err = cmd.intoErr // mailbench patch (fetch-into.patch)
+	}
+	return err
 }
 
 // Collect accumulates message data into a list.
@@ -652,6 +665,11 @@ func (buf *FetchMessageBuffer) FindBinarySectionSize(part []int) (uint32, bool) 
 }
 
 func (c *Client) handleFetch(seqNum uint32) error {
+	// mailbench patch (fetch-into.patch): the caller waits in NextInto
+	// for this message: decoded straight into its buffer.
+	if cmd := c.fetchIntoCmd(); cmd != nil {
+		return c.handleFetchInto(seqNum, cmd)
+	}
 	dec := c.dec
 
 	// mailbench patch (item-channel.patch): when the caller reads

@@ -127,7 +127,13 @@ func ExpectDate(dec *imapwire.Decoder) (time.Time, error) {
 }
 
 func ExpectFlagList(dec *imapwire.Decoder) ([]imap.Flag, error) {
-	var flags []imap.Flag
+	return AppendFlagList(dec, nil)
+}
+
+// AppendFlagList is ExpectFlagList with the flags appended to flags.
+// mailbench patch (fetch-into.patch): FetchCommand.NextInto reads a
+// message's flags into the slice of the one before.
+func AppendFlagList(dec *imapwire.Decoder, flags []imap.Flag) ([]imap.Flag, error) {
 	err := dec.ExpectList(func() error {
 		// Some servers start the list with a space, so we need to skip it
 		// https://github.com/emersion/go-imap/pull/633

@@ -974,6 +974,15 @@ func (dec *Decoder) ExpectNStringReader() (lit *LiteralReader, nonSync, ok bool)
 // (small-literal.patch) was a LiteralReader and an io.LimitReader, read
 // once into a buffer and dropped.
 func (dec *Decoder) ExpectNStringBytes(max int64) (b []byte, lit *LiteralReader, ok bool) {
+	return dec.ExpectNStringAppend(nil, max)
+}
+
+// ExpectNStringAppend is ExpectNStringBytes with the bytes appended to dst
+// (dst nil: a new slice, as ExpectNStringBytes returns); b is non-nil
+// when a string or literal was read, also when empty. mailbench patch
+// (fetch-into.patch): FetchCommand.NextInto reads a message's sections
+// into the buffers of the one before.
+func (dec *Decoder) ExpectNStringAppend(dst []byte, max int64) (b []byte, lit *LiteralReader, ok bool) {
 	if dec.peekNString() == nstringNIL {
 		return nil, nil, true
 	}
@@ -988,7 +997,10 @@ func (dec *Decoder) ExpectNStringBytes(max int64) (b []byte, lit *LiteralReader,
 		if int64(len(s)) > max {
 			return nil, newLiteralReaderFromString(s), true
 		}
-		return append(make([]byte, 0, len(s)), s...), nil, true
+		if dst == nil {
+			dst = make([]byte, 0, len(s))
+		}
+		return append(dst, s...), nil, true
 	}
 	if !dec.Special('{') {
 		return nil, nil, dec.Expect(false, "nstring")
@@ -1009,8 +1021,12 @@ func (dec *Decoder) ExpectNStringBytes(max int64) (b []byte, lit *LiteralReader,
 	}
 	// io.ReadFull, and the literal ends where LiteralReader.Read ends it:
 	// at the input's EOF too.
-	b = make([]byte, size)
-	n := 0
+	if dst == nil || int64(cap(dst)-len(dst)) < size {
+		dst = append(make([]byte, 0, int64(len(dst))+size), dst...)
+	}
+	start := len(dst)
+	b = dst[:start+int(size)]
+	n := start
 	var err error
 	for n < len(b) && err == nil {
 		var m int
@@ -1021,7 +1037,7 @@ func (dec *Decoder) ExpectNStringBytes(max int64) (b []byte, lit *LiteralReader,
 		dec.literal = false
 	}
 	if n < len(b) {
-		if err == io.EOF && n > 0 {
+		if err == io.EOF && n > start {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, nil, dec.returnErr(fmt.Errorf("in literal: %v", err))

@@ -1,0 +1,386 @@
+package imapclient
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mailbench/mailbench/internal/goimap"
+	"github.com/mailbench/mailbench/internal/goimap/internal"
+)
+
+// mailbench patch (fetch-into.patch): FetchCommand.NextInto.
+//
+// With ReadInCaller, Next still hands each message over as a
+// FetchMessageData whose items go through a channel one by one, each boxed
+// in an interface: a FETCH message of mailbench's session (UID, FLAGS,
+// INTERNALDATE, RFC822.SIZE, ENVELOPE and a header section) cost eight
+// allocations besides its envelope, and a channel send and receive per
+// item. NextInto has the read loop decode the message straight into the
+// caller's FetchMessageBuffer, reusing its slices from one message to the
+// next.
+
+// NextInto reads the next message of the command into buf and reports
+// whether there was one; on error or at the end it returns false (Close
+// then returns the error).
+//
+// buf is reset first, and its slices (Flags, BodySection, BinarySection,
+// BinarySectionSize, and the Bytes of each section) are reused: what a
+// call leaves in buf is valid until the next call. The bytes kept of the
+// message's body and binary sections are at most maxBytes in all: a
+// section's bytes beyond that are read and dropped (its Bytes then hold
+// its first bytes, or none). Otherwise buf holds what Next and
+// FetchMessageData.Collect give, except that an empty FLAGS list may be
+// an empty slice rather than nil.
+//
+// The message is decoded in place when the client reads in its caller
+// (Options.ReadInCaller, and no Idle has handed reading to a goroutine),
+// no UnilateralDataHandler takes FETCH data and this is the only FETCH
+// command pending; otherwise NextInto takes the message from Next and
+// copies it into buf. A message can be read with Next or NextInto,
+// whichever the caller calls; Close reads the rest with Next.
+func (cmd *FetchCommand) NextInto(buf *FetchMessageBuffer, maxBytes int) bool {
+	if cmd.prev != nil {
+		cmd.prev.discard()
+		cmd.prev = nil
+	}
+	if cmd.intoErr != nil {
+		return false
+	}
+	c := cmd.client
+	if c == nil || !c.readInCaller() || c.options.unilateralDataHandler().Fetch != nil {
+		return cmd.nextIntoCopy(buf, maxBytes)
+	}
+	cmd.into, cmd.intoMax, cmd.intoReady = buf, maxBytes, false
+	var (
+		msg      *FetchMessageData
+		ok, sent bool
+	)
+	c.pumpUntil(func() bool {
+		if cmd.intoReady {
+			return true
+		}
+		select {
+		case msg, ok = <-cmd.msgs:
+			sent = true
+		default:
+		}
+		return sent
+	})
+	cmd.into = nil
+	if cmd.intoReady {
+		cmd.intoReady = false
+		return true
+	}
+	if !sent {
+		// The read loop has ended: the channel is closed, or holds
+		// what was sent before the end.
+		msg, ok = <-cmd.msgs
+	}
+	if !ok || msg == nil {
+		return false
+	}
+	return cmd.copyInto(buf, msg, maxBytes)
+}
+
+// nextIntoCopy is NextInto by way of Next.
+func (cmd *FetchCommand) nextIntoCopy(buf *FetchMessageBuffer, maxBytes int) bool {
+	msg := cmd.Next()
+	if msg == nil {
+		return false
+	}
+	return cmd.copyInto(buf, msg, maxBytes)
+}
+
+// copyInto reads msg's items into buf as FetchMessageData.Collect would,
+// keeping at most maxBytes of its sections.
+func (cmd *FetchCommand) copyInto(buf *FetchMessageBuffer, msg *FetchMessageData, maxBytes int) bool {
+	cmd.prev = msg // what a failure leaves unread, the next Next discards
+	fb := fetchIntoBuffer{buf: buf, budget: maxBytes}
+	fb.reset(msg.SeqNum)
+	for item := msg.Next(); item != nil; item = msg.Next() {
+		var err error
+		switch item := item.(type) {
+		case FetchItemDataBodySection:
+			var b []byte
+			if item.Literal != nil {
+				b, err = fb.readLiteral(fb.nextBodyBytes(), item.Literal)
+			}
+			buf.BodySection = append(buf.BodySection, FetchBodySectionBuffer{Section: item.Section, Bytes: b})
+		case FetchItemDataBinarySection:
+			var b []byte
+			if item.Literal != nil {
+				b, err = fb.readLiteral(fb.nextBinaryBytes(), item.Literal)
+			}
+			buf.BinarySection = append(buf.BinarySection, FetchBinarySectionBuffer{Section: item.Section, Bytes: b})
+		case FetchItemDataFlags:
+			buf.Flags = append(buf.Flags[:0], item.Flags...)
+		default:
+			err = buf.populateItemData(item)
+		}
+		if err != nil {
+			cmd.intoErr = err
+			return false
+		}
+	}
+	return true
+}
+
+// fetchIntoBuffer is a FetchMessageBuffer being filled, and how many more
+// bytes of sections it may keep.
+type fetchIntoBuffer struct {
+	buf    *FetchMessageBuffer
+	budget int
+}
+
+// reset empties buf for message seqNum, keeping its slices' memory.
+func (fb *fetchIntoBuffer) reset(seqNum uint32) {
+	buf := fb.buf
+	*buf = FetchMessageBuffer{
+		SeqNum:            seqNum,
+		Flags:             buf.Flags[:0],
+		BodySection:       buf.BodySection[:0],
+		BinarySection:     buf.BinarySection[:0],
+		BinarySectionSize: buf.BinarySectionSize[:0],
+	}
+}
+
+// nextBodyBytes is the memory of the Bytes of the body section that comes
+// next, from an earlier message: a slice of length 0, or nil.
+func (fb *fetchIntoBuffer) nextBodyBytes() []byte {
+	if s := fb.buf.BodySection; len(s) < cap(s) {
+		return s[:len(s)+1][len(s)].Bytes[:0]
+	}
+	return nil
+}
+
+// nextBinaryBytes is nextBodyBytes for binary sections.
+func (fb *fetchIntoBuffer) nextBinaryBytes() []byte {
+	if s := fb.buf.BinarySection; len(s) < cap(s) {
+		return s[:len(s)+1][len(s)].Bytes[:0]
+	}
+	return nil
+}
+
+// readLiteral reads a section's literal to its end, appends to dst the
+// bytes the budget leaves room for and returns them: non-nil, as
+// io.ReadAll's.
+func (fb *fetchIntoBuffer) readLiteral(dst []byte, lit io.Reader) ([]byte, error) {
+	if dst == nil {
+		dst = []byte{}
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		room := min(cap(dst)-len(dst), max(fb.budget, 0))
+		if room == 0 {
+			// Past the budget: read the rest, keep none of it.
+			if _, err := io.Copy(io.Discard, lit); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}
+		n, err := lit.Read(dst[len(dst) : len(dst)+room])
+		dst = dst[:len(dst)+n]
+		fb.budget -= n
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// fetchIntoCmd returns the FETCH command whose caller waits in NextInto,
+// when it is the only FETCH pending, or nil.
+func (c *Client) fetchIntoCmd() *FetchCommand {
+	if !c.readInCaller() {
+		return nil
+	}
+	c.mutex.Lock()
+	defer c.mutex.Unlock()
+	var into *FetchCommand
+	for _, anyCmd := range c.pendingCmds {
+		if cmd, ok := anyCmd.(*FetchCommand); ok {
+			if into != nil || cmd.into == nil {
+				return nil
+			}
+			into = cmd
+		}
+	}
+	return into
+}
+
+// handleFetchInto decodes the msg-att list of message seqNum into
+// cmd.into, as handleFetch decodes it into items (the same grammar, the
+// same helpers), and marks it ready when it belongs to cmd; one that does
+// not (unilateral FETCH data, with no handler to take it) is dropped, as
+// handleFetch drops it.
+func (c *Client) handleFetchInto(seqNum uint32, cmd *FetchCommand) error {
+	dec := c.dec
+	fb := fetchIntoBuffer{buf: cmd.into, budget: cmd.intoMax}
+	fb.reset(seqNum)
+	buf := fb.buf
+
+	var uid imap.UID
+	err := dec.ExpectList(func() error {
+		var attName string
+		if !dec.Expect(dec.Func(&attName, isMsgAttNameChar), "msg-att name") {
+			return dec.Err()
+		}
+		attName = strings.ToUpper(attName)
+
+		switch attName {
+		case "FLAGS":
+			if !dec.ExpectSP() {
+				return dec.Err()
+			}
+			flags, err := internal.AppendFlagList(dec, buf.Flags[:0])
+			if err != nil {
+				return err
+			}
+			buf.Flags = flags
+		case "ENVELOPE":
+			if !dec.ExpectSP() {
+				return dec.Err()
+			}
+			envelope, err := readEnvelope(dec, &c.options)
+			if err != nil {
+				return fmt.Errorf("in envelope: %v", err)
+			}
+			buf.Envelope = envelope
+		case "INTERNALDATE":
+			if !dec.ExpectSP() {
+				return dec.Err()
+			}
+			t, err := internal.ExpectDateTime(dec)
+			if err != nil {
+				return err
+			}
+			buf.InternalDate = t
+		case "RFC822.SIZE":
+			var size int64
+			if !dec.ExpectSP() || !dec.ExpectNumber64(&size) {
+				return dec.Err()
+			}
+			buf.RFC822Size = size
+		case "UID":
+			if !dec.ExpectSP() || !dec.ExpectUID(&uid) {
+				return dec.Err()
+			}
+			buf.UID = uid
+		case "BODY", "BINARY":
+			if dec.Special('[') {
+				var (
+					bodySection   *imap.FetchItemBodySection
+					binarySection *imap.FetchItemBinarySection
+				)
+				switch attName {
+				case "BODY":
+					var err error
+					bodySection, err = c.readSectionSpecCached(dec)
+					if err != nil {
+						return fmt.Errorf("in section-spec: %v", err)
+					}
+				case "BINARY":
+					part, dot := readSectionPart(dec)
+					if dot {
+						return fmt.Errorf("in section-binary: expected number after dot")
+					}
+					if !dec.ExpectSpecial(']') {
+						return dec.Err()
+					}
+					binarySection = &imap.FetchItemBinarySection{Part: part}
+				}
+
+				if !dec.ExpectSP() {
+					return dec.Err()
+				}
+
+				// Ignore literal8 marker, if any
+				if attName == "BINARY" {
+					dec.Special('~')
+				}
+
+				var dst []byte
+				if bodySection != nil {
+					dst = fb.nextBodyBytes()
+				} else {
+					dst = fb.nextBinaryBytes()
+				}
+				// A literal the budget holds whole, up to
+				// smallLiteralMax, is read by the decoder into dst;
+				// any other one here, in the read loop, to its end.
+				b, lit, ok := dec.ExpectNStringAppend(dst, int64(min(smallLiteralMax, max(fb.budget, 0))))
+				if !ok {
+					return dec.Err()
+				}
+				if b != nil {
+					fb.budget -= len(b)
+				} else if lit != nil {
+					c.setReadTimeout(literalReadTimeout)
+					var err error
+					b, err = fb.readLiteral(dst, lit)
+					c.setReadTimeout(respReadTimeout)
+					if err != nil {
+						return err
+					}
+				}
+				if bodySection != nil {
+					buf.BodySection = append(buf.BodySection, FetchBodySectionBuffer{Section: bodySection, Bytes: b})
+				} else {
+					buf.BinarySection = append(buf.BinarySection, FetchBinarySectionBuffer{Section: binarySection, Bytes: b})
+				}
+				break
+			}
+			if !dec.Expect(attName == "BODY", "'['") {
+				return dec.Err()
+			}
+			fallthrough
+		case "BODYSTRUCTURE":
+			if !dec.ExpectSP() {
+				return dec.Err()
+			}
+			bodyStruct, err := readBody(dec, &c.options)
+			if err != nil {
+				return err
+			}
+			buf.BodyStructure = bodyStruct
+		case "BINARY.SIZE":
+			if !dec.ExpectSpecial('[') {
+				return dec.Err()
+			}
+			part, dot := readSectionPart(dec)
+			if dot {
+				return fmt.Errorf("in section-binary: expected number after dot")
+			}
+			var size uint32
+			if !dec.ExpectSpecial(']') || !dec.ExpectSP() || !dec.ExpectNumber(&size) {
+				return dec.Err()
+			}
+			buf.BinarySectionSize = append(buf.BinarySectionSize, FetchItemDataBinarySectionSize{Part: part, Size: size})
+		case "MODSEQ":
+			var modSeq uint64
+			if !dec.ExpectSP() || !dec.ExpectSpecial('(') || !dec.ExpectModSeq(&modSeq) || !dec.ExpectSpecial(')') {
+				return dec.Err()
+			}
+			buf.ModSeq = modSeq
+		default:
+			return fmt.Errorf("unsupported msg-att name: %q", attName)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.mutex.Lock()
+	if _, ok := cmd.numSet.(imap.UIDSet); ok {
+		cmd.intoReady = uid != 0 && cmd.recvUID(uid)
+	} else {
+		cmd.intoReady = seqNum != 0 && cmd.recvSeqNum(seqNum)
+	}
+	c.mutex.Unlock()
+	return nil
+}
