@@ -25,8 +25,9 @@ import (
 // then returns the error).
 //
 // buf is reset first, and its slices (Flags, BodySection, BinarySection,
-// BinarySectionSize, and the Bytes of each section) are reused: what a
-// call leaves in buf is valid until the next call. The bytes kept of the
+// BinarySectionSize, and the Bytes of each section) are reused, up to a
+// bound (64 of each, sections' memory twice maxBytes): what a call leaves
+// in buf is valid until the next call. The bytes kept of the
 // message's body and binary sections are at most maxBytes in all: a
 // section's bytes beyond that are read and dropped (its Bytes then hold
 // its first bytes, or none). Otherwise buf holds what Next and
@@ -133,17 +134,43 @@ type fetchIntoBuffer struct {
 	budget int
 }
 
-// reset empties buf for message seqNum, keeping its slices' memory.
+// reset empties buf for message seqNum, keeping its slices' memory up to
+// a bound: what one message kept must not add to what the ones before
+// kept (a server whose every message has one more section, the last one
+// large, would grow the buffer message after message).
 func (fb *fetchIntoBuffer) reset(seqNum uint32) {
 	buf := fb.buf
+	flags, body, binary, sizes := buf.Flags[:0], buf.BodySection[:0], buf.BinarySection[:0], buf.BinarySectionSize[:0]
+	if cap(flags) > maxKeptItems {
+		flags = nil
+	}
+	if cap(sizes) > maxKeptItems {
+		sizes = nil
+	}
+	kept := 0
+	if cap(body) <= maxKeptItems && cap(binary) <= maxKeptItems {
+		for _, s := range body[:cap(body)] {
+			kept += cap(s.Bytes)
+		}
+		for _, s := range binary[:cap(binary)] {
+			kept += cap(s.Bytes)
+		}
+	}
+	if cap(body) > maxKeptItems || cap(binary) > maxKeptItems || kept > 2*max(fb.budget, 4096) {
+		body, binary = nil, nil
+	}
 	*buf = FetchMessageBuffer{
 		SeqNum:            seqNum,
-		Flags:             buf.Flags[:0],
-		BodySection:       buf.BodySection[:0],
-		BinarySection:     buf.BinarySection[:0],
-		BinarySectionSize: buf.BinarySectionSize[:0],
+		Flags:             flags,
+		BodySection:       body,
+		BinarySection:     binary,
+		BinarySectionSize: sizes,
 	}
 }
+
+// maxKeptItems is the most flags, sections or section sizes whose memory
+// a FetchMessageBuffer keeps from one message to the next.
+const maxKeptItems = 64
 
 // nextBodyBytes is the memory of the Bytes of the body section that comes
 // next, from an earlier message: a slice of length 0, or nil.

@@ -277,3 +277,54 @@ func TestPatchFetchIntoAllocations(t *testing.T) {
 		t.Errorf("NextInto: %.0f allocations, Next %.0f: not 4 fewer per message", into, next)
 	}
 }
+
+// A hostile server: each message has one more section than the one
+// before, the last one large. What the buffer keeps from message to
+// message stays bounded (it grew by a large section per message).
+func TestPatchFetchIntoBounded(t *testing.T) {
+	const (
+		n        = 300
+		maxBytes = 4096
+	)
+	large := strings.Repeat("x", 4000)
+	clientConn := scriptedServer(t, "* OK [CAPABILITY IMAP4rev1] hi", func(_ net.Conn, tag, rest string) []string {
+		if !strings.HasPrefix(rest, "FETCH") {
+			return []string{tag + " OK"}
+		}
+		var out []string
+		for i := 1; i <= n; i++ {
+			line := fmt.Sprintf("* %d FETCH (UID %d FLAGS (%s)", i, i, strings.TrimSpace(strings.Repeat(`\Seen `, i%100+1)))
+			for p := 1; p <= i%100; p++ {
+				line += fmt.Sprintf(` BODY[%d] "s"`, p)
+			}
+			out = append(out, line+fmt.Sprintf(" BODY[%d] {%d}\r\n%s)", i%100+1, len(large), large))
+		}
+		return append(out, tag+" OK done")
+	})
+	c := imapclient.New(clientConn, &imapclient.Options{ReadInCaller: true})
+	defer c.Close()
+	var set imap.SeqSet
+	set.AddRange(1, n)
+	cmd := c.Fetch(set, &imap.FetchOptions{UID: true})
+	var buf imapclient.FetchMessageBuffer
+	most := 0
+	for i := 1; cmd.NextInto(&buf, maxBytes); i++ {
+		if len(buf.BodySection) != i%100+1 || string(buf.BodySection[i%100].Bytes) != large[:min(len(large), maxBytes-i%100)] {
+			t.Fatalf("message %d: %d sections", i, len(buf.BodySection))
+		}
+		kept := cap(buf.Flags) * 16
+		for _, s := range buf.BodySection[:cap(buf.BodySection)] {
+			kept += cap(s.Bytes) + 48
+		}
+		most = max(most, kept)
+	}
+	if err := cmd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// This message's sections and flags, and at most twice maxBytes of
+	// the ones before, with append's slack.
+	if bound := 8 * maxBytes; most > bound {
+		t.Errorf("the buffer held %d bytes at most, want at most %d", most, bound)
+	}
+	t.Logf("the buffer held %d bytes at most", most)
+}
