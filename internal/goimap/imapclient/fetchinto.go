@@ -96,7 +96,6 @@ func (cmd *FetchCommand) nextIntoCopy(buf *FetchMessageBuffer, maxBytes int) boo
 // copyInto reads msg's items into buf as FetchMessageData.Collect would,
 // keeping at most maxBytes of its sections.
 func (cmd *FetchCommand) copyInto(buf *FetchMessageBuffer, msg *FetchMessageData, maxBytes int) bool {
-	cmd.prev = msg // what a failure leaves unread, the next Next discards
 	fb := fetchIntoBuffer{buf: buf, budget: maxBytes}
 	fb.reset(msg.SeqNum)
 	for item := msg.Next(); item != nil; item = msg.Next() {
@@ -120,6 +119,13 @@ func (cmd *FetchCommand) copyInto(buf *FetchMessageBuffer, msg *FetchMessageData
 			err = buf.populateItemData(item)
 		}
 		if err != nil {
+			// msg is not left for the next Next to discard (Next made
+			// it cmd.prev): the literal that failed has let the read
+			// loop go on (a reader goroutine is on the connection
+			// again), and reading it again would race with it.
+			if cmd.prev == msg {
+				cmd.prev = nil
+			}
 			cmd.intoErr = err
 			return false
 		}
@@ -191,27 +197,42 @@ func (fb *fetchIntoBuffer) nextBinaryBytes() []byte {
 
 // readLiteral reads a section's literal to its end, appends to dst the
 // bytes the budget leaves room for and returns them: non-nil, as
-// io.ReadAll's.
+// io.ReadAll's. A literal that ends before its announced size is an
+// error (io.ReadAll took that end for the literal's).
 func (fb *fetchIntoBuffer) readLiteral(dst []byte, lit io.Reader) ([]byte, error) {
 	if dst == nil {
 		dst = []byte{}
 	}
+	size := int64(-1)
+	if s, ok := lit.(interface{ Size() int64 }); ok {
+		size = s.Size()
+	}
+	var total int64
 	for {
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)]
 		}
 		room := min(cap(dst)-len(dst), max(fb.budget, 0))
+		var n int
+		var err error
 		if room == 0 {
 			// Past the budget: read the rest, keep none of it.
-			if _, err := io.Copy(io.Discard, lit); err != nil {
-				return dst, err
+			var m int64
+			m, err = io.Copy(io.Discard, lit)
+			total += m
+			if err == nil {
+				err = io.EOF
 			}
-			return dst, nil
+		} else {
+			n, err = lit.Read(dst[len(dst) : len(dst)+room])
+			dst = dst[:len(dst)+n]
+			fb.budget -= n
+			total += int64(n)
 		}
-		n, err := lit.Read(dst[len(dst) : len(dst)+room])
-		dst = dst[:len(dst)+n]
-		fb.budget -= n
 		if err == io.EOF {
+			if size >= 0 && total < size {
+				return dst, fmt.Errorf("literal cut short at %d of %d bytes: %w", total, size, io.ErrUnexpectedEOF)
+			}
 			return dst, nil
 		}
 		if err != nil {
