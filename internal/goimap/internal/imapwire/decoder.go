@@ -97,11 +97,16 @@ const (
 // keeps those apart as well, and gives each atom of seedAtoms' hottest
 // list a slot of its own.
 func atomSlot(run []byte) uint {
+	return uint((atomMix(run)*0x27d4eb2d)>>22) % atomCacheSlots
+}
+
+// atomMix is what atomSlot and knownFilterBit hash: run's length and its
+// first, middle and last bytes. mailbench patch (atom-seed.patch).
+func atomMix(run []byte) uint32 {
 	x := uint32(len(run))
 	x = x*31 + uint32(run[0])
 	x = x*31 + uint32(run[len(run)/2])
-	x = x*31 + uint32(run[len(run)-1])
-	return uint((x*0x27d4eb2d)>>22) % atomCacheSlots
+	return x*31 + uint32(run[len(run)-1])
 }
 
 // intern returns run as a string, from the cache when it holds it.
@@ -150,11 +155,7 @@ const knownFilterBits = 4096
 // mixed by another multiplier, so that atoms sharing a slot rarely share
 // a bit.
 func knownFilterBit(run []byte) uint {
-	x := uint32(len(run))
-	x = x*31 + uint32(run[0])
-	x = x*31 + uint32(run[len(run)/2])
-	x = x*31 + uint32(run[len(run)-1])
-	return uint((x*2654435761)>>20) % knownFilterBits
+	return uint((atomMix(run)*2654435761)>>20) % knownFilterBits
 }
 
 func init() {
