@@ -228,6 +228,15 @@ type Client struct {
 	// have ended, for the next messages (fetch.go, itemChan).
 	itemChansMu sync.Mutex
 	itemChans   []chan FetchItemData
+
+	// mailbench patch (command-reuse.patch): the encoder options derived
+	// from caps and enabled (guarded by mutex), and the one command
+	// encoder, with what it encodes (guarded by encMutex).
+	encOpts       encoderOptions
+	enc           commandEncoder
+	encWire       imapwire.Encoder
+	encCmd        command
+	encNewContReq func() *imapwire.ContinuationRequest
 }
 
 // New creates a new IMAP client.
@@ -458,6 +467,7 @@ func (c *Client) setCaps(caps imap.CapSet) {
 
 	c.mutex.Lock()
 	c.caps = caps
+	c.encOpts.known = false // mailbench patch (command-reuse.patch)
 	c.pendingCapCh = capCh
 	c.mutex.Unlock()
 }
@@ -533,29 +543,59 @@ func (c *Client) beginCommand(name string, cmd command) *commandEncoder {
 	}
 
 	c.pendingCmds = append(c.pendingCmds, cmd)
-	quotedUTF8 := c.caps.Has(imap.CapIMAP4rev2) || c.enabled.Has(imap.CapUTF8Accept)
-	literalMinus := c.caps.Has(imap.CapLiteralMinus)
-	literalPlus := c.caps.Has(imap.CapLiteralPlus)
+	// mailbench patch (command-reuse.patch): the encoder's options are
+	// derived from the capabilities once per change of them, not with
+	// eight map lookups per command.
+	if !c.encOpts.known {
+		c.encOpts = encoderOptions{
+			known:        true,
+			quotedUTF8:   c.caps.Has(imap.CapIMAP4rev2) || c.enabled.Has(imap.CapUTF8Accept),
+			literalMinus: c.caps.Has(imap.CapLiteralMinus),
+			literalPlus:  c.caps.Has(imap.CapLiteralPlus),
+		}
+	}
+	opts := c.encOpts
 
 	c.mutex.Unlock()
 
 	c.setWriteTimeout(cmdWriteTimeout)
 
-	wireEnc := imapwire.NewEncoder(c.bw, imapwire.ConnSideClient)
-	wireEnc.QuotedUTF8 = quotedUTF8
-	wireEnc.LiteralMinus = literalMinus
-	wireEnc.LiteralPlus = literalPlus
-	wireEnc.NewContinuationRequest = func() *imapwire.ContinuationRequest {
-		return c.registerContReq(cmd)
+	// mailbench patch (command-reuse.patch): one command is encoded at a
+	// time (encMutex, held until commandEncoder.end), so the client's
+	// one encoder, wire encoder and continuation callback serve each in
+	// turn instead of three allocations per command. Nothing keeps the
+	// encoder after end: its holders (AppendCommand, idleCommand) drop
+	// it there.
+	if c.encNewContReq == nil {
+		c.encNewContReq = func() *imapwire.ContinuationRequest {
+			return c.registerContReq(c.encCmd)
+		}
 	}
+	c.encCmd = cmd
+	wireEnc := &c.encWire
+	wireEnc.Reset(c.bw, imapwire.ConnSideClient)
+	wireEnc.QuotedUTF8 = opts.quotedUTF8
+	wireEnc.LiteralMinus = opts.literalMinus
+	wireEnc.LiteralPlus = opts.literalPlus
+	wireEnc.NewContinuationRequest = c.encNewContReq
 
-	enc := &commandEncoder{
+	enc := &c.enc
+	*enc = commandEncoder{
 		Encoder: wireEnc,
 		client:  c,
 		cmd:     baseCmd,
 	}
 	enc.Atom(tag).SP().Atom(name)
 	return enc
+}
+
+// encoderOptions are a command encoder's options that the server's
+// capabilities and the enabled extensions decide; known is false until
+// they are derived, and again after either changes. mailbench patch
+// (command-reuse.patch).
+type encoderOptions struct {
+	known                                 bool
+	quotedUTF8, literalMinus, literalPlus bool
 }
 
 func (c *Client) deletePendingCmdByTag(tag string) command {
@@ -626,6 +666,7 @@ func (c *Client) completeCommand(cmd command, err error) {
 			c.state = imap.ConnStateNotAuthenticated
 			c.mailbox = nil
 			c.enabled = make(imap.CapSet)
+			c.encOpts.known = false // mailbench patch (command-reuse.patch)
 			c.mutex.Unlock()
 		}
 	case *SelectCommand:
@@ -892,8 +933,11 @@ func (c *Client) readResponseTagged(tag, typ string) (startTLS *startTLSCommand,
 		}
 		hasSP = c.dec.SP()
 	}
+	// mailbench patch (text-skip.patch): an OK's text is read, not kept.
 	var text string
-	if hasSP && !c.dec.ExpectText(&text) {
+	if hasSP && typ == "OK" && !c.dec.ExpectSkipText() {
+		return nil, fmt.Errorf("in resp-text: %v", c.dec.Err())
+	} else if hasSP && typ != "OK" && !c.dec.ExpectText(&text) {
 		return nil, fmt.Errorf("in resp-text: %v", c.dec.Err())
 	}
 
@@ -1033,8 +1077,12 @@ func (c *Client) readResponseData(typ string) error {
 			hasSP = c.dec.SP()
 		}
 
+		// mailbench patch (text-skip.patch): after the greeting, nothing
+		// reads an untagged status response's text.
 		var text string
-		if hasSP && !c.dec.ExpectText(&text) {
+		if hasSP && c.greetingRecv && !c.dec.ExpectSkipText() {
+			return fmt.Errorf("in resp-text: %v", c.dec.Err())
+		} else if hasSP && !c.greetingRecv && !c.dec.ExpectText(&text) {
 			return fmt.Errorf("in resp-text: %v", c.dec.Err())
 		}
 
@@ -1159,6 +1207,15 @@ func (c *Client) WaitGreeting() error {
 	case <-c.greetingCh:
 		return c.greetingErr
 	case <-c.decCh:
+		// mailbench patch (greeting-race.patch): a greeting that refuses
+		// the connection (NO, BYE) closes greetingCh and then ends the
+		// read loop, so both are ready; the select above picked either,
+		// and lost the server's error half the time.
+		select {
+		case <-c.greetingCh:
+			return c.greetingErr
+		default:
+		}
 		if c.decErr != nil {
 			return fmt.Errorf("got error before greeting: %v", c.decErr)
 		}
@@ -1254,6 +1311,7 @@ func (ce *commandEncoder) end() {
 		ce.flush()
 	}
 	ce.client.setWriteTimeout(0)
+	ce.client.encCmd = nil // mailbench patch (command-reuse.patch): not kept alive
 	ce.client.encMutex.Unlock()
 }
 

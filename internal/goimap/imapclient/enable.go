@@ -45,6 +45,7 @@ func (c *Client) handleEnabled() error {
 	for name := range caps {
 		c.enabled[name] = struct{}{}
 	}
+	c.encOpts.known = false // mailbench patch (command-reuse.patch)
 	c.mutex.Unlock()
 
 	if cmd := findPendingCmdByType[*EnableCommand](c); cmd != nil {

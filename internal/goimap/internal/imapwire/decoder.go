@@ -525,6 +525,35 @@ func (dec *Decoder) ExpectText(ptr *string) bool {
 	return dec.Expect(dec.Text(ptr), "text")
 }
 
+// SkipText reads what Text reads, without keeping it: it reports what Text
+// would, and leaves the decoder as Text would. mailbench patch
+// (text-skip.patch): a tagged or untagged OK's text, which nobody reads,
+// was one string per response.
+func (dec *Decoder) SkipText() bool {
+	if run := dec.bufferedRun(isTextChar); run != nil {
+		dec.consumeRun(len(run))
+		return true
+	}
+	n := 0
+	for {
+		b, ok := dec.readByte()
+		if !ok {
+			return false
+		} else if b == '\r' || b == '\n' {
+			dec.mustUnreadByte()
+			break
+		}
+		n++
+	}
+	return n > 0
+}
+
+// ExpectSkipText is ExpectText without the text (SkipText). mailbench
+// patch (text-skip.patch).
+func (dec *Decoder) ExpectSkipText() bool {
+	return dec.Expect(dec.SkipText(), "text")
+}
+
 func (dec *Decoder) DiscardUntilByte(untilCh byte) {
 	for {
 		ch, ok := dec.readByte()

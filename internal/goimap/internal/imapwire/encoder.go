@@ -48,6 +48,12 @@ func NewEncoder(w *bufio.Writer, side ConnSide) *Encoder {
 	return &Encoder{w: w, side: side}
 }
 
+// Reset makes enc a new encoder for w, as NewEncoder would, without
+// allocating one. mailbench patch (command-reuse.patch).
+func (enc *Encoder) Reset(w *bufio.Writer, side ConnSide) {
+	*enc = Encoder{w: w, side: side}
+}
+
 func (enc *Encoder) setErr(err error) {
 	if enc.err == nil {
 		enc.err = err
