@@ -576,6 +576,10 @@ type FetchMessageBuffer struct {
 	BinarySection     []FetchBinarySectionBuffer
 	BinarySectionSize []FetchItemDataBinarySectionSize
 	ModSeq            uint64 // requires CONDSTORE
+
+	// envelope is where NextInto decodes a message's envelope (Envelope
+	// then points at it). mailbench patch (envelope-into.patch).
+	envelope imap.Envelope
 }
 
 func (buf *FetchMessageBuffer) populateItemData(item FetchItemData) error {
@@ -934,21 +938,30 @@ func isMsgAttNameChar(ch byte) bool {
 
 func readEnvelope(dec *imapwire.Decoder, options *Options) (*imap.Envelope, error) {
 	var envelope imap.Envelope
+	if err := readEnvelopeInto(dec, options, &envelope); err != nil {
+		return nil, err
+	}
+	return &envelope, nil
+}
 
+// readEnvelopeInto reads an envelope into *envelope, which the caller has
+// zeroed. mailbench patch (envelope-into.patch): NextInto reads each
+// message's envelope into its buffer's, not into a new one.
+func readEnvelopeInto(dec *imapwire.Decoder, options *Options, envelope *imap.Envelope) error {
 	if !dec.ExpectSpecial('(') {
-		return nil, dec.Err()
+		return dec.Err()
 	}
 
 	var date, subject string
 	if options.SkipEnvelopeDate { // mailbench patch (envelope-date.patch)
 		if !dec.DiscardNString() {
-			return nil, dec.Err()
+			return dec.Err()
 		}
 	} else if !dec.ExpectNString(&date) {
-		return nil, dec.Err()
+		return dec.Err()
 	}
 	if !dec.ExpectSP() || !dec.ExpectNString(&subject) || !dec.ExpectSP() {
-		return nil, dec.Err()
+		return dec.Err()
 	}
 	if !options.SkipEnvelopeDate {
 		// TODO: handle error
@@ -970,33 +983,33 @@ func readEnvelope(dec *imapwire.Decoder, options *Options) (*imap.Envelope, erro
 	for _, addrList := range addrLists {
 		if options.SkipEnvelopeAddresses { // mailbench patch (envelope-addresses.patch)
 			if err := skipAddressList(dec); err != nil {
-				return nil, fmt.Errorf("in %v: %v", addrList.name, err)
+				return fmt.Errorf("in %v: %v", addrList.name, err)
 			} else if !dec.ExpectSP() {
-				return nil, dec.Err()
+				return dec.Err()
 			}
 			continue
 		}
 		l, err := readAddressList(dec, options)
 		if err != nil {
-			return nil, fmt.Errorf("in %v: %v", addrList.name, err)
+			return fmt.Errorf("in %v: %v", addrList.name, err)
 		} else if !dec.ExpectSP() {
-			return nil, dec.Err()
+			return dec.Err()
 		}
 		*addrList.out = l
 	}
 
 	var inReplyTo, messageID string
 	if !dec.ExpectNString(&inReplyTo) || !dec.ExpectSP() || !dec.ExpectNString(&messageID) {
-		return nil, dec.Err()
+		return dec.Err()
 	}
 	// TODO: handle errors
 	envelope.InReplyTo, _ = parseMsgIDList(inReplyTo)
 	envelope.MessageID, _ = parseMsgID(messageID)
 
 	if !dec.ExpectSpecial(')') {
-		return nil, dec.Err()
+		return dec.Err()
 	}
-	return &envelope, nil
+	return nil
 }
 
 func readAddressList(dec *imapwire.Decoder, options *Options) ([]imap.Address, error) {

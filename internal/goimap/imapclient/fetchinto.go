@@ -26,8 +26,10 @@ import (
 //
 // buf is reset first, and its slices (Flags, BodySection, BinarySection,
 // BinarySectionSize, and the Bytes of each section) are reused, up to a
-// bound (64 of each, sections' memory twice maxBytes): what a call leaves
-// in buf is valid until the next call. The bytes kept of the
+// bound (64 of each, sections' memory twice maxBytes), as is the
+// Envelope it points to when the message is decoded in place
+// (envelope-into.patch): what a call leaves in buf is valid until the
+// next call. The bytes kept of the
 // message's body and binary sections are at most maxBytes in all: a
 // section's bytes beyond that are read and dropped (its Bytes then hold
 // its first bytes, or none). Otherwise buf holds what Next and
@@ -294,11 +296,13 @@ func (c *Client) handleFetchInto(seqNum uint32, cmd *FetchCommand) error {
 			if !dec.ExpectSP() {
 				return dec.Err()
 			}
-			envelope, err := readEnvelope(dec, &c.options)
-			if err != nil {
+			// mailbench patch (envelope-into.patch): into the buffer's
+			// own envelope, one allocation fewer per message.
+			buf.envelope = imap.Envelope{}
+			if err := readEnvelopeInto(dec, &c.options, &buf.envelope); err != nil {
 				return fmt.Errorf("in envelope: %v", err)
 			}
-			buf.Envelope = envelope
+			buf.Envelope = &buf.envelope
 		case "INTERNALDATE":
 			if !dec.ExpectSP() {
 				return dec.Err()
