@@ -190,10 +190,20 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 		// maxKeptHeader in all are read and dropped.
 		cmd := c.lib.Fetch(set, opts)
 		buf := &c.fetched
+		// Every message's flags are slices of one array per FETCH (a
+		// new one when it is full), not a slice each.
+		var flags []string
 		for cmd.NextInto(buf, maxKeptHeader) {
 			mi := delivery.MessageInfo{Seq: buf.SeqNum, UID: uint32(buf.UID), Size: buf.RFC822Size, InternalDate: buf.InternalDate, ModSeq: buf.ModSeq}
-			for _, f := range buf.Flags {
-				mi.Flags = append(mi.Flags, string(f))
+			if n := len(buf.Flags); n > 0 {
+				if cap(flags)-len(flags) < n {
+					flags = make([]string, 0, max(4*cap(infos), 2*n, 2*cap(flags)))
+				}
+				start := len(flags)
+				for _, f := range buf.Flags {
+					flags = append(flags, string(f))
+				}
+				mi.Flags = flags[start:len(flags):len(flags)]
 			}
 			if env := buf.Envelope; env != nil {
 				mi.Subject = env.Subject
@@ -204,15 +214,21 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 					continue // not the message's own header: nothing to learn
 				}
 				// A header section's X-Mailbench-Id wins over the
-				// envelope's Message-ID, whichever came first.
-				if id := headerField(sec.Bytes, HeaderID); id != "" {
-					mi.ID = id
+				// envelope's Message-ID, whichever came first. The same
+				// ID as the envelope's is not made a string again.
+				if id := headerFieldAppend(nil, sec.Bytes, HeaderID); len(id) > 0 {
+					if string(id) != mi.ID {
+						mi.ID = string(id)
+					}
 				} else if id := message.IDFromMessageID(headerField(sec.Bytes, "Message-Id")); id != "" {
 					mi.ID = id // a client profile's list may ask for Message-ID alone
 				}
 				mi.Sent = time.Time{}
-				if s := headerField(sec.Bytes, HeaderSent); s != "" {
-					if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				// UnmarshalText parses RFC 3339 from the bytes, as
+				// time.Parse(time.RFC3339Nano) from a string.
+				if v := headerFieldAppend(nil, sec.Bytes, HeaderSent); len(v) > 0 {
+					var t time.Time
+					if err := t.UnmarshalText(v); err == nil {
 						mi.Sent = t
 					}
 				}
@@ -288,11 +304,18 @@ var literalBufs = sync.Pool{New: func() any { b := make([]byte, literalBufSize);
 // surrounding blanks trimmed, folded lines joined with one space. It
 // stops at the blank line that ends the header. It doesn't perform I/O.
 func headerField(b []byte, name string) string {
+	return string(headerFieldAppend(nil, b, name))
+}
+
+// headerFieldAppend is headerField for a caller that needs no string: it
+// returns the value as a slice of b when the field is on one line (no
+// copy), else appended to dst. It doesn't perform I/O.
+func headerFieldAppend(dst, b []byte, name string) []byte {
 	for len(b) > 0 {
 		line, rest := nextLine(b)
 		b = rest
 		if len(line) == 0 {
-			return "" // end of the header
+			return nil // end of the header
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon != len(name) || !message.FieldNameIs(line[:colon], name) {
@@ -300,9 +323,9 @@ func headerField(b []byte, name string) string {
 		}
 		value := bytes.Trim(line[colon+1:], " \t")
 		if len(b) == 0 || (b[0] != ' ' && b[0] != '\t') {
-			return string(value)
+			return value
 		}
-		out := append([]byte(nil), value...)
+		out := append(dst[:0], value...)
 		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 			line, b = nextLine(b)
 			if cont := bytes.Trim(line, " \t"); len(cont) > 0 {
@@ -312,9 +335,9 @@ func headerField(b []byte, name string) string {
 				out = append(out, cont...)
 			}
 		}
-		return string(out)
+		return out
 	}
-	return ""
+	return nil
 }
 
 // nextLine splits b after its first line; line has no CRLF or LF.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"slices"
 	"strings"
@@ -406,6 +407,45 @@ func TestHeaderFieldMatchesTextproto(t *testing.T) {
 			if got := headerField([]byte(h), name); got != want.Get(name) {
 				t.Errorf("headerField(%q, %s) = %q, textproto says %q", h, name, got, want.Get(name))
 			}
+		}
+	}
+}
+
+// TestHeaderFieldAppendMatches checks that headerFieldAppend gives
+// headerField's value, as bytes, on the same headers.
+func TestHeaderFieldAppendMatches(t *testing.T) {
+	headers := []string{
+		"From: a@b\r\nX-Mailbench-Id: abc-1\r\nX-Mailbench-Sent: 2026-03-01T12:00:00Z\r\n\r\n",
+		"Subject: folded\r\n line\r\nX-Mailbench-Id: first\r\n\tsecond\r\n  third\r\nX-Mailbench-Id: dup\r\n\r\n",
+		"X-Mailbench-Id: cut off without end", "X-Mailbench-Id:\r\n \r\n\r\n", "",
+	}
+	for _, h := range headers {
+		for _, name := range []string{HeaderID, HeaderSent, "Subject", "From"} {
+			if got, want := string(headerFieldAppend(nil, []byte(h), name)), headerField([]byte(h), name); got != want {
+				t.Errorf("headerFieldAppend(%q, %s) = %q, headerField %q", h, name, got, want)
+			}
+		}
+	}
+}
+
+// TestSentParsesAsTimeParse checks that the X-Mailbench-Sent stamps the
+// generator writes (UTC, RFC 3339 with nanoseconds) read with
+// Time.UnmarshalText, from bytes, give what time.Parse(RFC3339Nano) gave,
+// and that what either refuses stays unset.
+func TestSentParsesAsTimeParse(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var stamps []string
+	for range 2000 {
+		ts := time.Unix(rng.Int63n(4e9), rng.Int63n(1e9)*int64(rng.Intn(2)))
+		stamps = append(stamps, string(ts.UTC().AppendFormat(nil, time.RFC3339Nano)))
+	}
+	stamps = append(stamps, "2026-12-05T12:00:00+01:00", "2026-12-05T12:00:00.5-07:30", "not a time", "2026-12-05", "")
+	for _, s := range stamps {
+		want, werr := time.Parse(time.RFC3339Nano, s)
+		var got time.Time
+		gerr := got.UnmarshalText([]byte(s))
+		if (werr == nil) != (gerr == nil) || !got.Equal(want) || got.Location().String() != want.Location().String() {
+			t.Errorf("%q: UnmarshalText %v (%v), time.Parse %v (%v)", s, got, gerr, want, werr)
 		}
 	}
 }
