@@ -1028,6 +1028,15 @@ func readAddressList(dec *imapwire.Decoder, options *Options) ([]imap.Address, e
 // skipAddressList reads an address list as readAddressList does, keeping
 // nothing. mailbench patch (envelope-addresses.patch).
 func skipAddressList(dec *imapwire.Decoder) error {
+	if dec.SkipAddressList() { // mailbench patch (address-skip.patch)
+		return nil
+	}
+	return skipAddressListSlow(dec)
+}
+
+// skipAddressListSlow is envelope-addresses.patch's skipAddressList: every
+// form, and the errors. mailbench patch (address-skip.patch).
+func skipAddressListSlow(dec *imapwire.Decoder) error {
 	return dec.ExpectNList(func() error {
 		ok := dec.ExpectSpecial('(') &&
 			dec.DiscardNString() && dec.ExpectSP() &&
