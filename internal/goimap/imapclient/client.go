@@ -801,7 +801,14 @@ func (c *Client) readResponse() error {
 	if !c.dec.ExpectSP() {
 		return fmt.Errorf("in response: %v", c.dec.Err())
 	}
-	if !c.dec.ExpectAtom(&typ) {
+	// mailbench patch (response-number.patch): the message number of
+	// "* 31 FETCH" or "* 50 EXISTS" is read in place, not made a string
+	// (a new one for each message: the atom cache holds few) and parsed.
+	num, numbered := uint32(0), false
+	if tag == "" {
+		num, numbered = c.dec.AtomNumber()
+	}
+	if !numbered && !c.dec.ExpectAtom(&typ) {
 		return fmt.Errorf("in response: cannot read type: %v", c.dec.Err())
 	}
 
@@ -816,6 +823,9 @@ func (c *Client) readResponse() error {
 	if tag != "" {
 		token = "response-tagged"
 		startTLS, err = c.readResponseTagged(tag, typ)
+	} else if numbered {
+		token = "response-data"
+		err = c.readResponseDataNumbered(num)
 	} else {
 		token = "response-data"
 		err = c.readResponseData(typ)
@@ -974,19 +984,31 @@ func (c *Client) readResponseTagged(tag, typ string) (startTLS *startTLSCommand,
 
 func (c *Client) readResponseData(typ string) error {
 	// number SP ("EXISTS" / "RECENT" / "FETCH" / "EXPUNGE")
-	var num uint32
 	if typ[0] >= '0' && typ[0] <= '9' {
 		v, err := strconv.ParseUint(typ, 10, 32)
 		if err != nil {
 			return err
 		}
-
-		num = uint32(v)
-		if !c.dec.ExpectSP() || !c.dec.ExpectAtom(&typ) {
-			return c.dec.Err()
-		}
+		return c.readResponseDataNumbered(uint32(v))
 	}
+	return c.readResponseDataTyped(typ, 0)
+}
 
+// readResponseDataNumbered reads the rest of an untagged response whose
+// message number num has been read. mailbench patch
+// (response-number.patch): split from readResponseData.
+func (c *Client) readResponseDataNumbered(num uint32) error {
+	var typ string
+	if !c.dec.ExpectSP() || !c.dec.ExpectAtom(&typ) {
+		return c.dec.Err()
+	}
+	return c.readResponseDataTyped(typ, num)
+}
+
+// readResponseDataTyped reads the rest of an untagged response of type
+// typ, after its message number num if it had one. mailbench patch
+// (response-number.patch): split from readResponseData.
+func (c *Client) readResponseDataTyped(typ string, num uint32) error {
 	// All response type are case insensitive
 	switch strings.ToUpper(typ) {
 	case "OK", "PREAUTH", "NO", "BAD", "BYE": // resp-cond-state / resp-cond-bye / resp-cond-auth
