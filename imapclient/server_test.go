@@ -3,7 +3,9 @@ package imapclient
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -270,5 +272,26 @@ func loginOK(next fakeScript) fakeScript {
 			return "* BYE bye\r\n%[1]s OK bye\r\n", hangUp
 		}
 		return next(cmd)
+	}
+}
+
+// A server that refuses the connection at its greeting is reported with
+// its own reply, on every connection: go-imap's WaitGreeting lost it
+// about half of the time ("connection closed before greeting", reported
+// as an unexpected response; go-imap greeting-race.patch).
+func TestGreetingRefusalKeepsServerReply(t *testing.T) {
+	for _, greeting := range []string{"* BYE Too many connections from 127.0.0.1\r\n", "* NO [UNAVAILABLE] Maintenance\r\n"} {
+		fs := startFake(t, greeting, func(string) (string, fakeAction) { return "", hangUp })
+		want := "BYE Too many connections from 127.0.0.1"
+		if strings.HasPrefix(greeting, "* NO") {
+			want = "NO [UNAVAILABLE] Maintenance"
+		}
+		for range 20 {
+			_, err := Connect(context.Background(), Config{Address: fs.addr, Timeout: 5 * time.Second, Observer: measure.Discard}, "user", "secret-password")
+			var pe *measure.ProtocolError
+			if !errors.As(err, &pe) || pe.Op != "greeting" || pe.Reply != want {
+				t.Fatalf("greeting %q: Connect = %v, want the protocol error %q at the greeting", greeting, err, want)
+			}
+		}
 	}
 }
