@@ -802,32 +802,15 @@ func (c *Client) handleFetch(seqNum uint32) error {
 			item = FetchItemDataUID{UID: uid}
 		case "BODY", "BINARY":
 			if dec.Special('[') {
-				var section interface{}
-				switch attName {
-				case "BODY":
-					var err error
-					section, err = c.readSectionSpecCached(dec) // mailbench patch (section-cache.patch)
-					if err != nil {
-						return fmt.Errorf("in section-spec: %v", err)
-					}
-				case "BINARY":
-					part, dot := readSectionPart(dec)
-					if dot {
-						return fmt.Errorf("in section-binary: expected number after dot")
-					}
-					if !dec.ExpectSpecial(']') {
-						return dec.Err()
-					}
-					section = &imap.FetchItemBinarySection{Part: part}
+				// mailbench patch (fetch-items.patch): shared with
+				// handleFetchInto.
+				bodySection, binarySection, err := c.readFetchSection(attName)
+				if err != nil {
+					return err
 				}
-
-				if !dec.ExpectSP() {
-					return dec.Err()
-				}
-
-				// Ignore literal8 marker, if any
-				if attName == "BINARY" {
-					dec.Special('~')
+				var section interface{} = bodySection
+				if binarySection != nil {
+					section = binarySection
 				}
 
 				// mailbench patch (literal-bytes.patch): a small
@@ -886,27 +869,15 @@ func (c *Client) handleFetch(seqNum uint32) error {
 				IsExtended:    attName == "BODYSTRUCTURE",
 			}
 		case "BINARY.SIZE":
-			if !dec.ExpectSpecial('[') {
-				return dec.Err()
+			size, err := readBinarySectionSize(dec) // mailbench patch (fetch-items.patch)
+			if err != nil {
+				return err
 			}
-			part, dot := readSectionPart(dec)
-			if dot {
-				return fmt.Errorf("in section-binary: expected number after dot")
-			}
-
-			var size uint32
-			if !dec.ExpectSpecial(']') || !dec.ExpectSP() || !dec.ExpectNumber(&size) {
-				return dec.Err()
-			}
-
-			item = FetchItemDataBinarySectionSize{
-				Part: part,
-				Size: size,
-			}
+			item = size
 		case "MODSEQ":
-			var modSeq uint64
-			if !dec.ExpectSP() || !dec.ExpectSpecial('(') || !dec.ExpectModSeq(&modSeq) || !dec.ExpectSpecial(')') {
-				return dec.Err()
+			modSeq, err := readModSeqItem(dec) // mailbench patch (fetch-items.patch)
+			if err != nil {
+				return err
 			}
 			item = FetchItemDataModSeq{ModSeq: modSeq}
 		default:
@@ -930,6 +901,73 @@ func (c *Client) handleFetch(seqNum uint32) error {
 		}
 		return nil
 	})
+}
+
+// readFetchSection reads a BODY[...] or BINARY[...] item's section after
+// its "[", to the SP before its value and BINARY's literal8 marker: one of
+// the two sections is set. mailbench patch (fetch-items.patch):
+// handleFetch's, shared with handleFetchInto.
+func (c *Client) readFetchSection(attName string) (*imap.FetchItemBodySection, *imap.FetchItemBinarySection, error) {
+	dec := c.dec
+	var (
+		body   *imap.FetchItemBodySection
+		binary *imap.FetchItemBinarySection
+	)
+	switch attName {
+	case "BODY":
+		var err error
+		body, err = c.readSectionSpecCached(dec) // mailbench patch (section-cache.patch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("in section-spec: %v", err)
+		}
+	case "BINARY":
+		part, dot := readSectionPart(dec)
+		if dot {
+			return nil, nil, fmt.Errorf("in section-binary: expected number after dot")
+		}
+		if !dec.ExpectSpecial(']') {
+			return nil, nil, dec.Err()
+		}
+		binary = &imap.FetchItemBinarySection{Part: part}
+	}
+
+	if !dec.ExpectSP() {
+		return nil, nil, dec.Err()
+	}
+
+	// Ignore literal8 marker, if any
+	if attName == "BINARY" {
+		dec.Special('~')
+	}
+	return body, binary, nil
+}
+
+// readBinarySectionSize reads a BINARY.SIZE item's value. mailbench patch
+// (fetch-items.patch): handleFetch's, shared with handleFetchInto.
+func readBinarySectionSize(dec *imapwire.Decoder) (FetchItemDataBinarySectionSize, error) {
+	if !dec.ExpectSpecial('[') {
+		return FetchItemDataBinarySectionSize{}, dec.Err()
+	}
+	part, dot := readSectionPart(dec)
+	if dot {
+		return FetchItemDataBinarySectionSize{}, fmt.Errorf("in section-binary: expected number after dot")
+	}
+
+	var size uint32
+	if !dec.ExpectSpecial(']') || !dec.ExpectSP() || !dec.ExpectNumber(&size) {
+		return FetchItemDataBinarySectionSize{}, dec.Err()
+	}
+	return FetchItemDataBinarySectionSize{Part: part, Size: size}, nil
+}
+
+// readModSeqItem reads a MODSEQ item's value. mailbench patch
+// (fetch-items.patch): handleFetch's, shared with handleFetchInto.
+func readModSeqItem(dec *imapwire.Decoder) (uint64, error) {
+	var modSeq uint64
+	if !dec.ExpectSP() || !dec.ExpectSpecial('(') || !dec.ExpectModSeq(&modSeq) || !dec.ExpectSpecial(')') {
+		return 0, dec.Err()
+	}
+	return modSeq, nil
 }
 
 func isMsgAttNameChar(ch byte) bool {

@@ -325,35 +325,9 @@ func (c *Client) handleFetchInto(seqNum uint32, cmd *FetchCommand) error {
 			buf.UID = uid
 		case "BODY", "BINARY":
 			if dec.Special('[') {
-				var (
-					bodySection   *imap.FetchItemBodySection
-					binarySection *imap.FetchItemBinarySection
-				)
-				switch attName {
-				case "BODY":
-					var err error
-					bodySection, err = c.readSectionSpecCached(dec)
-					if err != nil {
-						return fmt.Errorf("in section-spec: %v", err)
-					}
-				case "BINARY":
-					part, dot := readSectionPart(dec)
-					if dot {
-						return fmt.Errorf("in section-binary: expected number after dot")
-					}
-					if !dec.ExpectSpecial(']') {
-						return dec.Err()
-					}
-					binarySection = &imap.FetchItemBinarySection{Part: part}
-				}
-
-				if !dec.ExpectSP() {
-					return dec.Err()
-				}
-
-				// Ignore literal8 marker, if any
-				if attName == "BINARY" {
-					dec.Special('~')
+				bodySection, binarySection, err := c.readFetchSection(attName) // fetch-items.patch
+				if err != nil {
+					return err
 				}
 
 				var dst []byte
@@ -401,22 +375,15 @@ func (c *Client) handleFetchInto(seqNum uint32, cmd *FetchCommand) error {
 			}
 			buf.BodyStructure = bodyStruct
 		case "BINARY.SIZE":
-			if !dec.ExpectSpecial('[') {
-				return dec.Err()
+			size, err := readBinarySectionSize(dec) // fetch-items.patch
+			if err != nil {
+				return err
 			}
-			part, dot := readSectionPart(dec)
-			if dot {
-				return fmt.Errorf("in section-binary: expected number after dot")
-			}
-			var size uint32
-			if !dec.ExpectSpecial(']') || !dec.ExpectSP() || !dec.ExpectNumber(&size) {
-				return dec.Err()
-			}
-			buf.BinarySectionSize = append(buf.BinarySectionSize, FetchItemDataBinarySectionSize{Part: part, Size: size})
+			buf.BinarySectionSize = append(buf.BinarySectionSize, size)
 		case "MODSEQ":
-			var modSeq uint64
-			if !dec.ExpectSP() || !dec.ExpectSpecial('(') || !dec.ExpectModSeq(&modSeq) || !dec.ExpectSpecial(')') {
-				return dec.Err()
+			modSeq, err := readModSeqItem(dec) // fetch-items.patch
+			if err != nil {
+				return err
 			}
 			buf.ModSeq = modSeq
 		default:
