@@ -63,6 +63,22 @@ func flagsFetchServer(t *testing.T, n int, flags func(i int) string) string {
 	return ln.Addr().String()
 }
 
+// connectSelected connects to the fake server at addr and selects INBOX;
+// the client is closed when the test ends.
+func connectSelected(t *testing.T, addr string) *Client {
+	t.Helper()
+	ctx := context.Background()
+	c, err := Connect(ctx, Config{Address: addr, Timeout: 10 * time.Second, Observer: measure.Discard}, "user", "secret-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.SelectAs(ctx, "", "INBOX", SelectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestFetchItemsKeepsAtMostKeep: a UID FETCH answered with 20,000
 // messages is read to its end and succeeds, and only the first keep are
 // returned: a client profile's new-mail look costs time, not memory,
@@ -70,14 +86,7 @@ func flagsFetchServer(t *testing.T, n int, flags func(i int) string) string {
 func TestFetchItemsKeepsAtMostKeep(t *testing.T) {
 	addr := floodingFetchServer(t, 20000)
 	ctx := context.Background()
-	c, err := Connect(ctx, Config{Address: addr, Timeout: 10 * time.Second, Observer: measure.Discard}, "user", "secret-password")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.SelectAs(ctx, "", "INBOX", SelectOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c := connectSelected(t, addr)
 	items, _ := workload.ParseFetchItems("UID FLAGS")
 	infos, err := c.UIDFetchItems(ctx, measure.ClientNewMail, 1, 0, items, 0, 10)
 	if err != nil || len(infos) != 10 || infos[9].UID != 10 {
@@ -105,14 +114,7 @@ func TestFetchFlagsPerMessage(t *testing.T) {
 	}
 	addr := flagsFetchServer(t, n, func(i int) string { return strings.Join(flags(i), " ") })
 	ctx := context.Background()
-	c, err := Connect(ctx, Config{Address: addr, Timeout: 10 * time.Second, Observer: measure.Discard}, "user", "secret-password")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.SelectAs(ctx, "", "INBOX", SelectOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c := connectSelected(t, addr)
 	items, _ := workload.ParseFetchItems("UID FLAGS")
 	infos, err := c.UIDFetchItems(ctx, measure.ClientResync, 1, 0, items, 0, -1)
 	if err != nil || len(infos) != n {

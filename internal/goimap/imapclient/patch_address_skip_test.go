@@ -13,7 +13,6 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/mailbench/mailbench/internal/goimap/internal/imapwire"
 )
@@ -22,15 +21,8 @@ import (
 // and a CRLF, as an ENVELOPE's next field would be) and describes
 // everything observable.
 func decodeAddressList(in string, bufSize int, oneByte bool, maxSize int64, slow bool) string {
-	in += " NIL\r\n"
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	br := bufio.NewReaderSize(src, bufSize)
-	br.Peek(1) // the list's first bytes have been read when it is skipped
-	dec := imapwire.NewDecoder(br, imapwire.ConnSideClient)
-	dec.MaxSize = maxSize
+	// The list's first bytes have been read when it is skipped.
+	dec := testDecoder(in+" NIL\r\n", bufSize, oneByte, true, maxSize)
 	var err error
 	if slow {
 		err = skipAddressListSlow(dec)
@@ -46,11 +38,7 @@ func decodeAddressList(in string, bufSize int, oneByte bool, maxSize int64, slow
 
 func checkAddressList(t *testing.T, in string, bufSize int, oneByte bool, maxSize int64) {
 	t.Helper()
-	want := decodeAddressList(in, bufSize, oneByte, maxSize, true)
-	got := decodeAddressList(in, bufSize, oneByte, maxSize, false)
-	if got != want {
-		t.Fatalf("%q bufio %d oneByte %v MaxSize %d:\n got  %s\n want %s", in, bufSize, oneByte, maxSize, got, want)
-	}
+	checkSameDecoding(t, decodeAddressList, in, bufSize, oneByte, maxSize)
 }
 
 var addressListInputs = []string{

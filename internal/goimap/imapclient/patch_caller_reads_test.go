@@ -48,20 +48,7 @@ func TestPatchCallerReads(t *testing.T) {
 // while it writes a command.)
 func scriptedServer(t *testing.T, greeting string, reply func(conn net.Conn, tag, rest string) []string) net.Conn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	clientConn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); clientConn.Close() })
+	clientConn, conn := loopbackPair(t)
 	go func() {
 		defer conn.Close()
 		io.WriteString(conn, greeting+"\r\n")
@@ -80,6 +67,27 @@ func scriptedServer(t *testing.T, greeting string, reply func(conn net.Conn, tag
 		}
 	}()
 	return clientConn
+}
+
+// loopbackPair returns both ends of a new loopback TCP connection, closed
+// when the test ends.
+func loopbackPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return client, server
 }
 
 // With ReadInCaller a command's responses are read by the goroutine that

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/mailbench/mailbench/internal/goimap"
 	"github.com/mailbench/mailbench/internal/goimap/internal/imapwire"
@@ -33,15 +32,9 @@ func describeCaps(caps imap.CapSet, err error) string {
 // "]"), or as a CAPABILITY response (list, then CRLF), and describes
 // everything observable.
 func decodeCaps(in string, bufSize int, oneByte bool, maxSize int64, orig bool) string {
-	in += "\r\n" // restOf reads lines
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	br := bufio.NewReaderSize(src, bufSize)
-	br.Peek(1) // a response's first bytes have been read when its list is
-	dec := imapwire.NewDecoder(br, imapwire.ConnSideClient)
-	dec.MaxSize = maxSize
+	// restOf reads lines; a response's first bytes have been read when
+	// its list is.
+	dec := testDecoder(in+"\r\n", bufSize, oneByte, true, maxSize)
 	var (
 		caps imap.CapSet
 		err  error
@@ -60,11 +53,7 @@ func decodeCaps(in string, bufSize int, oneByte bool, maxSize int64, orig bool) 
 
 func checkCaps(t *testing.T, in string, bufSize int, oneByte bool, maxSize int64) {
 	t.Helper()
-	want := decodeCaps(in, bufSize, oneByte, maxSize, true)
-	got := decodeCaps(in, bufSize, oneByte, maxSize, false)
-	if got != want {
-		t.Fatalf("%q bufio %d oneByte %v MaxSize %d:\n got  %s\n want %s", in, bufSize, oneByte, maxSize, got, want)
-	}
+	checkSameDecoding(t, decodeCaps, in, bufSize, oneByte, maxSize)
 }
 
 var capsInputs = []string{

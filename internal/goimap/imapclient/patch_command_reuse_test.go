@@ -93,20 +93,7 @@ func (s *capsServer) serve(conn net.Conn) {
 
 func dialCapsServer(t *testing.T, s *capsServer) net.Conn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	clientConn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); clientConn.Close() })
+	clientConn, conn := loopbackPair(t)
 	go s.serve(conn)
 	return clientConn
 }
@@ -200,20 +187,7 @@ func TestPatchTextSkipGreetingText(t *testing.T) {
 // allocating, so that AllocsPerRun counts the client's allocations.
 func noopServer(t *testing.T) net.Conn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	clientConn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); clientConn.Close() })
+	clientConn, conn := loopbackPair(t)
 	go func() {
 		defer conn.Close()
 		io.WriteString(conn, "* OK [CAPABILITY IMAP4rev1 LITERAL+] hi\r\n")

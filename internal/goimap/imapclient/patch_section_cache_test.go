@@ -85,13 +85,7 @@ func describeSection(s *imap.FetchItemBodySection, err error) string {
 // decodeSections reads "BODY[" spec "]" items separated by SP from in,
 // as handleFetch does, and describes everything observable.
 func decodeSections(in string, bufSize int, oneByte bool, maxSize int64, orig bool) string {
-	in += "\r\n" // restOf reads lines
-	src := iotest.HalfReader(strings.NewReader(in))
-	if oneByte {
-		src = iotest.OneByteReader(strings.NewReader(in))
-	}
-	dec := imapwire.NewDecoder(bufio.NewReaderSize(src, bufSize), imapwire.ConnSideClient)
-	dec.MaxSize = maxSize
+	dec := testDecoder(in+"\r\n", bufSize, oneByte, false, maxSize) // restOf reads lines
 	c := &Client{}
 	var out strings.Builder
 	for i := 0; i < 8; i++ {
@@ -121,8 +115,34 @@ func decodeSections(in string, bufSize int, oneByte bool, maxSize int64, orig bo
 
 func checkSections(t *testing.T, in string, bufSize int, oneByte bool, maxSize int64) {
 	t.Helper()
-	want := decodeSections(in, bufSize, oneByte, maxSize, true)
-	got := decodeSections(in, bufSize, oneByte, maxSize, false)
+	checkSameDecoding(t, decodeSections, in, bufSize, oneByte, maxSize)
+}
+
+// testDecoder decodes in through a bufio.Reader of bufSize bytes over a
+// source that returns half of what is asked, or one byte per read, with
+// MaxSize maxSize; primed, its first bytes are buffered already, as a
+// response's are when the read loop reaches the part under test.
+func testDecoder(in string, bufSize int, oneByte, primed bool, maxSize int64) *imapwire.Decoder {
+	src := iotest.HalfReader(strings.NewReader(in))
+	if oneByte {
+		src = iotest.OneByteReader(strings.NewReader(in))
+	}
+	br := bufio.NewReaderSize(src, bufSize)
+	if primed {
+		br.Peek(1)
+	}
+	dec := imapwire.NewDecoder(br, imapwire.ConnSideClient)
+	dec.MaxSize = maxSize
+	return dec
+}
+
+// checkSameDecoding fails t when decode describes in differently with the
+// code a patch replaced (orig) and with the patched code: the
+// differential tests' comparison.
+func checkSameDecoding(t *testing.T, decode func(in string, bufSize int, oneByte bool, maxSize int64, orig bool) string, in string, bufSize int, oneByte bool, maxSize int64) {
+	t.Helper()
+	want := decode(in, bufSize, oneByte, maxSize, true)
+	got := decode(in, bufSize, oneByte, maxSize, false)
 	if got != want {
 		t.Fatalf("%q bufio %d oneByte %v MaxSize %d:\n got  %s\n want %s", in, bufSize, oneByte, maxSize, got, want)
 	}

@@ -498,27 +498,40 @@ func (dec *Decoder) ExpectSpecial(b byte) bool {
 }
 
 func (dec *Decoder) Text(ptr *string) bool {
-	if run := dec.bufferedRun(isTextChar); run != nil { // mailbench patch (runs.patch)
-		*ptr = string(run)
-		dec.consumeRun(len(run))
-		return true
-	}
 	var sb strings.Builder
+	run, ok := dec.readText(&sb) // mailbench patch (text-skip.patch)
+	if run != nil {
+		*ptr = string(run)
+	} else if ok {
+		*ptr = sb.String()
+	}
+	return ok
+}
+
+// readText reads a text as Text does, and reports what Text reports: the
+// buffered run, returned without a copy (valid until the next read), or
+// else its bytes one by one, appended to sb when sb is not nil.
+// mailbench patch (text-skip.patch): Text's, shared with SkipText.
+func (dec *Decoder) readText(sb *strings.Builder) (run []byte, ok bool) {
+	if run := dec.bufferedRun(isTextChar); run != nil { // mailbench patch (runs.patch)
+		dec.consumeRun(len(run))
+		return run, true
+	}
+	n := 0
 	for {
 		b, ok := dec.readByte()
 		if !ok {
-			return false
+			return nil, false
 		} else if b == '\r' || b == '\n' {
 			dec.mustUnreadByte()
 			break
 		}
-		sb.WriteByte(b)
+		if sb != nil {
+			sb.WriteByte(b)
+		}
+		n++
 	}
-	if sb.Len() == 0 {
-		return false
-	}
-	*ptr = sb.String()
-	return true
+	return nil, n > 0
 }
 
 func (dec *Decoder) ExpectText(ptr *string) bool {
@@ -530,22 +543,8 @@ func (dec *Decoder) ExpectText(ptr *string) bool {
 // (text-skip.patch): a tagged or untagged OK's text, which nobody reads,
 // was one string per response.
 func (dec *Decoder) SkipText() bool {
-	if run := dec.bufferedRun(isTextChar); run != nil {
-		dec.consumeRun(len(run))
-		return true
-	}
-	n := 0
-	for {
-		b, ok := dec.readByte()
-		if !ok {
-			return false
-		} else if b == '\r' || b == '\n' {
-			dec.mustUnreadByte()
-			break
-		}
-		n++
-	}
-	return n > 0
+	_, ok := dec.readText(nil)
+	return ok
 }
 
 // ExpectSkipText is ExpectText without the text (SkipText). mailbench
