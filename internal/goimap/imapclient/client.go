@@ -538,7 +538,7 @@ func (c *Client) beginCommand(name string, cmd command) *commandEncoder {
 	baseCmd := cmd.base()
 	*baseCmd = commandBase{
 		tag:    tag,
-		done:   make(chan error, 1),
+		done:   make(chan struct{}), // mailbench patch (done-signal.patch)
 		client: c,
 	}
 
@@ -638,9 +638,10 @@ func findPendingCmdByType[T command](c *Client) T {
 }
 
 func (c *Client) completeCommand(cmd command, err error) {
-	done := cmd.base().done
-	done <- err
-	close(done)
+	// mailbench patch (done-signal.patch): the result, then the signal.
+	base := cmd.base()
+	base.result = err
+	close(base.done)
 
 	// Ensure the command is not blocked waiting on continuation requests
 	c.mutex.Lock()
@@ -1430,8 +1431,12 @@ type command interface {
 }
 
 type commandBase struct {
-	tag    string
-	done   chan error
+	tag string
+	// mailbench patch (done-signal.patch): done is closed once result is
+	// set; it was a chan error of one slot, two allocations (the channel
+	// and its buffer) per command instead of one.
+	done   chan struct{}
+	result error
 	err    error
 	client *Client // mailbench patch (caller-reads.patch): who reads for wait
 }
@@ -1442,7 +1447,8 @@ func (cmd *commandBase) base() *commandBase {
 
 func (cmd *commandBase) wait() error {
 	if cmd.err == nil {
-		cmd.err, _ = recv(cmd.client, cmd.done) // mailbench patch (caller-reads.patch)
+		recv(cmd.client, cmd.done) // mailbench patch (caller-reads.patch)
+		cmd.err = cmd.result       // mailbench patch (done-signal.patch)
 	}
 	return cmd.err
 }

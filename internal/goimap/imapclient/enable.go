@@ -19,7 +19,7 @@ func (c *Client) Enable(caps ...imap.Cap) *EnableCommand {
 		case imap.CapQResync:
 			// ok: VANISHED is read since mailbench's qresync.patch
 		default:
-			done := make(chan error)
+			done := make(chan struct{}) // mailbench patch (done-signal.patch)
 			close(done)
 			err := fmt.Errorf("imapclient: cannot enable %q: not supported", name)
 			return &EnableCommand{commandBase: commandBase{done: done, err: err}}
