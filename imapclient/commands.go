@@ -216,7 +216,7 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 				// A header section's X-Mailbench-Id wins over the
 				// envelope's Message-ID, whichever came first. The same
 				// ID as the envelope's is not made a string again.
-				if id := headerFieldAppend(nil, sec.Bytes, HeaderID); len(id) > 0 {
+				if id := headerFieldBytes(sec.Bytes, HeaderID); len(id) > 0 {
 					if string(id) != mi.ID {
 						mi.ID = string(id)
 					}
@@ -226,7 +226,7 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 				mi.Sent = time.Time{}
 				// UnmarshalText parses RFC 3339 from the bytes, as
 				// time.Parse(time.RFC3339Nano) from a string.
-				if v := headerFieldAppend(nil, sec.Bytes, HeaderSent); len(v) > 0 {
+				if v := headerFieldBytes(sec.Bytes, HeaderSent); len(v) > 0 {
 					var t time.Time
 					if err := t.UnmarshalText(v); err == nil {
 						mi.Sent = t
@@ -304,13 +304,13 @@ var literalBufs = sync.Pool{New: func() any { b := make([]byte, literalBufSize);
 // surrounding blanks trimmed, folded lines joined with one space. It
 // stops at the blank line that ends the header. It doesn't perform I/O.
 func headerField(b []byte, name string) string {
-	return string(headerFieldAppend(nil, b, name))
+	return string(headerFieldBytes(b, name))
 }
 
-// headerFieldAppend is headerField for a caller that needs no string: it
-// returns the value as a slice of b when the field is on one line (no
-// copy), else appended to dst. It doesn't perform I/O.
-func headerFieldAppend(dst, b []byte, name string) []byte {
+// headerFieldBytes is headerField for a caller that needs no string: the
+// value as a slice of b when the field is on one line (no copy), else
+// joined into a new slice. It doesn't perform I/O.
+func headerFieldBytes(b []byte, name string) []byte {
 	for len(b) > 0 {
 		line, rest := nextLine(b)
 		b = rest
@@ -325,7 +325,7 @@ func headerFieldAppend(dst, b []byte, name string) []byte {
 		if len(b) == 0 || (b[0] != ' ' && b[0] != '\t') {
 			return value
 		}
-		out := append(dst[:0], value...)
+		out := append([]byte(nil), value...)
 		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 			line, b = nextLine(b)
 			if cont := bytes.Trim(line, " \t"); len(cont) > 0 {

@@ -411,9 +411,9 @@ func TestHeaderFieldMatchesTextproto(t *testing.T) {
 	}
 }
 
-// TestHeaderFieldAppendMatches checks that headerFieldAppend gives
+// TestHeaderFieldBytesMatches checks that headerFieldBytes gives
 // headerField's value, as bytes, on the same headers.
-func TestHeaderFieldAppendMatches(t *testing.T) {
+func TestHeaderFieldBytesMatches(t *testing.T) {
 	headers := []string{
 		"From: a@b\r\nX-Mailbench-Id: abc-1\r\nX-Mailbench-Sent: 2026-03-01T12:00:00Z\r\n\r\n",
 		"Subject: folded\r\n line\r\nX-Mailbench-Id: first\r\n\tsecond\r\n  third\r\nX-Mailbench-Id: dup\r\n\r\n",
@@ -421,8 +421,8 @@ func TestHeaderFieldAppendMatches(t *testing.T) {
 	}
 	for _, h := range headers {
 		for _, name := range []string{HeaderID, HeaderSent, "Subject", "From"} {
-			if got, want := string(headerFieldAppend(nil, []byte(h), name)), headerField([]byte(h), name); got != want {
-				t.Errorf("headerFieldAppend(%q, %s) = %q, headerField %q", h, name, got, want)
+			if got, want := string(headerFieldBytes([]byte(h), name)), headerField([]byte(h), name); got != want {
+				t.Errorf("headerFieldBytes(%q, %s) = %q, headerField %q", h, name, got, want)
 			}
 		}
 	}
