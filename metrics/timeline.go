@@ -138,7 +138,29 @@ type ClientPoint struct {
 // acc accumulates one function's operations in an open interval or point.
 type acc struct {
 	ops, errs int64
-	h         *hdrhistogram.Histogram
+	// The durations: in sparse while it holds them (an open interval's
+	// usual few hundred buckets), then in h, a dense histogram from the
+	// timeline's free list; h is nil until then. Both count exactly.
+	sparse sparseDurations
+	h      *hdrhistogram.Histogram
+}
+
+// record counts the duration d.
+func (a *acc) record(d time.Duration, t *timeline) {
+	if a.h == nil && a.sparse.record(d) {
+		return
+	}
+	RecordDuration(a.dense(t), d)
+}
+
+// dense returns a's durations as a histogram: h, made from the sparse
+// counts the first time.
+func (a *acc) dense(t *timeline) *hdrhistogram.Histogram {
+	if a.h == nil {
+		a.h = t.histogram()
+		a.sparse.foldInto(a.h)
+	}
+	return a.h
 }
 
 // span is an open interval (slot) or the point being accumulated.
@@ -272,8 +294,10 @@ func (t *timeline) histogram() *hdrhistogram.Histogram {
 
 func (t *timeline) release(s *span) {
 	for f, a := range s.fns {
-		a.h.Reset()
-		t.free = append(t.free, a.h)
+		if a.h != nil {
+			a.h.Reset()
+			t.free = append(t.free, a.h)
+		}
 		delete(s.fns, f)
 	}
 }
@@ -281,7 +305,7 @@ func (t *timeline) release(s *span) {
 func (s *span) acc(f measure.Function, t *timeline) *acc {
 	a := s.fns[f]
 	if a == nil {
-		a = &acc{h: t.histogram()}
+		a = &acc{}
 		s.fns[f] = a
 	}
 	return a
@@ -307,7 +331,7 @@ func (t *timeline) observe(o measure.Observation) {
 		if o.Class != measure.OK {
 			a.errs++
 		}
-		RecordDuration(a.h, o.Duration)
+		a.record(o.Duration, t)
 	} else {
 		t.late(s, o)
 	}
@@ -330,7 +354,7 @@ func (t *timeline) late(s int64, o measure.Observation) {
 		if o.Class != measure.OK {
 			a.errs++
 		}
-		RecordDuration(a.h, o.Duration)
+		a.record(o.Duration, t)
 		return
 	}
 	if j >= int64(len(t.points)) {
@@ -437,7 +461,7 @@ func (t *timeline) closeSlot(s int64) {
 			pa := t.point.acc(f, t)
 			pa.ops += a.ops
 			pa.errs += a.errs
-			pa.h.Merge(a.h)
+			pa.dense(t).Merge(a.dense(t))
 		}
 		if (s+1)%t.factor == 0 || s == t.n-1 {
 			t.finishPoint()
@@ -487,9 +511,10 @@ func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto,
 		if a.ops == 0 {
 			continue
 		}
-		fp := FunctionPoint{Function: f, Totals: totalsOf(a.ops, a.errs, a.h)}
+		ah := a.dense(t)
+		fp := FunctionPoint{Function: f, Totals: totalsOf(a.ops, a.errs, ah)}
 		if encode {
-			fp.Histogram, _ = t.encoder.encode(a.h) // cannot fail for mailbench's geometry
+			fp.Histogram, _ = t.encoder.encode(ah) // cannot fail for mailbench's geometry
 		}
 		fps = append(fps, fp)
 		tot, h := &proto, all
@@ -498,7 +523,7 @@ func (t *timeline) summarize(sp *span, encode bool) (fps []FunctionPoint, proto,
 		}
 		tot.Operations += a.ops
 		tot.Errors += a.errs
-		h.Merge(a.h)
+		h.Merge(ah)
 	}
 	proto = totalsOf(proto.Operations, proto.Errors, all)
 	dlv = totalsOf(dlv.Operations, dlv.Errors, dh)
