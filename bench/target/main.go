@@ -81,6 +81,8 @@ func main() {
 	}
 	fmt.Printf("imap %s smtp %s users %d populated in %v\n", tg.IMAPAddr(), tg.SMTPAddr(), len(us), time.Since(t0).Round(time.Millisecond))
 	startCPU := metrics.ProcessCPU()
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 
 	stopProfile, err := benchutil.StartCPUProfile(*cpuprofile)
 	if err != nil {
@@ -94,9 +96,11 @@ func main() {
 	case <-time.After(*maxRun):
 	}
 	st := tg.Stats()
+	var ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	tg.Close()
-	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d\n",
-		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected)
+	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d, page faults %d\n",
+		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected, ru1.Minflt-ru0.Minflt)
 }
 
 // folders is what orchestrator gives the embedded target: the extra folders,
