@@ -40,8 +40,8 @@ func bucketFloor(us int64) int64 {
 	return us >> shift << shift
 }
 
-// clampMicros is d in microseconds, clamped to the histogram's range as
-// RecordDuration clamps it.
+// clampMicros is d in microseconds, clamped to the histogram's range:
+// a negative duration is 0, one longer than an hour an hour.
 func clampMicros(d time.Duration) int64 {
 	return min(max(int64(d/time.Microsecond), 0), HistogramHighest)
 }
@@ -65,10 +65,15 @@ func (s *sparseDurations) record(d time.Duration) bool {
 	return true
 }
 
-// foldInto adds the counts to h (of mailbench's geometry) and empties s.
-func (s *sparseDurations) foldInto(h *hdrhistogram.Histogram) {
+// addTo adds the counts to h (of mailbench's geometry); s keeps them.
+func (s *sparseDurations) addTo(h *hdrhistogram.Histogram) {
 	for v, n := range s.counts {
 		_ = h.RecordValues(v, n) // v is in range: a clamped value's bucket floor
 	}
+}
+
+// foldInto adds the counts to h and empties s.
+func (s *sparseDurations) foldInto(h *hdrhistogram.Histogram) {
+	s.addTo(h)
 	s.counts = nil
 }

@@ -31,14 +31,7 @@ func NewHistogram() *hdrhistogram.Histogram {
 // range [0, 1h]: a negative duration counts as 0, a longer one as 1 h.
 // The exact count is never lost; only the value is clamped.
 func RecordDuration(h *hdrhistogram.Histogram, d time.Duration) {
-	us := int64(d / time.Microsecond)
-	if us < 0 {
-		us = 0
-	}
-	if us > HistogramHighest {
-		us = HistogramHighest
-	}
-	_ = h.RecordValue(us) // cannot fail: us is in range
+	_ = h.RecordValue(clampMicros(d)) // cannot fail: in range
 }
 
 func sameGeometry(h *hdrhistogram.Histogram) bool {

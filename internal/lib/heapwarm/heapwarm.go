@@ -63,7 +63,6 @@ func Warm() int64 {
 	// when it would give these back (TestWarmSavesFaults under CI's load).
 	// After this collection the pages are free, within the goal, and the
 	// heap's next allocations take them first.
-	keep = nil
 	runtime.GC()
 	return touched
 }
