@@ -37,6 +37,7 @@ const requireEnv = "MAILBENCH_REQUIRE_SUT"
 func needSUT(t *testing.T) {
 	t.Helper()
 	needServers(t, "Dovecot+Postfix", "sudo scripts/sut/up", requireEnv, imapAddr, smtpAddr)
+	logSUTStateOnFailure(t)
 }
 
 // needServers skips the test when a server of the pair called name does

@@ -34,11 +34,7 @@ const (
 func tlsSUTCert(t *testing.T) string {
 	t.Helper()
 	needSUT(t)
-	dir := os.Getenv("MAILBENCH_SUT_DIR")
-	if dir == "" {
-		dir = "/var/lib/mailbench-sut"
-	}
-	path := filepath.Join(dir, "tls", "cert.pem")
+	path := filepath.Join(sutDir(), "tls", "cert.pem")
 	if _, err := os.Stat(path); err != nil {
 		unavailable(t, "SUT certificate: "+err.Error())
 	}
