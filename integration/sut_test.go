@@ -38,6 +38,7 @@ func needSUT(t *testing.T) {
 	t.Helper()
 	needServers(t, "Dovecot+Postfix", "sudo scripts/sut/up", requireEnv, imapAddr, smtpAddr)
 	logSUTStateOnFailure(t)
+	flushLocalQueue(t)
 }
 
 // needServers skips the test when a server of the pair called name does
