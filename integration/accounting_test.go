@@ -112,6 +112,14 @@ func TestDovecotRestartMidRun(t *testing.T) {
 		startSUT(t)
 		waitLocalQueueEmpty(t, 60*time.Second)
 	})
+	// Dovecot is restarted with the limits up gave it, not this process's
+	// (a test started from a shell with ulimit -Sn 1024 gave it 1024).
+	fdLimit := dovecotFDLimit()
+	defer func() {
+		if after := dovecotFDLimit(); after != fdLimit {
+			t.Errorf("Dovecot's open-files limit was %q before the restart and is %q after it", fdLimit, after)
+		}
+	}()
 
 	cfg := sutConfig(t)
 	cfg.Users.Count = 8

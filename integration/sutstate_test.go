@@ -37,6 +37,25 @@ func startSUT(t *testing.T, args ...string) {
 	}
 }
 
+// dovecotFDLimit is the soft open-files limit of the SUT's Dovecot master,
+// from /proc ("" if it is not running).
+func dovecotFDLimit() string {
+	pid, err := os.ReadFile(filepath.Join(sutDir(), "run", "dovecot", "master.pid"))
+	if err != nil {
+		return ""
+	}
+	limits, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "limits"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(limits), "\n") {
+		if f := strings.Fields(l); len(f) >= 4 && strings.HasPrefix(l, "Max open files") {
+			return f[3]
+		}
+	}
+	return ""
+}
+
 // queuedMessage is one message of `postqueue -j` (Postfix 3.1+), one JSON
 // object a line.
 type queuedMessage struct {
@@ -165,14 +184,7 @@ func logSUTStateOnFailure(t *testing.T) {
 		dir := sutDir()
 		var b strings.Builder
 		fmt.Fprintf(&b, "SUT state after the failure (%s):\n", dir)
-		if pid, err := os.ReadFile(filepath.Join(dir, "run", "dovecot", "master.pid")); err == nil {
-			limits, _ := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "limits"))
-			for _, l := range strings.Split(string(limits), "\n") {
-				if strings.HasPrefix(l, "Max open files") {
-					fmt.Fprintf(&b, "  dovecot master: %s\n", strings.Join(strings.Fields(l), " "))
-				}
-			}
-		}
+		fmt.Fprintf(&b, "  dovecot master: soft open-files limit %q\n", dovecotFDLimit())
 		if q, err := postfixQueue(); err != nil {
 			fmt.Fprintf(&b, "  postfix queue: %v\n", err)
 		} else {
