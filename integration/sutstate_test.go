@@ -25,9 +25,8 @@ func sutDir() string {
 // startSUT runs scripts/sut/start: it starts what is not running with the
 // limits up gives (a daemon started straight from the test would keep the
 // test's fd limit: Go gives its children the soft limit it found, often
-// 1024 on a new machine, and Dovecot's master then runs out at a few
-// hundred connections), waits for IMAP, LMTP and SMTP, and makes Postfix
-// retry its deferred mail now.
+// 1024, where up gives Dovecot up to 65536), waits for IMAP, LMTP and
+// SMTP, and makes Postfix retry its deferred mail now.
 // Its args are the script's (--dovecot: start Dovecot only).
 func startSUT(t *testing.T, args ...string) {
 	t.Helper()
