@@ -20,6 +20,8 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -37,6 +39,7 @@ func main() {
 	imapAddr := flag.String("imap", "127.0.0.1:1144", "loopback IMAP listen address")
 	smtpAddr := flag.String("smtp", "127.0.0.1:2527", "loopback SMTP listen address")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serving time to `FILE`")
+	mutexprofile := flag.String("mutexprofile", "", "write a profile of the serving time's lock contention (every contended unlock sampled) to `FILE`")
 	maxRun := flag.Duration("max", 30*time.Minute, "stop after this long whatever happens")
 	flag.Parse()
 	log.SetFlags(0)
@@ -89,6 +92,10 @@ func main() {
 		log.Fatal(err)
 	}
 	defer stopProfile()
+	if *mutexprofile != "" {
+		runtime.SetMutexProfileFraction(1)
+		defer writeMutexProfile(*mutexprofile)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {
@@ -101,6 +108,20 @@ func main() {
 	tg.Close()
 	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d, page faults %d\n",
 		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected, ru1.Minflt-ru0.Minflt)
+}
+
+// writeMutexProfile writes the contention profile collected since
+// SetMutexProfileFraction to path.
+func writeMutexProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+		log.Print(err)
+	}
 }
 
 // folders is what orchestrator gives the embedded target: the extra folders,

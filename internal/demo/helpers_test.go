@@ -218,6 +218,22 @@ type relayServer struct {
 	// MAIL ends it, with a 421 reply (end421) or by closing it unanswered.
 	perConn int
 	end421  bool
+
+	// wakeDelay > 0: every read on an accepted connection waits that long
+	// first, as a busy host's session is woken late for each batch of
+	// commands that arrives.
+	wakeDelay time.Duration
+}
+
+// lateConn is a connection whose reads each wait delay first.
+type lateConn struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c lateConn) Read(p []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Read(p)
 }
 
 // countingListener counts accepted connections in rs.conns.
@@ -232,6 +248,9 @@ func (l countingListener) Accept() (net.Conn, error) {
 		l.rs.mu.Lock()
 		l.rs.conns++
 		l.rs.mu.Unlock()
+		if l.rs.wakeDelay > 0 {
+			c = lateConn{c, l.rs.wakeDelay}
+		}
 	}
 	return c, err
 }

@@ -11,7 +11,19 @@ import (
 // workers to an in-process relay host while the queue is kept full.
 // msg/s is its throughput, ns/op the wall time per message.
 func BenchmarkRelay(b *testing.B) {
-	rs := newRelayServer(b, nil)
+	benchmarkRelay(b, nil)
+}
+
+// BenchmarkRelayBusyHost is BenchmarkRelay with a relay host that is slow
+// to wake: each read of its sessions waits 500 µs first, as a session
+// behind thousands of others on a busy host. There the round trips per
+// message, not the CPU, bound the relay (pipelining, pipeline.patch).
+func BenchmarkRelayBusyHost(b *testing.B) {
+	benchmarkRelay(b, func(rs *relayServer) { rs.wakeDelay = 500 * time.Microsecond })
+}
+
+func benchmarkRelay(b *testing.B, configure func(*relayServer)) {
+	rs := newRelayServer(b, configure)
 	tg := startTarget(b, Options{RelayAddr: rs.addr, OpTimeout: testTimeout})
 	msg := append(testMessage("bench"), bytes.Repeat([]byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\r\n"), 62)...)
 	b.ReportAllocs()
