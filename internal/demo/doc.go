@@ -28,8 +28,9 @@
 // Options.OpTimeout; transient failures are retried a few times, then the
 // recipient is given up on and counted in Stats.RelayFailed. A worker keeps
 // its connection for its next message, as Postfix's connection cache does
-// (until idle 2 s, at most 300 s). With no RelayAddr, non-local recipients
-// get 550 5.7.1.
+// (until idle 2 s, at most 300 s), and sends MAIL, the RCPTs and DATA in
+// one write to a relay host that advertises PIPELINING, as Postfix's smtp
+// client does. With no RelayAddr, non-local recipients get 550 5.7.1.
 //
 // # Faults and stalls
 //
