@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +41,8 @@ func main() {
 	smtpAddr := flag.String("smtp", "127.0.0.1:2527", "loopback SMTP listen address")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serving time to `FILE`")
 	mutexprofile := flag.String("mutexprofile", "", "write a profile of the serving time's lock contention (every contended unlock sampled) to `FILE`")
+	var latency latencyFlag
+	flag.Var(&latency, "latency", "added delay per command, `CMD=D[,CMD=D...]` (demo.LatencyCommands, e.g. FETCH=200ms,MAIL=50ms): a slow server without its CPU, for the generator's cost at high concurrency")
 	maxRun := flag.Duration("max", 30*time.Minute, "stop after this long whatever happens")
 	flag.Parse()
 	log.SetFlags(0)
@@ -77,7 +80,7 @@ func main() {
 	tg, err := demo.Start(context.Background(), demo.Options{
 		Users: us, LocalDomain: cfg.Users.LocalDomain, Folders: folders(cfg),
 		Populate: mailboxes.Func(cfg, gen), RelayAddr: relay, OpTimeout: cfg.Load.OpTimeout.Duration,
-		IMAPAddr: *imapAddr, SMTPAddr: *smtpAddr,
+		IMAPAddr: *imapAddr, SMTPAddr: *smtpAddr, Latency: latency,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -108,6 +111,29 @@ func main() {
 	tg.Close()
 	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d, page faults %d\n",
 		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected, ru1.Minflt-ru0.Minflt)
+}
+
+// latencyFlag is -latency's value: demo.Options.Latency.
+type latencyFlag map[string]time.Duration
+
+func (l *latencyFlag) String() string { return fmt.Sprint(map[string]time.Duration(*l)) }
+
+func (l *latencyFlag) Set(v string) error {
+	if *l == nil {
+		*l = map[string]time.Duration{}
+	}
+	for kv := range strings.SplitSeq(v, ",") {
+		cmd, d, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want CMD=DURATION", kv)
+		}
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			return fmt.Errorf("%q: %w", kv, err)
+		}
+		(*l)[strings.TrimSpace(cmd)] = dur
+	}
+	return nil
 }
 
 // writeMutexProfile writes the contention profile collected since
