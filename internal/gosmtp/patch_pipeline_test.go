@@ -93,15 +93,11 @@ var pipelineBody = []byte("Subject: x\r\n\r\n.leading dot\r\nbody\r\n")
 // Rcpt for each recipient, and Data when one was accepted.
 func inTurn(t *testing.T, pc pipelineCase) transactionResult {
 	t.Helper()
-	conn := &scriptConn{replies: strings.NewReader(pc.script(false))}
-	c := NewClient(conn)
-	if err := c.Hello("client.test"); err != nil {
-		t.Fatal(err)
-	}
+	conn, c := greetedScript(t, pc.script(false))
 	var r transactionResult
 	if err := c.Mail("s@x.test", nil); err != nil {
 		r.errCode = codeOf(err)
-		r.wire, r.writes = bytes.Join(conn.writes[1:], nil), conn.writes[1:]
+		r.finish(t, nil, conn)
 		return r
 	}
 	for _, to := range pc.to {
@@ -115,26 +111,43 @@ func inTurn(t *testing.T, pc pipelineCase) transactionResult {
 		w, err := c.Data()
 		if err != nil {
 			r.errCode = codeOf(err)
-		} else {
-			w.Write(pipelineBody)
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			r.sent = true
 		}
+		r.finish(t, w, conn)
+		return r
+	}
+	r.finish(t, nil, conn)
+	return r
+}
+
+// greetedScript is a client that has greeted a server playing script.
+func greetedScript(t *testing.T, script string) (*scriptConn, *Client) {
+	t.Helper()
+	conn := &scriptConn{replies: strings.NewReader(script)}
+	c := NewClient(conn)
+	if err := c.Hello("client.test"); err != nil {
+		t.Fatal(err)
+	}
+	return conn, c
+}
+
+// finish sends the message through w when there is one, and records
+// what was written after EHLO.
+func (r *transactionResult) finish(t *testing.T, w *DataCommand, conn *scriptConn) {
+	t.Helper()
+	if w != nil {
+		w.Write(pipelineBody)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r.sent = true
 	}
 	r.wire, r.writes = bytes.Join(conn.writes[1:], nil), conn.writes[1:]
-	return r
 }
 
 // withMailRcptData runs the transaction with MailRcptData.
 func withMailRcptData(t *testing.T, pc pipelineCase, pipelining bool) transactionResult {
 	t.Helper()
-	conn := &scriptConn{replies: strings.NewReader(pc.script(pipelining))}
-	c := NewClient(conn)
-	if err := c.Hello("client.test"); err != nil {
-		t.Fatal(err)
-	}
+	conn, c := greetedScript(t, pc.script(pipelining))
 	var r transactionResult
 	rcptErrs, w, err := c.MailRcptData("s@x.test", nil, pc.to, nil)
 	if len(rcptErrs) != len(pc.to) {
@@ -155,14 +168,7 @@ func withMailRcptData(t *testing.T, pc pipelineCase, pipelining bool) transactio
 			}
 		}
 	}
-	if w != nil {
-		w.Write(pipelineBody)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		r.sent = true
-	}
-	r.wire, r.writes = bytes.Join(conn.writes[1:], nil), conn.writes[1:]
+	r.finish(t, w, conn)
 	return r
 }
 
@@ -227,11 +233,7 @@ func TestPatchPipelineSameOutcome(t *testing.T) {
 // answers DATA with 354 though no recipient was accepted: the client ends
 // an empty message and reports ErrNoRecipient.
 func TestPatchPipelineUnexpected354(t *testing.T) {
-	conn := &scriptConn{replies: strings.NewReader("220 hi\r\n250-x\r\n250 PIPELINING\r\n250 ok\r\n550 no\r\n354 go\r\n554 no valid recipients\r\n")}
-	c := NewClient(conn)
-	if err := c.Hello("client.test"); err != nil {
-		t.Fatal(err)
-	}
+	conn, c := greetedScript(t, "220 hi\r\n250-x\r\n250 PIPELINING\r\n250 ok\r\n550 no\r\n354 go\r\n554 no valid recipients\r\n")
 	rcptErrs, w, err := c.MailRcptData("s@x.test", nil, []string{"a@y.test"}, nil)
 	if w != nil || !errors.Is(err, ErrNoRecipient) || codeOf(rcptErrs[0]) != 550 {
 		t.Fatalf("MailRcptData = %v, %v, %v; want [550], nil, ErrNoRecipient", rcptErrs, w, err)
@@ -244,11 +246,7 @@ func TestPatchPipelineUnexpected354(t *testing.T) {
 // TestPatchPipelineBrokenConnection: a connection that ends among the
 // replies is an I/O error, not a refusal.
 func TestPatchPipelineBrokenConnection(t *testing.T) {
-	conn := &scriptConn{replies: strings.NewReader("220 hi\r\n250-x\r\n250 PIPELINING\r\n250 ok\r\n250 ok\r\n")}
-	c := NewClient(conn)
-	if err := c.Hello("client.test"); err != nil {
-		t.Fatal(err)
-	}
+	_, c := greetedScript(t, "220 hi\r\n250-x\r\n250 PIPELINING\r\n250 ok\r\n250 ok\r\n")
 	_, w, err := c.MailRcptData("s@x.test", nil, []string{"a@y.test", "b@y.test"}, nil)
 	if w != nil || err == nil || isReply(err) || !errors.Is(err, io.EOF) {
 		t.Fatalf("MailRcptData = %v, %v; want an EOF", w, err)
