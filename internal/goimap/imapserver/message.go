@@ -83,33 +83,6 @@ func ExtractBodySection(r io.Reader, item *imap.FetchItemBodySection) []byte {
 	return extractPartial(buf.Bytes(), item.Partial)
 }
 
-// ExtractHeaderSection is ExtractBodySection for a section of the whole
-// message's header (HEADER, HEADER.FIELDS or HEADER.FIELDS.NOT, no part),
-// from the header already parsed, which it modifies. mailbench patch
-// (fetch-one-parse.patch): a FETCH of ENVELOPE and header fields parses
-// the header once for both.
-func ExtractHeaderSection(header textproto.Header, item *imap.FetchItemBodySection) []byte {
-	if len(item.HeaderFields) > 0 {
-		keep := make(map[string]struct{}, len(item.HeaderFields))
-		for _, k := range item.HeaderFields {
-			keep[strings.ToLower(k)] = struct{}{}
-		}
-		for field := header.Fields(); field.Next(); {
-			if _, ok := keep[strings.ToLower(field.Key())]; !ok {
-				field.Del()
-			}
-		}
-	}
-	for _, k := range item.HeaderFieldsNot {
-		header.Del(k)
-	}
-	var buf bytes.Buffer
-	if err := textproto.WriteHeader(&buf, header); err != nil {
-		return nil
-	}
-	return extractPartial(buf.Bytes(), item.Partial)
-}
-
 func findMessagePart(header textproto.Header, body io.Reader, partPath []int) (string, textproto.Header, io.Reader) {
 	// First part of non-multipart message refers to the message itself
 	msgHeader := gomessage.Header{Header: header}

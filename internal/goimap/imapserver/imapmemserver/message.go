@@ -81,24 +81,18 @@ func (msg *message) bodySection(item *imap.FetchItemBodySection) []byte {
 			return s.buf
 		}
 		buf := imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
-		msg.storeSection(item, buf)
+		s := &headerSection{item: *item, buf: buf}
+		s.item.Part = nil
+		s.item.HeaderFields = slices.Clone(item.HeaderFields)
+		s.item.HeaderFieldsNot = slices.Clone(item.HeaderFieldsNot)
+		if item.Partial != nil {
+			p := *item.Partial
+			s.item.Partial = &p
+		}
+		msg.cachedSection.Store(s)
 		return buf
 	}
 	return imapserver.ExtractBodySection(bytes.NewReader(msg.buf), item)
-}
-
-// storeSection caches buf as the header section item (whole message, no
-// part) asks for.
-func (msg *message) storeSection(item *imap.FetchItemBodySection, buf []byte) {
-	s := &headerSection{item: *item, buf: buf}
-	s.item.Part = nil
-	s.item.HeaderFields = slices.Clone(item.HeaderFields)
-	s.item.HeaderFieldsNot = slices.Clone(item.HeaderFieldsNot)
-	if item.Partial != nil {
-		p := *item.Partial
-		s.item.Partial = &p
-	}
-	msg.cachedSection.Store(s)
 }
 
 func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.FetchOptions) error {
@@ -114,7 +108,6 @@ func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.Fetch
 		w.WriteRFC822Size(int64(len(msg.buf)))
 	}
 	if options.Envelope {
-		msg.parseHeaderOnce(options)
 		w.WriteEnvelope(msg.envelope())
 	}
 	if options.BodyStructure != nil {
@@ -153,39 +146,6 @@ func (msg *message) fetch(w *imapserver.FetchResponseWriter, options *imap.Fetch
 	}
 
 	return w.Close()
-}
-
-// parseHeaderOnce derives, from one parse of the header, the envelope and
-// the first header section of the whole message that options asks for,
-// when neither is cached yet, and caches both; envelope and bodySection
-// then find them. mailbench patch (fetch-one-parse.patch): a client's
-// FETCH of ENVELOPE and BODY.PEEK[HEADER.FIELDS (...)] parsed each new
-// message's header twice.
-func (msg *message) parseHeaderOnce(options *imap.FetchOptions) {
-	if msg.cachedEnvelope.Load() != nil {
-		return
-	}
-	var item *imap.FetchItemBodySection
-	for _, bs := range options.BodySection {
-		if len(bs.Part) == 0 && bs.Specifier == imap.PartSpecifierHeader {
-			item = bs
-			break
-		}
-	}
-	if item == nil {
-		return
-	}
-	if s := msg.cachedSection.Load(); s != nil && s.matches(item) {
-		return
-	}
-	header, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(msg.buf)))
-	if err != nil {
-		return // envelope and bodySection fail the same way on their own
-	}
-	if env := imapserver.ExtractEnvelope(header); env != nil {
-		msg.cachedEnvelope.Store(env)
-	}
-	msg.storeSection(item, imapserver.ExtractHeaderSection(header, item))
 }
 
 // envelope returns the message's envelope, parsed on first use. The
