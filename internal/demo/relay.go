@@ -254,7 +254,7 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte, cached *relay
 	)
 	if rc != nil {
 		rcptErrs, w, err = rc.c.MailRcptData(from, nil, rcpts, nil)
-		if err != nil && (!isSMTPError(err) || isClosing(err) && !anyAccepted(rcptErrs)) {
+		if broken(err) || isClosing(err) && !anyAccepted(rcptErrs) {
 			rc.close(false)
 			rc = nil // closed by the host while idle: open another
 		}
@@ -262,12 +262,12 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte, cached *relay
 	if rc == nil {
 		c, release, err2 := r.open()
 		if err2 != nil {
-			return r.allFailed(err2, rcpts)
+			return allFailed(err2, rcpts)
 		}
 		rc = &relayConn{c: c, release: release, opened: time.Now()}
 		rcptErrs, w, err = c.MailRcptData(from, nil, rcpts, nil)
 	}
-	if err != nil && !isSMTPError(err) {
+	if broken(err) {
 		// The connection broke: every recipient is tried again.
 		rc.close(false)
 		return 0, 0, rcpts, nil
@@ -283,26 +283,22 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte, cached *relay
 			temporary = append(temporary, rcpt)
 		}
 	}
-	if err != nil {
-		if len(ok) == 0 && !errors.Is(err, smtp.ErrNoRecipient) {
-			// MAIL refused: it applies to every recipient.
-			rc.close(!isClosing(err))
-			return r.allFailed(err, rcpts)
-		}
-		// No recipient accepted, or DATA refused: the transaction is
-		// left open on the host's side, so the connection is not reused.
-		rc.close(!isClosing(err))
-		if isPermanent(err) {
-			return 0, permanent + len(ok), temporary, nil
-		}
-		return 0, permanent, append(temporary, ok...), nil
-	}
 	// From here on a failure applies to every accepted recipient.
 	fail := func(err error) (int, int, []string, *relayConn) {
 		if isPermanent(err) {
 			return 0, permanent + len(ok), temporary, nil
 		}
 		return 0, permanent, append(temporary, ok...), nil
+	}
+	if err != nil {
+		// No recipient accepted, or MAIL or DATA refused: the
+		// transaction may be left open on the host's side, so the
+		// connection is not reused.
+		rc.close(!isClosing(err))
+		if len(ok) == 0 && !errors.Is(err, smtp.ErrNoRecipient) {
+			return allFailed(err, rcpts) // MAIL refused: every recipient
+		}
+		return fail(err)
 	}
 	if _, err := w.Write(msg); err != nil {
 		w.Close()
@@ -322,11 +318,17 @@ func (r *relayer) attempt(from string, rcpts []string, msg []byte, cached *relay
 
 // allFailed is attempt's result when err applies to every recipient: all
 // refused permanently for a 5xx reply, else all to be tried again.
-func (r *relayer) allFailed(err error, rcpts []string) (int, int, []string, *relayConn) {
+func allFailed(err error, rcpts []string) (int, int, []string, *relayConn) {
 	if isPermanent(err) {
 		return 0, len(rcpts), nil, nil
 	}
 	return 0, 0, rcpts, nil
+}
+
+// broken reports whether err, from MailRcptData, leaves the connection in
+// an unknown state: neither the host's reply nor "no recipient accepted".
+func broken(err error) bool {
+	return err != nil && !isSMTPError(err) && !errors.Is(err, smtp.ErrNoRecipient)
 }
 
 // anyAccepted reports whether a recipient of MailRcptData was accepted.

@@ -3,6 +3,7 @@ package demo
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -129,33 +130,48 @@ func TestRelayPipelines(t *testing.T) {
 	}
 }
 
-// TestRelayPipelinedRefusals: with PIPELINING, a refused MAIL fails every
-// recipient (a 5xx for good), and DATA refused after every RCPT was refused
-// counts each by its own reply; neither sends a message.
+// TestRelayPipelinedRefusals: a refused MAIL fails every recipient (a 5xx
+// for good), and every RCPT refused counts each by its own reply; neither
+// sends a message nor tries again, and the relay ends the connection with
+// QUIT. With PIPELINING the host answers MAIL, RCPT and DATA at once;
+// without, it answers each command (and DATA is not sent).
 func TestRelayPipelinedRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
-		replies         string
+		pipelining      bool
+		replies         []string // one per command the relay must send
 		relayed, failed int64
 	}{
-		{"MAIL refused for good", "554 5.7.1 go away\r\n503 5.5.1 MAIL first\r\n503 5.5.1 MAIL first\r\n", 0, 1},
-		{"every RCPT refused", "250 ok\r\n550 5.1.1 no\r\n503 5.5.1 no valid recipients\r\n", 0, 1},
+		{"MAIL refused for good", true, []string{"554 5.7.1 go away", "503 5.5.1 MAIL first", "503 5.5.1 MAIL first"}, 0, 1},
+		{"every RCPT refused", true, []string{"250 ok", "550 5.1.1 no", "503 5.5.1 no valid recipients"}, 0, 1},
+		{"MAIL refused for good, in turn", false, []string{"554 5.7.1 go away"}, 0, 1},
+		{"every RCPT refused, in turn", false, []string{"250 ok", "550 5.1.1 no"}, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, errs := scriptedRelayHost(t, true, func(r *bufio.Reader, c net.Conn) error {
-				for range 3 { // MAIL, RCPT, DATA
-					if _, err := r.ReadString('\n'); err != nil {
-						return err
+			addr, errs := scriptedRelayHost(t, tc.pipelining, func(r *bufio.Reader, c net.Conn) error {
+				if tc.pipelining {
+					for range tc.replies { // MAIL, RCPT, DATA
+						if _, err := r.ReadString('\n'); err != nil {
+							return err
+						}
+					}
+					c.Write([]byte(strings.Join(tc.replies, "\r\n") + "\r\n"))
+				} else {
+					for _, reply := range tc.replies {
+						if _, err := r.ReadString('\n'); err != nil {
+							return err
+						}
+						c.Write([]byte(reply + "\r\n"))
 					}
 				}
-				c.Write([]byte(tc.replies))
 				line, err := r.ReadString('\n')
-				if err == nil && line != "QUIT\r\n" {
-					return errors.New("after the refusal: " + line + " (a message must not follow)")
+				if err != nil || line != "QUIT\r\n" {
+					return fmt.Errorf("after the refusal: %q, %v; want QUIT (no message, no broken connection)", line, err)
 				}
+				c.Write([]byte("221 bye\r\n"))
 				return nil
 			})
-			tg := startTarget(t, Options{RelayAddr: addr, RelayWorkers: 1, RelayAttempts: 1, RelayTLS: RelayNoTLS, OpTimeout: testTimeout})
+			tg := startTarget(t, Options{RelayAddr: addr, RelayWorkers: 1, RelayAttempts: 2, RelayRetryDelay: time.Millisecond, RelayTLS: RelayNoTLS, OpTimeout: testTimeout})
 			if err := sendMail(tg.SMTPAddr(), "s@client.test", []string{"bob@remote.test"}, testMessage("refused"), nil); err != nil {
 				t.Fatal(err)
 			}
