@@ -858,10 +858,10 @@ func (c *Client) MailRcptData(from string, opts *MailOptions, to []string, rcptO
 		}
 		lines = append(lines, line)
 	}
-	lines = append(lines, "DATA")
 	if _, ok := c.ext["PIPELINING"]; !ok {
 		return c.mailRcptDataInTurn(lines, to, rcptErrs)
 	}
+	lines = append(lines, "DATA")
 
 	defer c.conn.SetDeadline(time.Time{})
 	c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
@@ -926,8 +926,8 @@ func (c *Client) MailRcptData(from string, opts *MailOptions, to []string, rcptO
 // (mailbench patch, pipeline.patch).
 var ErrNoRecipient = errors.New("smtp: no recipient accepted")
 
-// mailRcptDataInTurn sends MailRcptData's lines (MAIL, the RCPTs, DATA)
-// one at a time, as Mail, Rcpt and Data do.
+// mailRcptDataInTurn sends MailRcptData's lines (MAIL, the RCPTs) one at a
+// time, as Mail and Rcpt do, then Data.
 func (c *Client) mailRcptDataInTurn(lines []string, to []string, rcptErrs []error) ([]error, *DataCommand, error) {
 	if _, _, err := c.cmd(250, "%s", lines[0]); err != nil {
 		for i := range rcptErrs {
@@ -949,10 +949,8 @@ func (c *Client) mailRcptDataInTurn(lines []string, to []string, rcptErrs []erro
 	if len(c.rcpts) == 0 {
 		return rcptErrs, nil, ErrNoRecipient
 	}
-	if _, _, err := c.cmd(354, "DATA"); err != nil {
-		return rcptErrs, nil, err
-	}
-	return rcptErrs, &DataCommand{client: c, wc: newDotWriter(&c.text.Writer)}, nil
+	w, err := c.Data()
+	return rcptErrs, w, err
 }
 
 // endEmptyData ends a DATA that was accepted with nothing to send, and
