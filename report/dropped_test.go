@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,74 @@ func TestEvaluateDroppedSessions(t *testing.T) {
 		if !tc.want && !slices.Contains(r.Table.Failing, DroppedRow) {
 			t.Errorf("failing %v does not name %q", r.Table.Failing, DroppedRow)
 		}
+	}
+}
+
+// Mail that a stream could not send is load the server was not offered:
+// the inbound mail's and the population's sent mail's drops fail a run as
+// the sessions' do, each under its own row.
+func TestEvaluateDroppedMail(t *testing.T) {
+	rules := compliance.Rules{MaxErrorPercent: 1, Functions: []compliance.Rule{
+		{Function: measure.IMAPConnect, Limit: 5 * time.Second, RequiredPercent: 95},
+	}}
+	stats := metrics.NewStats(rules.Limits())
+	for range 100 {
+		stats.Observe(measure.Observation{Function: measure.IMAPConnect, Start: time.Now(), Duration: time.Millisecond})
+	}
+	for _, tc := range []struct {
+		name          string
+		inbound       InboundSummary
+		sends         *InboundSummary
+		max           float64
+		wantFailing   []string
+		wantDropLines int
+	}{
+		{"none dropped", InboundSummary{Scheduled: 1000, Started: 1000}, nil, 1, nil, 0},
+		{"inbound below", InboundSummary{Scheduled: 1000, Started: 991, Dropped: 9, DroppedAtCap: 9}, nil, 1, nil, 1},
+		{"inbound at the limit", InboundSummary{Scheduled: 1000, Started: 990, Dropped: 10, DroppedAtCap: 10}, nil, 1, []string{DroppedInboundRow}, 1},
+		{"inbound, check off", InboundSummary{Scheduled: 1000, Started: 500, Dropped: 500, DroppedAtCap: 500}, nil, 0, nil, 1},
+		{"sends", InboundSummary{Scheduled: 10, Started: 10}, &InboundSummary{Scheduled: 100, Started: 50, Dropped: 50, DroppedAtCap: 50}, 1, []string{DroppedSendsRow}, 1},
+		{"both", InboundSummary{Scheduled: 100, Started: 0, Dropped: 100, DroppedAtCap: 100}, &InboundSummary{Scheduled: 100, Started: 98, Dropped: 2, DroppedAtCap: 2}, 1,
+			[]string{DroppedInboundRow, DroppedSendsRow}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Run{SessionCounts: SessionCounts{SessionsStarted: 100, MaxDroppedPercent: tc.max}, Inbound: tc.inbound, Sends: tc.sends, Functions: stats.Snapshot()}
+			r.Evaluate(rules)
+			if got := r.Table.Failing; !slices.Equal(got, tc.wantFailing) {
+				t.Errorf("failing %q, want %q", got, tc.wantFailing)
+			}
+			if r.Table.Compliant != (len(tc.wantFailing) == 0) {
+				t.Errorf("compliant %v with failing %q", r.Table.Compliant, r.Table.Failing)
+			}
+			lines := 0
+			for _, st := range r.MailStreams() {
+				if r.StreamDropLine(st) != "" {
+					lines++
+				}
+			}
+			if lines != tc.wantDropLines {
+				t.Errorf("%d drop lines, want %d", lines, tc.wantDropLines)
+			}
+		})
+	}
+}
+
+// A stream's drops are attributed: at mailbench's cap, and to the server
+// when it slowed the sessions down too.
+func TestStreamDropLine(t *testing.T) {
+	st := MailStream{InboundSummary{Scheduled: 100, Started: 60, Dropped: 40, DroppedAtCap: 38, MaxConcurrent: 1250}, DroppedInboundRow, "inbound messages"}
+	r := &Run{SessionCounts: SessionCounts{PlannedSessionDuration: Duration(time.Second), MeanSessionDuration: Duration(time.Second)}}
+	want := "40 inbound messages dropped: 38 at the generator's cap of 1,250 concurrent deliveries (a quarter of load.max_concurrent_sessions); " +
+		"2 of another cause; mailbench's cap, not the server (raise load.max_concurrent_sessions)"
+	if got := r.StreamDropLine(st); got != want {
+		t.Errorf("sessions as planned:\n got %q\nwant %q", got, want)
+	}
+	r.MeanSessionDuration = Duration(10 * time.Second)
+	if got := r.StreamDropLine(st); !strings.HasSuffix(got, "; the server's: sessions lasted 10.0 s on average against 1.0 s planned") {
+		t.Errorf("sessions slowed: %q", got)
+	}
+	st.Dropped, st.DroppedAtCap = 0, 0
+	if got := r.StreamDropLine(st); got != "" {
+		t.Errorf("nothing dropped: %q", got)
 	}
 }

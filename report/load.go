@@ -214,3 +214,30 @@ func (r *Run) DroppedCell() string {
 	}
 	return s
 }
+
+// StreamDropLine explains a mail stream's dropped arrivals by cause and
+// says whose doing they were, in one line ("" when none were dropped):
+// the stream's cap fills when deliveries last long, which is the server's
+// doing when it slowed the sessions down too (SessionsSlowed), and
+// mailbench's cap otherwise.
+func (r *Run) StreamDropLine(st MailStream) string {
+	if st.Dropped <= 0 {
+		return ""
+	}
+	var parts []string
+	if st.DroppedAtCap > 0 {
+		parts = append(parts, fmt.Sprintf("%s at the generator's cap of %s concurrent deliveries (a quarter of load.max_concurrent_sessions)",
+			fmtInt(st.DroppedAtCap), fmtInt(int64(st.MaxConcurrent))))
+	}
+	if other := st.Dropped - st.DroppedAtCap; other > 0 {
+		parts = append(parts, fmt.Sprintf("%s of another cause", fmtInt(other)))
+	}
+	whose := "mailbench's cap, not the server (raise load.max_concurrent_sessions)"
+	if r.SessionsSlowed() {
+		whose = "the server's: sessions lasted " + fmtSeconds(time.Duration(r.MeanSessionDuration)) + " on average against " +
+			fmtSeconds(time.Duration(r.PlannedSessionDuration)) + " planned"
+	} else if st.DroppedAtCap == 0 {
+		whose = "mailbench's, not the server"
+	}
+	return fmtInt(st.Dropped) + " " + st.What + " dropped: " + strings.Join(parts, "; ") + "; " + whose
+}

@@ -109,6 +109,10 @@ type Run struct {
 	// Inbound is the background stream of remote→local mail, counted like
 	// the sessions.
 	Inbound InboundSummary `json:"inbound"`
+	// Sends is the population's stream of sent mail ([[population]]
+	// groups' sent_per_hour), counted like the sessions; nil without a
+	// population.
+	Sends *InboundSummary `json:"sends,omitempty"`
 	// Generator is how the load generator itself fared (nil: not
 	// measured). When it was the bottleneck (GeneratorBound) the run is no
 	// result for the server.
@@ -215,14 +219,30 @@ type SessionCounts struct {
 	AchievedBandHigh       float64  `json:"achieved_band_high_per_hour"` // derived: Run.AchievedBand
 }
 
-// InboundSummary counts the inbound mail stream's arrivals due in the
-// measurement window, as the sessions are counted.
+// InboundSummary counts a mail stream's arrivals due in the measurement
+// window (the inbound mail, the population's sent mail), as the sessions
+// are counted.
 type InboundSummary struct {
 	TargetPerHour float64 `json:"target_per_hour"`
 	Scheduled     int64   `json:"scheduled"`
 	Started       int64   `json:"started"`
 	Late          int64   `json:"late"`
 	Dropped       int64   `json:"dropped"`
+	// DroppedAtCap are the drops at the stream's own concurrency cap,
+	// MaxConcurrent (a quarter of load.max_concurrent_sessions): mailbench's
+	// bound, reached when deliveries last longer than the rate allows.
+	DroppedAtCap  int64 `json:"dropped_at_cap,omitempty"`
+	MaxConcurrent int   `json:"max_concurrent,omitempty"`
+}
+
+// DroppedPercent is the share of the stream's arrivals due in the window
+// that could not start; ok is false when none were due.
+func (s InboundSummary) DroppedPercent() (pct float64, ok bool) {
+	due := s.Started + s.Dropped
+	if due == 0 {
+		return 0, false
+	}
+	return 100 * float64(s.Dropped) / float64(due), true
 }
 
 // GeneratorMaxLatePercent is the share of the sessions started in the
@@ -354,10 +374,25 @@ func (c *CheckerSummary) add(o *CheckerSummary) *CheckerSummary {
 		ErrorSamples: append(slices.Clone(c.ErrorSamples), o.ErrorSamples...)}
 }
 
-// add is the inbound streams of two shards together.
+// add is the streams of two shards together (their caps summed, as the
+// sessions' are).
 func (s InboundSummary) add(o InboundSummary) InboundSummary {
 	return InboundSummary{TargetPerHour: s.TargetPerHour + o.TargetPerHour, Scheduled: s.Scheduled + o.Scheduled,
-		Started: s.Started + o.Started, Late: s.Late + o.Late, Dropped: s.Dropped + o.Dropped}
+		Started: s.Started + o.Started, Late: s.Late + o.Late, Dropped: s.Dropped + o.Dropped,
+		DroppedAtCap: s.DroppedAtCap + o.DroppedAtCap, MaxConcurrent: s.MaxConcurrent + o.MaxConcurrent}
+}
+
+// addSends is addSummary for the optional sent-mail streams.
+func addSends(a, b *InboundSummary) *InboundSummary {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	c := a.add(*b)
+	return &c
 }
 
 // addCounts adds the counts of b to a (made when nil and b has any).
@@ -407,6 +442,35 @@ func (r *Run) DroppedPercent() (pct float64, ok bool) {
 	return 100 * float64(r.SessionsDropped) / float64(due), true
 }
 
+// DroppedInboundRow and DroppedSendsRow name the mail streams' offered-load
+// checks in Table.Failing.
+const (
+	DroppedInboundRow = "Dropped inbound mail"
+	DroppedSendsRow   = "Dropped sent mail"
+)
+
+// MailStream is one of a run's mail streams, named for the report.
+type MailStream struct {
+	InboundSummary
+	Row  string // its offered-load check's row (DroppedInboundRow, DroppedSendsRow)
+	What string // what its arrivals are: "inbound messages", "sent messages"
+}
+
+// MailStreams returns the run's mail streams that had arrivals due: the
+// inbound mail, and the population's sent mail. Their drops count against
+// MaxDroppedPercent as the sessions' do: mail that was never sent is load
+// the server was not offered.
+func (r *Run) MailStreams() []MailStream {
+	var out []MailStream
+	if r.Inbound.Scheduled > 0 || r.Inbound.Dropped > 0 {
+		out = append(out, MailStream{r.Inbound, DroppedInboundRow, "inbound messages"})
+	}
+	if r.Sends != nil && (r.Sends.Scheduled > 0 || r.Sends.Dropped > 0) {
+		out = append(out, MailStream{*r.Sends, DroppedSendsRow, "sent messages"})
+	}
+	return out
+}
+
 // DeliveryRow is the name of the delivery-accounting entry in Table.Failing.
 const DeliveryRow = "Delivery accounting"
 
@@ -418,6 +482,12 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 	if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
 		r.Table.Compliant = false
 		r.Table.Failing = append(r.Table.Failing, DroppedRow)
+	}
+	for _, st := range r.MailStreams() {
+		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+			r.Table.Compliant = false
+			r.Table.Failing = append(r.Table.Failing, st.Row)
+		}
 	}
 	if r.Delivery != nil && (len(r.Delivery.Failing()) > 0 || r.Delivery.PendingRemote > 0 && r.Shard == nil) {
 		r.Table.Compliant = false
@@ -592,6 +662,7 @@ func MergeWith(opts MergeOptions, runs ...*Run) (*Run, error) {
 		m.SessionCounts = m.SessionCounts.add(r.SessionCounts)
 		sessionTime += r.MeanSessionDuration.Seconds() * float64(r.SessionsStarted)
 		m.Inbound = m.Inbound.add(r.Inbound)
+		m.Sends = addSends(m.Sends, r.Sends)
 		if r.CouldNotRun != "" && !strings.Contains(m.CouldNotRun, r.CouldNotRun) {
 			m.CouldNotRun = strings.TrimPrefix(m.CouldNotRun+"; "+r.CouldNotRun, "; ")
 		}

@@ -255,3 +255,11 @@ func (c *Config) Where(key string) string {
 	}
 	return c.File + ": " + key + " (not set: its default)"
 }
+
+// StreamMaxConcurrent is the concurrency cap of each mail stream (the
+// inbound mail, the population's sent mail): a quarter of
+// load.max_concurrent_sessions, at least 1. Its drops are reported as the
+// generator's cap. It doesn't perform I/O.
+func (c *Config) StreamMaxConcurrent() int {
+	return max(c.Load.MaxConcurrent/4, 1)
+}

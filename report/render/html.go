@@ -331,6 +331,12 @@ func failingReasons(r *report.Run) []string {
 		out = append(out, fmt.Sprintf("%s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target",
 			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
 	}
+	for _, st := range r.MailStreams() {
+		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+			out = append(out, fmt.Sprintf("%s: %.2f%% of the %s due could not start (must stay below %s%%): the load offered was below the target",
+				st.Row, pct, st.What, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
+		}
+	}
 	if r.Delivery != nil {
 		for _, f := range r.Delivery.Failing() {
 			out = append(out, report.DeliveryRow+": "+f)
@@ -404,6 +410,11 @@ func runView(r *report.Run, id, label string) (htmlRun, []chartSpec) {
 	}
 	if parts := r.DropCounts(); len(parts) > 0 {
 		v.Figures = append(v.Figures, htmlKV{"Dropped by cause", strings.Join(parts, "; ")}, htmlKV{"Drops attributed to", r.DropAttribution()})
+	}
+	for _, st := range r.MailStreams() {
+		if l := r.StreamDropLine(st); l != "" {
+			v.Figures = append(v.Figures, htmlKV{"Mail dropped", l})
+		}
 	}
 	if len(r.SessionsByType) > 0 {
 		var parts []string

@@ -229,6 +229,15 @@ func loadRows(r *report.Run) []textRow {
 		add("Inbound mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(in.Scheduled), fmtInt(in.Started),
 			fmtInt(in.Late), fmtInt(in.Dropped), fmtFloat1(in.TargetPerHour))
 	}
+	if se := r.Sends; se != nil {
+		add("Sent mail", "scheduled %s, started %s, %s late, %s dropped (target %s/hour)", fmtInt(se.Scheduled), fmtInt(se.Started),
+			fmtInt(se.Late), fmtInt(se.Dropped), fmtFloat1(se.TargetPerHour))
+	}
+	for _, st := range r.MailStreams() {
+		if l := r.StreamDropLine(st); l != "" {
+			add("Mail dropped", "%s", l)
+		}
+	}
 	if len(r.SessionsByType) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.SessionsByType)) {
@@ -318,6 +327,12 @@ func writeFailing(bw *bufio.Writer, r *report.Run) {
 	if pct, ok := r.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
 		p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
 			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
+	}
+	for _, st := range r.MailStreams() {
+		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+			p("  - %s: %.2f%% of the %s due could not start (must stay below %s%%): the load offered was below the target\n",
+				st.Row, pct, st.What, compliance.FormatPercentLimit(r.MaxDroppedPercent))
+		}
 	}
 	if r.Delivery != nil {
 		for _, f := range r.Delivery.Failing() {

@@ -689,7 +689,7 @@ func (s *searcher) step(stop, kill context.Context, level float64, purpose Purpo
 		}
 		switch p.Outcome {
 		case MailbenchBound:
-			if p.Run.DropsBy() == report.DropsGeneratorCap && s.cap > 0 {
+			if (p.Run.DropsBy() == report.DropsGeneratorCap || p.Run.DropsBy() == report.NoDrops && mailDroppedAtCap(p.Run)) && s.cap > 0 {
 				if next, why := s.raisedCap(c, p.Run); why == "" {
 					r.Probes[idx].Outcome = Superseded
 					s.logf("size: run %d: the generator's cap of %d bounded it, not the server: again with a cap of %d", n, s.cap, next)
@@ -747,6 +747,17 @@ func (s *searcher) raisedCap(c *workload.Config, run *report.Run) (int, string) 
 	return next, ""
 }
 
+// mailDroppedAtCap reports whether a mail stream dropped mail at its cap,
+// which follows load.max_concurrent_sessions (a quarter of it).
+func mailDroppedAtCap(run *report.Run) bool {
+	for _, st := range run.MailStreams() {
+		if st.DroppedAtCap > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // classify sets p's outcome from its run (see Outcome); c is the step's
 // config.
 func (s *searcher) classify(p *Probe, c *workload.Config) {
@@ -762,6 +773,14 @@ func (s *searcher) classify(p *Probe, c *workload.Config) {
 	dropped := false
 	if pct, ok := run.DroppedPercent(); ok && run.MaxDroppedPercent > 0 && pct >= run.MaxDroppedPercent {
 		dropped = true
+	}
+	// The mail streams' drops (inbound mail, the population's sent mail):
+	// load the server was not offered, as the sessions' are.
+	var droppedMail []string
+	for _, st := range run.MailStreams() {
+		if pct, ok := st.DroppedPercent(); ok && run.MaxDroppedPercent > 0 && pct >= run.MaxDroppedPercent {
+			droppedMail = append(droppedMail, run.StreamDropLine(st))
+		}
 	}
 	var lost []string
 	if d := run.Delivery; d != nil {
@@ -786,8 +805,12 @@ func (s *searcher) classify(p *Probe, c *workload.Config) {
 		p.Outcome, p.Reason = Fail, "delivery accounting: "+strings.Join(lost, "; ")
 	case dropped && run.DropsBy() == report.DropsServer:
 		p.Outcome, p.Reason = Fail, "dropped sessions: "+run.DropLine()
+	case len(droppedMail) > 0 && run.SessionsSlowed():
+		p.Outcome, p.Reason = Fail, "dropped mail: "+strings.Join(droppedMail, "; ")
 	case dropped:
 		p.Outcome, p.Reason = MailbenchBound, "dropped sessions: "+run.DropLine()
+	case len(droppedMail) > 0:
+		p.Outcome, p.Reason = MailbenchBound, "dropped mail: "+strings.Join(droppedMail, "; ")
 	case len(p.Undecided) > 0:
 		var us []string
 		for _, e := range ev.Named(compliance.Undecided) {

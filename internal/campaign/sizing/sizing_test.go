@@ -52,6 +52,12 @@ type synthetic struct {
 	// byPopulation: the p95 grows with the users of [population]'s mix.
 	byPopulation bool
 	population   []int
+	// inboundDropped, when set, is the inbound mail the run drops at its
+	// cap (of 1,000 due), given the run's load.max_concurrent_sessions.
+	inboundDropped func(maxConcurrent int) int64
+	// slowed: the sessions lasted 3 times their planned length.
+	slowed bool
+	caps   []int
 }
 
 // driftTimeline is two 10 s points of 100 IMAP Connect operations each, at
@@ -135,6 +141,15 @@ func (s *synthetic) run(stop, kill context.Context, cfg *workload.Config) (*repo
 	}
 	if s.drift != nil && s.drift(rate, cfg.Phases.Measurement.Duration) {
 		run.Timeline = driftTimeline()
+	}
+	s.caps = append(s.caps, cfg.Load.MaxConcurrent)
+	if s.inboundDropped != nil {
+		d := s.inboundDropped(cfg.Load.MaxConcurrent)
+		run.Inbound = report.InboundSummary{Scheduled: 1000, Started: 1000 - d, Dropped: d, DroppedAtCap: d, MaxConcurrent: cfg.StreamMaxConcurrent()}
+		run.MaxDroppedPercent = cfg.Compliance.MaxDroppedPercent
+	}
+	if s.slowed {
+		run.PlannedSessionDuration, run.MeanSessionDuration = report.Duration(time.Second), report.Duration(3*time.Second)
 	}
 	run.Evaluate(rules)
 	return run, nil
@@ -664,5 +679,44 @@ func TestSearchUsersAxis(t *testing.T) {
 	}
 	if back.Axis != AxisUsers || back.Mix != res.Mix || back.CapacityLine() != line {
 		t.Errorf("read back: axis %q, mix %q, %s", back.Axis, back.Mix, back.CapacityLine())
+	}
+}
+
+// TestSearchDroppedMail: inbound mail dropped at the stream's cap is load
+// the server was not offered. Where the sessions kept their length it is
+// mailbench's cap, raised and the step run again; where the server slowed
+// the sessions down too, it fails the step.
+func TestSearchDroppedMail(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Load.MaxConcurrent = 100
+	s := &synthetic{capacity: 1e6, now: t0, inboundDropped: func(maxConcurrent int) int64 {
+		if maxConcurrent <= 100 {
+			return 50 // 5% of 1,000
+		}
+		return 0
+	}}
+	res, err := Search(context.Background(), context.Background(), cfg, Options{Run: s.run, Start: 1000, Now: s.clock, MaxRuns: 2, MemoryAvailable: 16 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Probes) < 2 {
+		t.Fatalf("%d runs, want the step and its rerun with a raised cap", len(res.Probes))
+	}
+	first, again := res.Probes[0], res.Probes[1]
+	if first.Outcome != Superseded || !strings.Contains(first.Reason, "50 inbound messages dropped: 50 at the generator's cap of 25 concurrent deliveries") ||
+		!strings.Contains(first.Reason, "mailbench's cap, not the server") {
+		t.Errorf("first run: %s: %s", first.Outcome, first.Reason)
+	}
+	if again.Purpose != RaiseCap || again.Cap <= 100 || !again.Pass || s.caps[1] != again.Cap {
+		t.Errorf("second run: %s, cap %d (ran with %d), %s %s", again.Purpose, again.Cap, s.caps[1], again.Outcome, again.Reason)
+	}
+
+	s = &synthetic{capacity: 1e6, now: t0, slowed: true, inboundDropped: func(int) int64 { return 50 }}
+	res, err = Search(context.Background(), context.Background(), cfg, Options{Run: s.run, Start: 1000, Now: s.clock, MaxRuns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Probes[0]; p.Outcome != Fail || !strings.HasPrefix(p.Reason, "dropped mail: 50 inbound messages dropped") || !strings.Contains(p.Reason, "the server's: sessions lasted 3.0 s") {
+		t.Errorf("slowed sessions: %s: %s", p.Outcome, p.Reason)
 	}
 }

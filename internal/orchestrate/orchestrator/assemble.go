@@ -47,7 +47,8 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		},
 
 		Inbound: report.InboundSummary{TargetPerHour: cfg.TargetRate() / float64(max(res.Shards, 1)) * cfg.Load.InboundPerSession,
-			Scheduled: res.Inbound.Scheduled, Started: res.Inbound.Started, Late: res.Inbound.Late, Dropped: res.Inbound.Dropped},
+			Scheduled: res.Inbound.Scheduled, Started: res.Inbound.Started, Late: res.Inbound.Late, Dropped: res.Inbound.Dropped,
+			DroppedAtCap: res.Inbound.DroppedAtCap, MaxConcurrent: cfg.StreamMaxConcurrent()},
 
 		Functions: rec.Stats(workload.Measurement).Snapshot(),
 	}
@@ -59,6 +60,11 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		run.AchievedSessionsPerHour = float64(res.SessionsLoggedIn) / window.Hours()
 	}
 	run.SessionsDroppedUsersBusy = res.Sessions.Dropped - res.Sessions.DroppedAtCap
+	if c := res.ClientSends; c.Scheduled > 0 || c.Dropped > 0 {
+		run.Sends = &report.InboundSummary{TargetPerHour: res.ClientSendsPerHour,
+			Scheduled: c.Scheduled, Started: c.Started, Late: c.Late, Dropped: c.Dropped,
+			DroppedAtCap: c.DroppedAtCap, MaxConcurrent: cfg.StreamMaxConcurrent()}
+	}
 	if plan != nil {
 		run.PlannedSessionDuration = report.Duration(plan.MeanSessionDuration.Truncate(time.Microsecond))
 		run.PlannedConcurrency = run.TargetSessionsPerHour / 3600 * plan.MeanSessionDuration.Seconds()

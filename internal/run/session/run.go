@@ -109,6 +109,7 @@ func (r *Runner) newRun(rc *schedule.RunContexts) (*run, error) {
 	received, sent := groupRates(r.Groups, cfg.Load.SessionsPerUserHour)
 	u.inbound = u.inboundScheduler(received, groupSizes)
 	u.sends = u.sendScheduler(sent, groupSizes)
+	u.res.ClientSendsPerHour = sum(sent) / float64(max(r.Shard.Count, 1))
 	return u, nil
 }
 
@@ -172,7 +173,7 @@ func (u *run) inboundScheduler(received []float64, groupSizes []*workload.Weight
 	specInbound := r.Plan.SessionsPerHour * cfg.Load.InboundPerSession
 	return &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(specInbound+sum(received), cfg.ArrivalSeed(), 1).Partition(r.Shard),
-		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
+		MaxConcurrent: cfg.StreamMaxConcurrent(),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       u.inWindow,
 		Admit: func(a schedule.Arrival) (func(), bool) {
@@ -200,7 +201,7 @@ func (u *run) sendScheduler(sent []float64, groupSizes []*workload.Weighted[int]
 	r, cfg, env := u.r, u.r.Config, u.env
 	return &schedule.Scheduler{
 		Schedule:      schedule.NewArrivalSchedule(sum(sent), cfg.ArrivalSeed(), 2).Partition(r.Shard),
-		MaxConcurrent: max(cfg.Load.MaxConcurrent/4, 1),
+		MaxConcurrent: cfg.StreamMaxConcurrent(),
 		LateTolerance: cfg.Load.LateTolerance.Duration,
 		Counted:       u.inWindow,
 		Admit: func(a schedule.Arrival) (func(), bool) {

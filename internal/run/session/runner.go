@@ -115,10 +115,12 @@ type RunResult struct {
 	Ended        time.Time
 	Sessions     schedule.Counts // arrivals due in the measurement window
 	Inbound      schedule.Counts
-	// ClientSends are the population's sent messages (none without it).
-	ClientSends    schedule.Counts
-	SessionsByKind map[workload.SessionKind]int64 // started in the measurement window
-	SessionsFailed int64                          // ended early by an error (measurement window)
+	// ClientSends are the population's sent messages (none without it),
+	// due at ClientSendsPerHour (this shard's share).
+	ClientSends        schedule.Counts
+	ClientSendsPerHour float64
+	SessionsByKind     map[workload.SessionKind]int64 // started in the measurement window
+	SessionsFailed     int64                          // ended early by an error (measurement window)
 	// SessionsLoggedIn connected and logged in (their first step
 	// succeeded); SessionsCompleted ran every step. Measurement window.
 	SessionsLoggedIn, SessionsCompleted int64
