@@ -107,6 +107,11 @@ func buildReport(cfg *workload.Config, plan *workload.Plan, res *session.RunResu
 		}
 		run.Warnings = append(run.Warnings, plural(c.Dropped, "session", "sessions")+" could not start, so the load offered was below the target: "+strings.Join(why, "; "))
 	}
+	for _, st := range run.MailStreams() {
+		if l := run.StreamDropLine(st); l != "" {
+			run.Warnings = append(run.Warnings, l)
+		}
+	}
 	run.Timeline = rec.Timeline()
 	for _, s := range rec.ErrorSamples() {
 		run.Warnings = append(run.Warnings, "error sample: "+s)

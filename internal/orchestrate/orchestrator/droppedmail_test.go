@@ -42,6 +42,9 @@ func TestRunDroppedInboundMail(t *testing.T) {
 		if !slices.Contains(run.Table.Failing, report.DroppedInboundRow) || run.Table.Compliant {
 			t.Errorf("failing %q (compliant %v): want %q", run.Table.Failing, run.Table.Compliant, report.DroppedInboundRow)
 		}
+		if !slices.ContainsFunc(run.Warnings, func(w string) bool { return strings.Contains(w, "inbound messages dropped") }) {
+			t.Errorf("warnings %q lack the dropped inbound mail", run.Warnings)
+		}
 		var buf bytes.Buffer
 		if err := render.WriteText(&buf, run); err != nil {
 			t.Fatal(err)
