@@ -63,6 +63,11 @@ func TestRunWithPopulation(t *testing.T) {
 		if run.Sink.Messages == 0 || run.Sink.Bytes < run.Sink.Messages*64<<10 || run.Sink.Bytes > run.Sink.Messages*(64<<10+4096) {
 			t.Errorf("the sink got %d messages of %d bytes in all: want each of the profiles' 64 KiB", run.Sink.Messages, run.Sink.Bytes)
 		}
+		// The profiles' sent mail is a stream of its own, reported and
+		// counted like the inbound mail: 30 users × 300 a day of an hour.
+		if se := run.Sends; se == nil || se.TargetPerHour != 9000 || se.Scheduled == 0 || se.Started+se.Dropped != se.Scheduled || se.MaxConcurrent != cfg.StreamMaxConcurrent() {
+			t.Errorf("sent mail %+v: want 9,000/hour scheduled and counted, with its cap", se)
+		}
 		if h := run.Headline(); !strings.Contains(h, ": 40 users of the mix (10 spec/spec, 20 busy/desktop, 10 light/phone); ") {
 			t.Errorf("headline %q: want the population's users", h)
 		}
