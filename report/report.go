@@ -382,7 +382,7 @@ func (s InboundSummary) add(o InboundSummary) InboundSummary {
 		DroppedAtCap: s.DroppedAtCap + o.DroppedAtCap, MaxConcurrent: s.MaxConcurrent + o.MaxConcurrent}
 }
 
-// addSends is addSummary for the optional sent-mail streams.
+// addSends adds two shards' sent-mail streams, either of which may be nil.
 func addSends(a, b *InboundSummary) *InboundSummary {
 	switch {
 	case b == nil:
@@ -471,6 +471,27 @@ func (r *Run) MailStreams() []MailStream {
 	return out
 }
 
+// StreamFailing returns the share of a mail stream's arrivals that were
+// dropped, and whether that fails the run (MaxDroppedPercent reached).
+func (r *Run) StreamFailing(st MailStream) (pct float64, failing bool) {
+	pct, ok := st.DroppedPercent()
+	return pct, ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent
+}
+
+// StreamFailingReasons says, for each mail stream that fails the run, why:
+// "Dropped inbound mail: 10.00% of the inbound messages due could not
+// start (must stay below 1%): the load offered was below the target".
+func (r *Run) StreamFailingReasons() []string {
+	var out []string
+	for _, st := range r.MailStreams() {
+		if pct, failing := r.StreamFailing(st); failing {
+			out = append(out, fmt.Sprintf("%s: %.2f%% of the %s due could not start (must stay below %s%%): the load offered was below the target",
+				st.Row, pct, st.What, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
+		}
+	}
+	return out
+}
+
 // DeliveryRow is the name of the delivery-accounting entry in Table.Failing.
 const DeliveryRow = "Delivery accounting"
 
@@ -484,7 +505,7 @@ func (r *Run) Evaluate(rules compliance.Rules) {
 		r.Table.Failing = append(r.Table.Failing, DroppedRow)
 	}
 	for _, st := range r.MailStreams() {
-		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
+		if _, failing := r.StreamFailing(st); failing {
 			r.Table.Compliant = false
 			r.Table.Failing = append(r.Table.Failing, st.Row)
 		}

@@ -331,12 +331,7 @@ func failingReasons(r *report.Run) []string {
 		out = append(out, fmt.Sprintf("%s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target",
 			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
 	}
-	for _, st := range r.MailStreams() {
-		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
-			out = append(out, fmt.Sprintf("%s: %.2f%% of the %s due could not start (must stay below %s%%): the load offered was below the target",
-				st.Row, pct, st.What, compliance.FormatPercentLimit(r.MaxDroppedPercent)))
-		}
-	}
+	out = append(out, r.StreamFailingReasons()...)
 	if r.Delivery != nil {
 		for _, f := range r.Delivery.Failing() {
 			out = append(out, report.DeliveryRow+": "+f)

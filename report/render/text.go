@@ -328,11 +328,8 @@ func writeFailing(bw *bufio.Writer, r *report.Run) {
 		p("  - %s: %.2f%% of the sessions due could not start (must stay below %s%%): the load offered was below the target\n",
 			report.DroppedRow, pct, compliance.FormatPercentLimit(r.MaxDroppedPercent))
 	}
-	for _, st := range r.MailStreams() {
-		if pct, ok := st.DroppedPercent(); ok && r.MaxDroppedPercent > 0 && pct >= r.MaxDroppedPercent {
-			p("  - %s: %.2f%% of the %s due could not start (must stay below %s%%): the load offered was below the target\n",
-				st.Row, pct, st.What, compliance.FormatPercentLimit(r.MaxDroppedPercent))
-		}
+	for _, why := range r.StreamFailingReasons() {
+		p("  - %s\n", why)
 	}
 	if r.Delivery != nil {
 		for _, f := range r.Delivery.Failing() {

@@ -778,7 +778,7 @@ func (s *searcher) classify(p *Probe, c *workload.Config) {
 	// load the server was not offered, as the sessions' are.
 	var droppedMail []string
 	for _, st := range run.MailStreams() {
-		if pct, ok := st.DroppedPercent(); ok && run.MaxDroppedPercent > 0 && pct >= run.MaxDroppedPercent {
+		if _, failing := run.StreamFailing(st); failing {
 			droppedMail = append(droppedMail, run.StreamDropLine(st))
 		}
 	}
