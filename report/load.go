@@ -138,14 +138,20 @@ func (r *Run) DropAttribution() string {
 	}
 	switch r.DropsBy() {
 	case DropsServer:
-		return "the server's: sessions lasted " + fmtSeconds(time.Duration(r.MeanSessionDuration)) + " on average against " +
-			fmtSeconds(time.Duration(r.PlannedSessionDuration)) + " planned"
+		return r.serversSlowdown()
 	case DropsGeneratorCap:
 		return "mailbench's cap, not the server (" + lasted + "; raise load.max_concurrent_sessions)"
 	case DropsPopulation:
 		return "mailbench's population, not the server (" + lasted + "; more users)"
 	}
 	return ""
+}
+
+// serversSlowdown attributes drops to a server that slowed the sessions
+// down (SessionsSlowed), with their measured and planned lengths.
+func (r *Run) serversSlowdown() string {
+	return "the server's: sessions lasted " + fmtSeconds(time.Duration(r.MeanSessionDuration)) + " on average against " +
+		fmtSeconds(time.Duration(r.PlannedSessionDuration)) + " planned"
 }
 
 // DropLine explains the dropped sessions by cause in one line ("" when
@@ -234,8 +240,7 @@ func (r *Run) StreamDropLine(st MailStream) string {
 	}
 	whose := "mailbench's cap, not the server (raise load.max_concurrent_sessions)"
 	if r.SessionsSlowed() {
-		whose = "the server's: sessions lasted " + fmtSeconds(time.Duration(r.MeanSessionDuration)) + " on average against " +
-			fmtSeconds(time.Duration(r.PlannedSessionDuration)) + " planned"
+		whose = r.serversSlowdown()
 	} else if st.DroppedAtCap == 0 {
 		whose = "mailbench's, not the server"
 	}

@@ -238,11 +238,17 @@ type InboundSummary struct {
 // DroppedPercent is the share of the stream's arrivals due in the window
 // that could not start; ok is false when none were due.
 func (s InboundSummary) DroppedPercent() (pct float64, ok bool) {
-	due := s.Started + s.Dropped
+	return droppedShare(s.Started, s.Dropped)
+}
+
+// droppedShare is dropped as a percentage of the arrivals due (started +
+// dropped); ok is false when none were due.
+func droppedShare(started, dropped int64) (pct float64, ok bool) {
+	due := started + dropped
 	if due == 0 {
 		return 0, false
 	}
-	return 100 * float64(s.Dropped) / float64(due), true
+	return 100 * float64(dropped) / float64(due), true
 }
 
 // GeneratorMaxLatePercent is the share of the sessions started in the
@@ -435,11 +441,7 @@ const DroppedRow = "Dropped sessions"
 // DroppedPercent is the share of the sessions due in the measurement window
 // that could not start; ok is false when none were due.
 func (r *Run) DroppedPercent() (pct float64, ok bool) {
-	due := r.SessionsStarted + r.SessionsDropped
-	if due == 0 {
-		return 0, false
-	}
-	return 100 * float64(r.SessionsDropped) / float64(due), true
+	return droppedShare(r.SessionsStarted, r.SessionsDropped)
 }
 
 // DroppedInboundRow and DroppedSendsRow name the mail streams' offered-load
