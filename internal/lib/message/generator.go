@@ -147,28 +147,38 @@ func (g *Generator) Size(env Envelope, size int, variant uint64) int64 {
 	return int64(n + len(b.data))
 }
 
-// Source returns an io.WriterTo for the message, for APIs that take one
-// (e.g. smtpclient.Client.Send). Its Size method reports the exact length.
+// Source returns the message as an io.WriterTo with a Size method, for APIs
+// that take one (e.g. smtpclient.Client.Send), without copying the body:
+// WriteTo writes the header and then the shared pooled body. The header is
+// rendered here, once: neither Size nor WriteTo renders or allocates, so a
+// caller that times the sending of a Source times the writing alone. size
+// must be a bucket (Source panics otherwise).
 func (g *Generator) Source(env Envelope, size int, variant uint64) *Source {
-	g.body(size, variant) // panic early on a bad bucket
-	return &Source{g: g, env: env, size: size, variant: variant}
+	b := g.body(size, variant)
+	hdr := appendHeader(make([]byte, 0, 512+len(env.Subject)+32*len(env.To)), env, b)
+	return &Source{header: hdr, body: b.data}
 }
 
-// Source is one message not yet rendered. See Generator.Source.
+// Source is one message: its rendered header and its pooled body. See
+// Generator.Source. It is immutable and safe for concurrent use.
 type Source struct {
-	g       *Generator
-	env     Envelope
-	size    int
-	variant uint64
+	header []byte
+	body   []byte // shared with the Generator's pool: never written
 }
 
-// WriteTo writes the message to w, see Generator.WriteTo.
+// WriteTo writes the message to w in two writes (header, body) and returns
+// the number of bytes written.
 func (s *Source) WriteTo(w io.Writer) (int64, error) {
-	return s.g.WriteTo(w, s.env, s.size, s.variant)
+	n, err := w.Write(s.header)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := w.Write(s.body)
+	return int64(n + m), err
 }
 
 // Size is the exact length in bytes WriteTo writes.
-func (s *Source) Size() int64 { return s.g.Size(s.env, s.size, s.variant) }
+func (s *Source) Size() int64 { return int64(len(s.header) + len(s.body)) }
 
 // appendHeader renders the per-message header, including the blank line
 // that ends it. It allocates nothing when dst has room.

@@ -143,6 +143,39 @@ func TestSizeWriteToAndSourceAgreeWithMessage(t *testing.T) {
 	}
 }
 
+// A Source is rendered when it is made: sending it (Size, then WriteTo, as
+// smtpclient.Client.Send does inside its timed span) renders nothing and
+// allocates nothing, and the body is the pool's, not a copy.
+func TestSourceRendersOnceAndSharesTheBody(t *testing.T) {
+	g := sharedGen(t, 7)
+	env := envelope(2)
+	size := defaultSizes[len(defaultSizes)-1]
+	src := g.Source(env, size, 1)
+	want := g.Message(env, size, 1)
+	allocs := testing.AllocsPerRun(100, func() {
+		if src.Size() != int64(len(want)) {
+			t.Fatalf("Size = %d, want %d", src.Size(), len(want))
+		}
+		if n, err := src.WriteTo(io.Discard); err != nil || n != int64(len(want)) {
+			t.Fatalf("WriteTo = %d, %v", n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Size and WriteTo allocate %.1f times per message, want 0 (the header rendered again?)", allocs)
+	}
+	if &src.body[0] != &g.body(size, 1).data[0] {
+		t.Error("the Source's body is a copy, not the pooled body")
+	}
+	// What the caller does with its envelope afterwards changes nothing:
+	// the header was rendered when the Source was made.
+	env.To[0] = "someone-else@example.test"
+	var buf bytes.Buffer
+	src.WriteTo(&buf)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Error("Source's bytes differ from Message's made before the envelope changed: the header was rendered late")
+	}
+}
+
 func TestLinesCRLFAndShort(t *testing.T) {
 	g := sharedGen(t, 7)
 	for _, size := range defaultSizes {
@@ -396,6 +429,26 @@ func BenchmarkWriteTo(b *testing.B) {
 			var v uint64
 			for b.Loop() {
 				g.WriteTo(io.Discard, env, size, v)
+				v++
+			}
+		})
+	}
+}
+
+// BenchmarkSource is what sending a message costs the generator: Source,
+// then Size and WriteTo, as a session submits (internal/run/session).
+func BenchmarkSource(b *testing.B) {
+	g := sharedGen(b, 1)
+	env := envelope(2)
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			var v uint64
+			for b.Loop() {
+				src := g.Source(env, size, v)
+				_ = src.Size()
+				src.WriteTo(io.Discard)
 				v++
 			}
 		})

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
 	"time"
@@ -36,15 +35,15 @@ func (e *sessionEnv) submit(ctx context.Context, sc smtpclient.Config, env822 me
 	}
 	defer c.Close()
 	env822.Sent = time.Now()
-	msg := e.gen.Message(env822, size, variant)
-	res, err := c.Send(ctx, env822.From, env822.To, bytes.NewReader(msg))
+	msg := e.gen.Source(env822, size, variant) // rendered outside Send's timed span, the body not copied
+	res, err := c.Send(ctx, env822.From, env822.To, msg)
 	if err != nil {
 		if e.onRejected != nil && measure.Classify(err) == measure.Protocol {
 			e.onRejected()
 		}
 		return err
 	}
-	e.accepted(env822.ID, time.Now(), int64(len(msg)), res.Accepted)
+	e.accepted(env822.ID, time.Now(), msg.Size(), res.Accepted)
 	_ = c.Quit(ctx)
 	return nil
 }

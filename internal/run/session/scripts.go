@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -371,15 +370,17 @@ func (s *script) smtpConnect(ctx context.Context) error {
 func (s *script) smtpData(ctx context.Context) error {
 	e, c := s.env, s.smtp
 	s.env822.Sent = time.Now()
-	msg := e.gen.Message(s.env822, s.size, s.variant)
-	res, err := c.Send(ctx, s.env822.From, s.env822.To, bytes.NewReader(msg))
+	// The header rendered now, outside Send's timed span; the body is the
+	// generator's pooled one, written as is (no copy of the message).
+	msg := e.gen.Source(s.env822, s.size, s.variant)
+	res, err := c.Send(ctx, s.env822.From, s.env822.To, msg)
 	if err != nil {
 		if e.onRejected != nil && measure.Classify(err) == measure.Protocol {
 			e.onRejected()
 		}
 		return err
 	}
-	e.accepted(s.env822.ID, time.Now(), int64(len(msg)), res.Accepted)
+	e.accepted(s.env822.ID, time.Now(), msg.Size(), res.Accepted)
 	_ = c.Quit(ctx)
 	c.Close()
 	s.smtp = nil
