@@ -1,6 +1,7 @@
 package imapclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/mailbench/mailbench/delivery"
 	imap "github.com/mailbench/mailbench/internal/goimap"
 
+	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/lib/msgsum"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -489,5 +491,44 @@ func TestHiddenCapabilityIsInsideConnect(t *testing.T) {
 	}
 	if want := []string{"CAPABILITY", "LOGIN", "CAPABILITY"}; !slices.Equal(verbs, want) {
 		t.Errorf("commands during Connect %q, want %q", verbs, want)
+	}
+}
+
+// AppendFrom sends a generated message's Source as the literal: the server
+// stores exactly Source's bytes (its size, its id, its body's sum). A
+// writer whose bytes do not match the size it declared fails the command
+// instead of hanging the run.
+func TestAppendFromSource(t *testing.T) {
+	mt := startMem(t, 0)
+	cfg := Config{Address: mt.addr, Timeout: time.Second}
+	c, err := Connect(context.Background(), cfg, testUser, testPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gen, err := message.NewGenerator(3, []int{4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := message.Envelope{ID: "append-from-1", From: "a@example.test", To: []string{"b@example.test"}, Subject: "s", Sent: time.Date(2026, 12, 6, 1, 2, 3, 0, time.UTC)}
+	src := gen.Source(env, 4096, 1)
+	if _, err := c.AppendFrom(context.Background(), "Sent", src, src.Size(), []string{`\Seen`}, env.Sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SelectFolder(context.Background(), "Sent"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.FetchBody(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gen.Message(env, 4096, 1)
+	if got.Size != int64(len(want)) || got.ID != env.ID || got.Sum == "" || got.Sum != got.BodySum {
+		t.Errorf("stored message: %+v; want %d bytes, id %s, its stamped sum equal to its body's", got, len(want), env.ID)
+	}
+
+	short := bytes.NewReader([]byte("Subject: short\r\n\r\nx\r\n"))
+	if _, err := c.AppendFrom(context.Background(), "Sent", short, 100, nil, time.Time{}); err == nil {
+		t.Error("AppendFrom with a writer 79 bytes short of its size succeeded")
 	}
 }

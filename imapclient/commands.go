@@ -549,14 +549,24 @@ func (c *Client) Expunge(ctx context.Context) error {
 // literal, timed as "IMAP APPEND". It returns the new UID when the server
 // reports APPENDUID (UIDPLUS), else 0. A zero t sends no date.
 func (c *Client) Append(ctx context.Context, mailbox string, msg []byte, flags []string, t time.Time) (uint32, error) {
+	return c.AppendFrom(ctx, mailbox, bytes.NewReader(msg), int64(len(msg)), flags, t)
+}
+
+// AppendFrom is Append with the literal written by msg.WriteTo, which must
+// write exactly size bytes (a generated message's Source writes its header
+// and its shared body without a copy of the whole message). A msg that
+// writes more or fewer bytes fails the command, at the latest at the
+// operation's deadline (the server still waits for the literal), and leaves
+// the connection unusable.
+func (c *Client) AppendFrom(ctx context.Context, mailbox string, msg io.WriterTo, size int64, flags []string, t time.Time) (uint32, error) {
 	var uid uint32
 	err := c.do(ctx, measure.IMAPAppend, "APPEND", func() error {
 		opts := &imap.AppendOptions{Time: t}
 		for _, f := range flags {
 			opts.Flags = append(opts.Flags, imap.Flag(f))
 		}
-		cmd := c.lib.Append(mailbox, int64(len(msg)), opts)
-		_, werr := cmd.Write(msg)
+		cmd := c.lib.Append(mailbox, size, opts)
+		_, werr := msg.WriteTo(cmd) // go-imap fails a literal written too long or too short
 		cerr := cmd.Close()
 		data, err := cmd.Wait()
 		if err != nil {

@@ -208,8 +208,8 @@ func (s *script) do(ctx context.Context, f measure.Function) error {
 		return err
 	case measure.IMAPAppend:
 		// The copy to Sent, as a mail client saves what it sent.
-		msg := e.gen.Message(s.env822, s.size, s.variant)
-		_, err := s.imap.Append(ctx, e.cfg.Mailboxes.Sent, msg, []string{`\Seen`}, s.env822.Sent)
+		msg := e.gen.Source(s.env822, s.size, s.variant) // no copy of the message; rendered before the timed span
+		_, err := s.imap.AppendFrom(ctx, e.cfg.Mailboxes.Sent, msg, msg.Size(), []string{`\Seen`}, s.env822.Sent)
 		return err
 	case measure.SMTPConnect:
 		return s.smtpConnect(ctx)
