@@ -420,24 +420,24 @@ func BenchmarkMessage(b *testing.B) {
 }
 
 func BenchmarkWriteTo(b *testing.B) {
-	g := sharedGen(b, 1)
-	env := envelope(2)
-	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
-		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(size))
-			var v uint64
-			for b.Loop() {
-				g.WriteTo(io.Discard, env, size, v)
-				v++
-			}
-		})
-	}
+	benchEachSize(b, func(g *Generator, env Envelope, size int, v uint64) {
+		g.WriteTo(io.Discard, env, size, v)
+	})
 }
 
 // BenchmarkSource is what sending a message costs the generator: Source,
 // then Size and WriteTo, as a session submits (internal/run/session).
 func BenchmarkSource(b *testing.B) {
+	benchEachSize(b, func(g *Generator, env Envelope, size int, v uint64) {
+		src := g.Source(env, size, v)
+		_ = src.Size()
+		src.WriteTo(io.Discard)
+	})
+}
+
+// benchEachSize runs send once per iteration for a 1 KiB, a 64 KiB and a
+// 1 MiB bucket, the variant counting up.
+func benchEachSize(b *testing.B, send func(g *Generator, env Envelope, size int, v uint64)) {
 	g := sharedGen(b, 1)
 	env := envelope(2)
 	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
@@ -446,9 +446,7 @@ func BenchmarkSource(b *testing.B) {
 			b.SetBytes(int64(size))
 			var v uint64
 			for b.Loop() {
-				src := g.Source(env, size, v)
-				_ = src.Size()
-				src.WriteTo(io.Discard)
+				send(g, env, size, v)
 				v++
 			}
 		})
