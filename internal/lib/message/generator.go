@@ -9,7 +9,6 @@ import (
 	"mime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	gomessage "github.com/emersion/go-message"
@@ -114,37 +113,6 @@ func (g *Generator) Message(env Envelope, size int, variant uint64) []byte {
 	buf := make([]byte, 0, 512+len(env.Subject)+32*len(env.To)+len(b.data))
 	buf = appendHeader(buf, env, b)
 	return append(buf, b.data...)
-}
-
-var headerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// WriteTo writes the message to w without copying the body: the header is
-// rendered into a pooled buffer and the shared body is written as is.
-// It returns the number of bytes written. size must be a bucket.
-func (g *Generator) WriteTo(w io.Writer, env Envelope, size int, variant uint64) (int64, error) {
-	b := g.body(size, variant)
-	hp := headerBufs.Get().(*[]byte)
-	h := appendHeader((*hp)[:0], env, b)
-	n, err := w.Write(h)
-	*hp = h
-	headerBufs.Put(hp)
-	if err != nil {
-		return int64(n), err
-	}
-	m, err := w.Write(b.data)
-	return int64(n + m), err
-}
-
-// Size returns the exact length of the message Message would return, as
-// needed for an IMAP APPEND literal. size must be a bucket.
-func (g *Generator) Size(env Envelope, size int, variant uint64) int64 {
-	b := g.body(size, variant)
-	hp := headerBufs.Get().(*[]byte)
-	h := appendHeader((*hp)[:0], env, b)
-	n := len(h)
-	*hp = h
-	headerBufs.Put(hp)
-	return int64(n + len(b.data))
 }
 
 // Source returns the message as an io.WriterTo with a Size method, for APIs
