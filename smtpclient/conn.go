@@ -41,6 +41,16 @@ func (c *limitConn) setLimit(t time.Time) {
 	c.apply(t)
 }
 
+// endLimit lifts the clamp without touching the deadline in force: no
+// read or write happens between operations, and the next operation's
+// setLimit replaces it (one SetDeadline an operation instead of two, each
+// a trip through the runtime's timers).
+func (c *limitConn) endLimit() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.limit = time.Time{}
+}
+
 // apply sets t as the read and write deadline unless it is in force.
 // c.mu is held.
 func (c *limitConn) apply(t time.Time) error {
