@@ -144,14 +144,16 @@ type op struct {
 	wd       *watchdog // nil until guard
 }
 
-// newOp is small enough to inline, so that an op need not be allocated.
-func newOp(ctx context.Context, timeout time.Duration) *op {
-	return &op{ctx: ctx, deadline: opDeadline(ctx, timeout)}
+// newOp starts an operation that started at now (the caller's clock read,
+// shared with its observation). It is small enough to inline, so that an
+// op need not be allocated.
+func newOp(ctx context.Context, now time.Time, timeout time.Duration) *op {
+	return &op{ctx: ctx, deadline: opDeadline(ctx, now, timeout)}
 }
 
 // opDeadline is timeout from now, or ctx's deadline when that is earlier.
-func opDeadline(ctx context.Context, timeout time.Duration) time.Time {
-	t := time.Now().Add(timeout)
+func opDeadline(ctx context.Context, now time.Time, timeout time.Duration) time.Time {
+	t := now.Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(t) {
 		return d
 	}
@@ -388,7 +390,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		c.observer = measure.Discard
 	}
 	start := time.Now()
-	err := c.scrub(c.connect(ctx))
+	err := c.scrub(c.connect(ctx, start))
 	obs := measure.Observation{
 		Function: measure.SMTPConnect, Start: start, Duration: time.Since(start),
 		Class: measure.Classify(err), Err: err,
@@ -414,9 +416,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 // out (replay) before connect returns them.
 var bannerReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
-func (c *Client) connect(ctx context.Context) error {
+func (c *Client) connect(ctx context.Context, start time.Time) error {
 	cfg := &c.cfg
-	o := newOp(ctx, cfg.Timeout)
+	o := newOp(ctx, start, cfg.Timeout)
 	defer o.done()
 
 	t := time.Now()
@@ -492,8 +494,11 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 
 	c.sc = smtp.NewClient(&replayConn{Conn: netConn, prefix: replay})
-	c.sc.CommandTimeout = cfg.Timeout
-	c.sc.SubmissionTimeout = cfg.Timeout
+	// No deadlines of go-smtp's own: every operation's deadline is on the
+	// connection already (guard), so go-smtp's set and clear per command
+	// would only be clamped to it (caller-deadline.patch, PATCHES.md).
+	c.sc.CommandTimeout = 0
+	c.sc.SubmissionTimeout = 0
 	t = time.Now()
 	if err := c.sc.Hello(cfg.HeloName); err != nil {
 		return c.wrap(o, "EHLO", err)
@@ -623,14 +628,14 @@ func (c *Client) Send(ctx context.Context, from string, to []string, msg io.Writ
 		return SendResult{}, errors.New("smtpclient: no recipients")
 	}
 	start := time.Now()
-	res, end, err := c.send(ctx, from, to, msg)
+	res, end, err := c.send(ctx, start, from, to, msg)
 	err = c.scrub(err)
 	c.observe(measure.SMTPData, start, end.Sub(start), err)
 	return res, err
 }
 
-func (c *Client) send(ctx context.Context, from string, to []string, msg io.WriterTo) (res SendResult, end time.Time, err error) {
-	o := newOp(ctx, c.cfg.Timeout)
+func (c *Client) send(ctx context.Context, start time.Time, from string, to []string, msg io.WriterTo) (res SendResult, end time.Time, err error) {
+	o := newOp(ctx, start, c.cfg.Timeout)
 	o.guard(&c.wd, c.conn)
 	defer o.done()
 
@@ -708,7 +713,7 @@ func (c *Client) Quit(ctx context.Context) error {
 		c.Close()
 		return nil
 	}
-	o := newOp(ctx, c.cfg.Timeout)
+	o := newOp(ctx, time.Now(), c.cfg.Timeout)
 	o.guard(&c.wd, c.conn)
 	err := c.sc.Quit()
 	o.done()

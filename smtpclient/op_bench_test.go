@@ -35,7 +35,7 @@ func BenchmarkOpWatchdog(b *testing.B) {
 	defer wd.release()
 	b.ReportAllocs()
 	for b.Loop() {
-		o := newOp(ctx, 30*time.Second)
+		o := newOp(ctx, time.Now(), 30*time.Second)
 		o.guard(&wd, conn)
 		o.done()
 	}

@@ -189,7 +189,7 @@ func TestScrubChains(t *testing.T) {
 				t.Errorf("text %q: no [redacted] mark", got)
 			}
 			// wrap, which every failure of the client goes through, too.
-			wrapped := c.wrap(newOp(context.Background(), time.Minute), "AUTH", tt.err)
+			wrapped := c.wrap(newOp(context.Background(), time.Now(), time.Minute), "AUTH", tt.err)
 			testutil.CheckNoSecret(t, wrapped, nil, testUser, pw)
 			if measure.Classify(wrapped) != measure.Classify(tt.err) {
 				t.Errorf("wrapped: class %q, want %q", measure.Classify(wrapped), measure.Classify(tt.err))

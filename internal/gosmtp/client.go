@@ -39,8 +39,10 @@ type Client struct {
 	rcpts      []string          // recipients accumulated for the current transaction
 
 	// Time to wait for command responses (this includes 3xx reply to DATA).
+	// Zero: the client sets no deadline, the caller's stands (mailbench
+	// patch, caller-deadline.patch).
 	CommandTimeout time.Duration
-	// Time to wait for responses after final dot.
+	// Time to wait for responses after final dot. Zero: as CommandTimeout.
 	SubmissionTimeout time.Duration
 
 	// Logger for all network activity.
@@ -270,14 +272,34 @@ func (c *Client) Close() error {
 	return c.conn.Close() // mailbench patch (client-buffers.patch): c.text has no closer
 }
 
+// setTimeout sets the connection's deadline d from now; a d of zero or
+// less sets none, and clearTimeout then clears none: the connection's
+// deadline stays as its owner set it (mailbench patch,
+// caller-deadline.patch). A caller that bounds each of its operations
+// itself, as mailbench's smtpclient does, spares a clock read and two
+// deadline calls per command. Upstream, a zero timeout meant a deadline
+// of now: every command failed at once.
+func (c *Client) setTimeout(d time.Duration) {
+	if d > 0 {
+		c.conn.SetDeadline(time.Now().Add(d))
+	}
+}
+
+// clearTimeout clears the deadline setTimeout(d) set, if it set one.
+func (c *Client) clearTimeout(d time.Duration) {
+	if d > 0 {
+		c.conn.SetDeadline(time.Time{})
+	}
+}
+
 func (c *Client) greet() error {
 	if c.didGreet {
 		return c.greetError
 	}
 
 	// Initial greeting timeout. RFC 5321 recommends 5 minutes.
-	c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
-	defer c.conn.SetDeadline(time.Time{})
+	c.setTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
+	defer c.clearTimeout(c.CommandTimeout)
 
 	c.didGreet = true
 	_, _, err := c.readResponse(220)
@@ -341,8 +363,8 @@ func (c *Client) readResponse(expectCode int) (int, string, error) {
 // cmd is a convenience function that sends a command and returns the response
 // textproto.Error returned by c.text.ReadResponse is converted into SMTPError.
 func (c *Client) cmd(expectCode int, format string, args ...interface{}) (int, string, error) {
-	c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
-	defer c.conn.SetDeadline(time.Time{})
+	c.setTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
+	defer c.clearTimeout(c.CommandTimeout)
 
 	id, err := c.text.Cmd(format, args...)
 	if err != nil {
@@ -713,8 +735,8 @@ func (cmd *DataCommand) CloseWithResponse() (*DataResponse, error) {
 		return nil, err
 	}
 
-	cmd.client.conn.SetDeadline(time.Now().Add(cmd.client.SubmissionTimeout))
-	defer cmd.client.conn.SetDeadline(time.Time{})
+	cmd.client.setTimeout(cmd.client.SubmissionTimeout) // mailbench patch (caller-deadline.patch)
+	defer cmd.client.clearTimeout(cmd.client.SubmissionTimeout)
 
 	_, msg, err := cmd.client.readResponse(250)
 	if err != nil {
@@ -738,8 +760,8 @@ func (cmd *DataCommand) CloseWithLMTPResponse() (map[string]*DataResponse, error
 		return nil, err
 	}
 
-	cmd.client.conn.SetDeadline(time.Now().Add(cmd.client.SubmissionTimeout))
-	defer cmd.client.conn.SetDeadline(time.Time{})
+	cmd.client.setTimeout(cmd.client.SubmissionTimeout) // mailbench patch (caller-deadline.patch)
+	defer cmd.client.clearTimeout(cmd.client.SubmissionTimeout)
 
 	resp := make(map[string]*DataResponse, len(cmd.client.rcpts))
 	lmtpErr := make(LMTPDataError, len(cmd.client.rcpts))
@@ -863,8 +885,8 @@ func (c *Client) MailRcptData(from string, opts *MailOptions, to []string, rcptO
 	}
 	lines = append(lines, "DATA")
 
-	defer c.conn.SetDeadline(time.Time{})
-	c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
+	defer c.clearTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
+	c.setTimeout(c.CommandTimeout)
 	w := c.text.Writer.W
 	for _, line := range lines {
 		w.WriteString(line)
@@ -875,7 +897,7 @@ func (c *Client) MailRcptData(from string, opts *MailOptions, to []string, rcptO
 	}
 	c.rcpts = nil
 	read := func(expectCode int) error {
-		c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
+		c.setTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
 		_, _, err := c.readResponse(expectCode)
 		return err
 	}
@@ -956,7 +978,7 @@ func (c *Client) mailRcptDataInTurn(lines []string, to []string, rcptErrs []erro
 // endEmptyData ends a DATA that was accepted with nothing to send, and
 // reads the reply to it, whatever it is.
 func (c *Client) endEmptyData() error {
-	c.conn.SetDeadline(time.Now().Add(c.CommandTimeout))
+	c.setTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
 	w := c.text.Writer.W
 	w.WriteString(".\r\n")
 	if err := w.Flush(); err != nil {
