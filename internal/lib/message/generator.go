@@ -9,6 +9,7 @@ import (
 	"mime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomessage "github.com/emersion/go-message"
@@ -156,7 +157,7 @@ func appendHeader(dst []byte, env Envelope, b *body) []byte {
 	// go-imap runs on the Date of every ENVELOPE the generator fetches,
 	// tries its 24 layouts without one first, and each failed time.Parse
 	// allocates an error (3 allocations); "2 Jan 2006 …" is its first layout.
-	dst = env.Sent.UTC().AppendFormat(dst, "2 Jan 2006 15:04:05 -0700")
+	dst = appendDate(dst, env.Sent)
 	dst = append(dst, "\r\nFrom: "...)
 	dst = appendClean(dst, env.From)
 	dst = append(dst, "\r\nTo: "...)
@@ -188,6 +189,34 @@ func appendHeader(dst []byte, env Envelope, b *body) []byte {
 	dst = append(dst, "\r\n"+HeaderSum+": "...)
 	dst = append(dst, b.sum...)
 	return append(dst, "\r\n\r\n"...)
+}
+
+// dateLayout is the Date field's layout (see appendHeader).
+const dateLayout = "2 Jan 2006 15:04:05 -0700"
+
+// dateText is the Date field's text for one second, UTC.
+type dateText struct {
+	unix int64
+	text []byte // never written after it is stored
+}
+
+// lastDate is the Date text of the second a message was last made in.
+// Sessions make many messages a second, and the layout formatter was a
+// quarter of what rendering a header cost (time.Time.AppendFormat, 3.5% of
+// bench/submit's user time).
+var lastDate atomic.Pointer[dateText]
+
+// appendDate appends t as the Date field's value: t.UTC() in dateLayout,
+// as AppendFormat gives it.
+func appendDate(dst []byte, t time.Time) []byte {
+	u := t.UTC()
+	unix := u.Unix()
+	if d := lastDate.Load(); d != nil && d.unix == unix {
+		return append(dst, d.text...)
+	}
+	d := &dateText{unix: unix, text: u.AppendFormat(nil, dateLayout)}
+	lastDate.Store(d)
+	return append(dst, d.text...)
 }
 
 // appendClean appends s with CR, LF and other control characters replaced

@@ -435,3 +435,46 @@ func BenchmarkSource(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendDateMatchesAppendFormat: the cached Date text is AppendFormat's,
+// for times in the same second and the next, in other zones, before 1970,
+// and from goroutines at once.
+func TestAppendDateMatchesAppendFormat(t *testing.T) {
+	base := time.Date(2026, 12, 6, 23, 59, 58, 999_999_000, time.UTC)
+	paris := time.FixedZone("CET", 3600)
+	times := []time.Time{
+		base, base.Add(500), base.Add(1001), base.Add(time.Second), base.Add(-time.Second),
+		base.In(paris), base.Add(2 * time.Second).In(paris),
+		time.Date(1969, 12, 31, 23, 59, 59, 500, time.UTC), time.Unix(0, 0), time.Unix(-1, 999_999_999),
+		time.Date(9999, 1, 2, 3, 4, 5, 6, time.UTC),
+	}
+	check := func(tm time.Time) error {
+		got := string(appendDate([]byte("x"), tm))
+		if want := "x" + tm.UTC().Format(dateLayout); got != want {
+			return fmt.Errorf("appendDate(%v) = %q, want %q", tm, got, want)
+		}
+		return nil
+	}
+	for _, tm := range times {
+		if err := check(tm); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				if err := check(base.Add(time.Duration(g*7+i) * 300 * time.Millisecond)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
