@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailbench/mailbench/delivery"
+	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 	"github.com/mailbench/mailbench/internal/lib/message"
 	"github.com/mailbench/mailbench/internal/testing/testutil"
 	"github.com/mailbench/mailbench/measure"
@@ -501,3 +502,7 @@ func TestFirstExchangeNoStall(t *testing.T) {
 // stallBound separates a delayed-ACK stall (40 ms at least on Linux) from
 // a loopback exchange (well under 2 ms unloaded).
 const stallBound = 20 * time.Millisecond
+
+// Send's DATA writer takes a generated body as is (message.Source checks
+// for this interface; without it every body would be scanned again).
+var _ message.AsIsWriter = (*smtp.DataCommand)(nil)

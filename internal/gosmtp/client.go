@@ -711,6 +711,19 @@ func (cmd *DataCommand) Write(b []byte) (int, error) {
 	return cmd.wc.Write(b)
 }
 
+// WriteAsIs writes b, which the caller guarantees Write would send
+// unchanged: every line in it ends in CRLF (no bare CR or LF), none begins
+// with ".", and b ends at a line end. It sends the same bytes as Write
+// without scanning them for dot-stuffing (mailbench patch, as-is.patch): a
+// generated message's body, checked once when it was built, is sent as is.
+// After a CR that Write has not yet seen the end of, it is Write.
+func (cmd *DataCommand) WriteAsIs(b []byte) (int, error) {
+	if d, ok := cmd.wc.(*dotWriter); ok {
+		return d.writeAsIs(b)
+	}
+	return cmd.wc.Write(b)
+}
+
 // Close implements io.Closer.
 func (cmd *DataCommand) Close() error {
 	var err error

@@ -78,6 +78,30 @@ func (d *dotWriter) Write(b []byte) (n int, err error) {
 	return n, nil
 }
 
+// writeAsIs writes b as it is (mailbench patch, as-is.patch). For b as
+// DataCommand.WriteAsIs's caller guarantees it (CRLF line ends only, no
+// line beginning with ".", ending at a line end), Write would write the
+// same bytes and end at the start of a line, as this does, except after a
+// CR: the state machine takes a CR that follows a CR as text, and the LF
+// after it as a bare LF (writing CR CR LF for it). There it is Write.
+func (d *dotWriter) writeAsIs(b []byte) (int, error) {
+	if d.state == dotCR {
+		return d.Write(b)
+	}
+	n, err := d.w.W.Write(b)
+	if n > 0 { // all of b, or as much as a failed write took
+		switch b[n-1] {
+		case '\n':
+			d.state = dotBeginLine
+		case '\r':
+			d.state = dotCR
+		default:
+			d.state = dotData
+		}
+	}
+	return n, err
+}
+
 // writeByte is one step of textproto's dotWriter state machine.
 func (d *dotWriter) writeByte(bw *bufio.Writer, c byte) error {
 	switch d.state {

@@ -50,6 +50,34 @@ type body struct {
 	contentFields []byte // the body's Content-* header fields, CRLF-terminated
 	data          []byte // everything after the header/body blank line
 	sum           []byte // msgsum.BodySum(data)
+	asIs          bool   // sentAsIs(data): SMTP's DATA sends data unchanged
+}
+
+// sentAsIs reports whether SMTP's DATA sends data unchanged: every line
+// ends in CRLF (no bare CR or LF), no line begins with "." (nothing to
+// dot-stuff), and data ends at a line end.
+func sentAsIs(data []byte) bool {
+	for len(data) > 0 {
+		if data[0] == '.' {
+			return false
+		}
+		lf := bytes.IndexByte(data, '\n')
+		if lf < 1 || data[lf-1] != '\r' || bytes.IndexByte(data[:lf-1], '\r') >= 0 {
+			return false
+		}
+		data = data[lf+1:]
+	}
+	return true
+}
+
+// AsIsWriter is a writer that can take bytes it would send unchanged
+// without looking at them: SMTP's DATA writer (smtp.DataCommand, which
+// otherwise scans every line for dot-stuffing). WriteAsIs's caller
+// guarantees that b's lines all end in CRLF, none begins with ".", and b
+// ends at a line end.
+type AsIsWriter interface {
+	io.Writer
+	WriteAsIs(b []byte) (int, error)
 }
 
 // Generator renders test messages from a pool of pre-built bodies. It is
@@ -125,24 +153,32 @@ func (g *Generator) Message(env Envelope, size int, variant uint64) []byte {
 func (g *Generator) Source(env Envelope, size int, variant uint64) *Source {
 	b := g.body(size, variant)
 	hdr := appendHeader(make([]byte, 0, 512+len(env.Subject)+32*len(env.To)), env, b)
-	return &Source{header: hdr, body: b.data}
+	return &Source{header: hdr, body: b.data, bodyAsIs: b.asIs}
 }
 
 // Source is one message: its rendered header and its pooled body. See
 // Generator.Source. It is immutable and safe for concurrent use.
 type Source struct {
-	header []byte
-	body   []byte // shared with the Generator's pool: never written
+	header   []byte
+	body     []byte // shared with the Generator's pool: never written
+	bodyAsIs bool   // the pooled body's asIs
 }
 
 // WriteTo writes the message to w in two writes (header, body) and returns
-// the number of bytes written.
+// the number of bytes written. To an AsIsWriter it writes the body with
+// WriteAsIs when the body qualifies (checked once, when the pool was
+// built): SMTP's DATA then copies it without scanning it.
 func (s *Source) WriteTo(w io.Writer) (int64, error) {
 	n, err := w.Write(s.header)
 	if err != nil {
 		return int64(n), err
 	}
-	m, err := w.Write(s.body)
+	var m int
+	if aw, ok := w.(AsIsWriter); ok && s.bodyAsIs {
+		m, err = aw.WriteAsIs(s.body)
+	} else {
+		m, err = w.Write(s.body)
+	}
 	return int64(n + m), err
 }
 
@@ -340,7 +376,7 @@ func buildBody(seed int64, size, variant int) (*body, error) {
 			fields = append(fields, f...)
 		}
 	}
-	return &body{contentFields: fields, data: data, sum: []byte(msgsum.BodySum(data))}, nil
+	return &body{contentFields: fields, data: data, sum: []byte(msgsum.BodySum(data)), asIs: sentAsIs(data)}, nil
 }
 
 // splitFields splits a raw header (without the final blank line) into

@@ -478,3 +478,86 @@ func TestAppendDateMatchesAppendFormat(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestSentAsIs(t *testing.T) {
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{"", true},
+		{"\r\n", true},
+		{"a line\r\nanother\r\n\r\n", true},
+		{"a.b\r\n x\r\n", true},
+		{".starts with a dot\r\n", false},
+		{"ok\r\n.then a dot\r\n", false},
+		{"bare LF\n", false},
+		{"ok\r\nbare LF\n", false},
+		{"bare CR\r in a line\r\n", false},
+		{"CR CR LF\r\r\n", false},
+		{"no line end", false},
+		{"ok\r\nno line end", false},
+		{"\n", false},
+	}
+	for _, tt := range tests {
+		if got := sentAsIs([]byte(tt.data)); got != tt.want {
+			t.Errorf("sentAsIs(%q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+}
+
+// asIsRecorder is an AsIsWriter that records which method got which bytes.
+type asIsRecorder struct {
+	bytes.Buffer
+	calls []string
+}
+
+func (r *asIsRecorder) Write(p []byte) (int, error) {
+	r.calls = append(r.calls, fmt.Sprintf("Write %d", len(p)))
+	return r.Buffer.Write(p)
+}
+
+func (r *asIsRecorder) WriteAsIs(p []byte) (int, error) {
+	r.calls = append(r.calls, fmt.Sprintf("WriteAsIs %d", len(p)))
+	return r.Buffer.Write(p)
+}
+
+// TestSourceWritesPooledBodiesAsIs: every pooled body, plain and multipart,
+// qualifies for WriteAsIs (the DATA writer's fast path is the one a run
+// takes), a Source gives its body to WriteAsIs and its header to Write, and
+// the bytes are the message's.
+func TestSourceWritesPooledBodiesAsIs(t *testing.T) {
+	sizes := []int{1 << 10, 5 << 10, MultipartThreshold, 64 << 10}
+	gen, err := NewGenerator(3, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Envelope{ID: "id1", From: "a@x.test", To: []string{"b@x.test"}, Subject: "s", Sent: time.Unix(1_800_000_000, 0)}
+	for _, size := range sizes {
+		for v := range uint64(VariantsPerSize) {
+			if b := gen.body(size, v); !b.asIs {
+				t.Errorf("size %d variant %d: body not sent as is", size, v)
+			}
+			src := gen.Source(env, size, v)
+			var rec asIsRecorder
+			if _, err := src.WriteTo(&rec); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{fmt.Sprintf("Write %d", len(src.header)), fmt.Sprintf("WriteAsIs %d", len(src.body))}
+			if fmt.Sprint(rec.calls) != fmt.Sprint(want) {
+				t.Errorf("size %d variant %d: calls %v, want %v", size, v, rec.calls, want)
+			}
+			if !bytes.Equal(rec.Bytes(), gen.Message(env, size, v)) {
+				t.Errorf("size %d variant %d: bytes differ from Message", size, v)
+			}
+		}
+	}
+	// A body that does not qualify goes through Write.
+	src := &Source{header: []byte("H: 1\r\n\r\n"), body: []byte(".dot\r\n"), bodyAsIs: sentAsIs([]byte(".dot\r\n"))}
+	var rec asIsRecorder
+	if _, err := src.WriteTo(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rec.calls) != "[Write 8 Write 6]" {
+		t.Errorf("a body with a leading dot: calls %v, want two Writes", rec.calls)
+	}
+}
