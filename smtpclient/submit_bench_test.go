@@ -16,23 +16,7 @@ import (
 // message to one recipient, Quit. The sink runs in the same process, so
 // ns/op and allocs/op include its share.
 func BenchmarkSubmitToSink(b *testing.B) {
-	sink, err := smtpsink.New(smtpsink.Options{Addr: "127.0.0.1:0", ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sink.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		sink.Close()
-		if err := sink.Wait(); err != nil {
-			b.Errorf("sink: %v", err)
-		}
-	}()
-	gen, err := message.NewGenerator(1, []int{4 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sink, gen := startBenchSink(b)
 	const from, to = "user1@example.test", "someone@remote.test"
 	cfg := Config{Address: sink.Addr().String(), Timeout: 5 * time.Second, Observer: measure.Discard}
 	env := message.Envelope{From: from, To: []string{to}, Subject: "benchmark", Sent: time.Now()}
@@ -73,23 +57,7 @@ func BenchmarkSubmitToSink(b *testing.B) {
 // so ns/op and allocs/op include its share; a memory profile tells the
 // client's own (go test -bench SendKeep -memprofile).
 func BenchmarkSendKeep(b *testing.B) {
-	sink, err := smtpsink.New(smtpsink.Options{Addr: "127.0.0.1:0", ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sink.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		sink.Close()
-		if err := sink.Wait(); err != nil {
-			b.Errorf("sink: %v", err)
-		}
-	}()
-	gen, err := message.NewGenerator(1, []int{4 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sink, gen := startBenchSink(b)
 	const from, to = "user1@example.test", "someone@remote.test"
 	cfg := Config{Address: sink.Addr().String(), Timeout: 5 * time.Second, Observer: measure.Discard}
 	env := message.Envelope{From: from, To: []string{to}, Subject: "benchmark", Sent: time.Now()}
@@ -119,4 +87,27 @@ func BenchmarkSendKeep(b *testing.B) {
 	if got := sink.Counts().Messages - start; got != int64(seq) {
 		b.Fatalf("sink accepted %d messages, want %d", got, seq)
 	}
+}
+
+// startBenchSink starts an smtpsink on 127.0.0.1, stopped when b ends, and
+// a generator of 4 KiB messages.
+func startBenchSink(b *testing.B) (*smtpsink.Sink, *message.Generator) {
+	sink, err := smtpsink.New(smtpsink.Options{Addr: "127.0.0.1:0", ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sink.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		sink.Close()
+		if err := sink.Wait(); err != nil {
+			b.Errorf("sink: %v", err)
+		}
+	})
+	gen, err := message.NewGenerator(1, []int{4 << 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sink, gen
 }

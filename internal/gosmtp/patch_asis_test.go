@@ -80,39 +80,14 @@ func TestPatchWriteAsIsSameAsWrite(t *testing.T) {
 func TestPatchWriteAsIsOnTheWire(t *testing.T) {
 	header := []byte("Subject: x\r\n\r\n")
 	body := []byte(strings.Repeat("a line of the body\r\n", 100))
-	send := func(asIs bool) []byte {
-		conn := &scriptConn{replies: strings.NewReader("220 hi\r\n250-x\r\n250 SIZE\r\n250 ok\r\n250 ok\r\n354 go\r\n250 queued\r\n")}
-		c := NewClient(conn)
-		if err := c.Hello("client.test"); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Mail("a@x.test", nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Rcpt("b@x.test", nil); err != nil {
-			t.Fatal(err)
-		}
-		w, err := c.Data()
-		if err != nil {
-			t.Fatal(err)
-		}
+	_, plain := sendScripted(t, append(header, body...), 0)
+	_, asIs := sendScriptedWith(t, body, 0, func(w *DataCommand, b []byte) (int, error) {
 		if _, err := w.Write(header); err != nil {
-			t.Fatal(err)
+			return 0, err
 		}
-		if asIs {
-			_, err = w.WriteAsIs(body)
-		} else {
-			_, err = w.Write(body)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.CloseWithResponse(); err != nil {
-			t.Fatal(err)
-		}
-		return bytes.Join(conn.writes, nil)
-	}
-	if a, b := send(false), send(true); !bytes.Equal(a, b) {
-		t.Errorf("on the wire:\nWrite     %q\nWriteAsIs %q", a, b)
+		return w.WriteAsIs(b)
+	})
+	if !bytes.Equal(plain, asIs) {
+		t.Errorf("on the wire:\nWrite     %q\nWriteAsIs %q", plain, asIs)
 	}
 }

@@ -36,6 +36,11 @@ func (c *scriptConn) SetWriteDeadline(time.Time) error { return nil }
 // sendScripted sends body as one message and returns the writes after
 // DATA's (the body and its final ".") and all the bytes written.
 func sendScripted(t *testing.T, body []byte, grow int) (bodyWrites int, all []byte) {
+	return sendScriptedWith(t, body, grow, (*DataCommand).Write)
+}
+
+// sendScriptedWith is sendScripted with write giving the DATA writer body.
+func sendScriptedWith(t *testing.T, body []byte, grow int, write func(*DataCommand, []byte) (int, error)) (bodyWrites int, all []byte) {
 	t.Helper()
 	conn := &scriptConn{replies: strings.NewReader("220 hi\r\n250-x\r\n250 SIZE\r\n250 ok\r\n250 ok\r\n354 go\r\n250 queued\r\n221 bye\r\n")}
 	c := NewClient(conn)
@@ -56,7 +61,7 @@ func sendScripted(t *testing.T, body []byte, grow int) (bodyWrites int, all []by
 		t.Fatal(err)
 	}
 	dataAt := len(conn.writes)
-	if _, err := w.Write(body); err != nil {
+	if _, err := write(w, body); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
