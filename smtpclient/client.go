@@ -167,8 +167,8 @@ func opDeadline(ctx context.Context, now time.Time, timeout time.Duration) time.
 //
 // Why one per Client and not one per operation: arming a timer and a
 // context registration anew for every operation, and lifting them after,
-// cost 10 allocations and about 1.6 µs an operation (BenchmarkOpWatchdog),
-// several per session. As imapclient's watchdog does, the timer is armed
+// cost 6 allocations and about 1.06 µs an operation on a TCP connection
+// (BenchmarkOpWatchdog; 0 and about 0.3 µs now), several per session. As imapclient's watchdog does, the timer is armed
 // once and, when it fires before the running operation's deadline, re-arms
 // itself for what is left; the context registration is kept while the
 // operations' context stays the same (the same Done channel, which is what

@@ -153,15 +153,14 @@ func (g *Generator) Message(env Envelope, size int, variant uint64) []byte {
 func (g *Generator) Source(env Envelope, size int, variant uint64) *Source {
 	b := g.body(size, variant)
 	hdr := appendHeader(make([]byte, 0, 512+len(env.Subject)+32*len(env.To)), env, b)
-	return &Source{header: hdr, body: b.data, bodyAsIs: b.asIs}
+	return &Source{header: hdr, body: b}
 }
 
 // Source is one message: its rendered header and its pooled body. See
 // Generator.Source. It is immutable and safe for concurrent use.
 type Source struct {
-	header   []byte
-	body     []byte // shared with the Generator's pool: never written
-	bodyAsIs bool   // the pooled body's asIs
+	header []byte
+	body   *body // the Generator's pooled body: never written
 }
 
 // WriteTo writes the message to w in two writes (header, body) and returns
@@ -174,16 +173,16 @@ func (s *Source) WriteTo(w io.Writer) (int64, error) {
 		return int64(n), err
 	}
 	var m int
-	if aw, ok := w.(AsIsWriter); ok && s.bodyAsIs {
-		m, err = aw.WriteAsIs(s.body)
+	if aw, ok := w.(AsIsWriter); ok && s.body.asIs {
+		m, err = aw.WriteAsIs(s.body.data)
 	} else {
-		m, err = w.Write(s.body)
+		m, err = w.Write(s.body.data)
 	}
 	return int64(n + m), err
 }
 
 // Size is the exact length in bytes WriteTo writes.
-func (s *Source) Size() int64 { return int64(len(s.header) + len(s.body)) }
+func (s *Source) Size() int64 { return int64(len(s.header) + len(s.body.data)) }
 
 // appendHeader renders the per-message header, including the blank line
 // that ends it. It allocates nothing when dst has room.

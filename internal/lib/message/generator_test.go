@@ -159,7 +159,7 @@ func TestSourceRendersOnceAndSharesTheBody(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("Size and WriteTo allocate %.1f times per message, want 0 (the header rendered again?)", allocs)
 	}
-	if &src.body[0] != &g.body(size, 1).data[0] {
+	if src.body != g.body(size, 1) {
 		t.Error("the Source's body is a copy, not the pooled body")
 	}
 	// What the caller does with its envelope afterwards changes nothing:
@@ -542,7 +542,7 @@ func TestSourceWritesPooledBodiesAsIs(t *testing.T) {
 			if _, err := src.WriteTo(&rec); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{fmt.Sprintf("Write %d", len(src.header)), fmt.Sprintf("WriteAsIs %d", len(src.body))}
+			want := []string{fmt.Sprintf("Write %d", len(src.header)), fmt.Sprintf("WriteAsIs %d", len(src.body.data))}
 			if fmt.Sprint(rec.calls) != fmt.Sprint(want) {
 				t.Errorf("size %d variant %d: calls %v, want %v", size, v, rec.calls, want)
 			}
@@ -552,7 +552,8 @@ func TestSourceWritesPooledBodiesAsIs(t *testing.T) {
 		}
 	}
 	// A body that does not qualify goes through Write.
-	src := &Source{header: []byte("H: 1\r\n\r\n"), body: []byte(".dot\r\n"), bodyAsIs: sentAsIs([]byte(".dot\r\n"))}
+	dotted := []byte(".dot\r\n")
+	src := &Source{header: []byte("H: 1\r\n\r\n"), body: &body{data: dotted, asIs: sentAsIs(dotted)}}
 	var rec asIsRecorder
 	if _, err := src.WriteTo(&rec); err != nil {
 		t.Fatal(err)
