@@ -344,8 +344,10 @@ func TestProgressReports(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) < 2 {
-		t.Fatalf("told %d times, want the ticks and the end", len(got))
+	// How many ticks come before the end depends on how fast the target
+	// is; TestProgressTicks pins the ticks down on a fake clock.
+	if len(got) == 0 {
+		t.Fatal("never told, want at least the end")
 	}
 	last := got[len(got)-1]
 	if !last.Final || !last.OK || last.Job != "init" || last.Unit != "messages" || last.Done != last.Total || last.Total == 0 {
