@@ -18,6 +18,7 @@ import (
 	imap "github.com/mailbench/mailbench/internal/goimap"
 	goimap "github.com/mailbench/mailbench/internal/goimap/imapclient"
 	"github.com/mailbench/mailbench/internal/lib/quickack"
+	"github.com/mailbench/mailbench/internal/lib/replywait"
 
 	"github.com/mailbench/mailbench/measure"
 )
@@ -255,6 +256,9 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 	}
 	bd.TCP = time.Since(start)
 	*dialed = true
+	// A command's response is waited for before it is read (package
+	// replywait).
+	raw = replywait.Wrap(raw)
 	// Every ACK of the connect goes out at once, so that no server's
 	// writes wait on a delayed ACK of ours (package quickack).
 	qa := quickack.Wrap(raw)

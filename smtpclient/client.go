@@ -19,6 +19,7 @@ import (
 	smtp "github.com/mailbench/mailbench/internal/gosmtp"
 
 	"github.com/mailbench/mailbench/internal/lib/quickack"
+	"github.com/mailbench/mailbench/internal/lib/replywait"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -432,6 +433,8 @@ func (c *Client) connect(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return c.wrap(o, "connect", err)
 	}
+	// A command's reply is waited for before it is read (package replywait).
+	raw = replywait.Wrap(raw)
 	c.raw = raw
 	// Every ACK of the connect goes out at once, so that no server's
 	// writes wait on a delayed ACK of ours (package quickack).

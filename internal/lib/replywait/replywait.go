@@ -1,0 +1,267 @@
+//go:build unix
+
+// Package replywait makes a request-reply client's reads wait in the
+// runtime's poller for the reply instead of first failing: a write is held
+// until the next read, and sent from inside that read after the poller has
+// been armed, so the read waits for readiness at once.
+//
+// Why: Go's net.Conn.Read tries the read system call before it waits
+// (internal/poll resets the descriptor's readiness, reads, and only on
+// EAGAIN parks the goroutine). A client that writes a command and then
+// reads its reply nearly always finds nothing there yet: one read system
+// call per reply that fails by design. SMTP submission kept alive makes
+// four such replies per message (MAIL, RCPT, DATA, the end of data), about
+// half of its reads (docs/performance.md, issue 37, twentieth round).
+//
+// Waiting first is safe only when the readiness was reset before the
+// reply could arrive: the poller is edge-triggered, and a reply that
+// arrived between a plain Write and the reset would wait for the read
+// deadline. syscall.RawConn.Read resets the readiness and then calls its
+// function; the held write goes out from there, so every byte of the reply
+// arrives after the reset.
+//
+// Nothing else changes: bytes go out in the order written, before any
+// read that follows them returns, and before Close. A write that would
+// block, or one made while a read is in progress (IMAP's DONE while IDLE
+// is read in another goroutine), goes out as a plain Write. The errors are
+// the ones net.TCPConn gives ("write tcp ...", "read tcp ...", io.EOF,
+// os.ErrDeadlineExceeded).
+package replywait
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// MaxHeld is the largest write held for the next read; a larger one goes
+// out at once. A command or a message of a few KiB fits; the kernel's
+// socket buffer takes it without blocking.
+const MaxHeld = 16 << 10
+
+// Conn is a TCP connection whose writes are held for the next read. It is
+// safe for concurrent use as net.Conn is, with the contract above.
+type Conn struct {
+	*net.TCPConn
+	rc syscall.RawConn
+
+	mu      sync.Mutex
+	held    []byte // written, not sent; its capacity is kept
+	reading bool   // a Read is in progress: writes go out at once
+
+	// The state of the Read in progress, for readStep (a method value
+	// made once, so a Read allocates nothing).
+	readStep func(fd uintptr) bool
+	toSend   []byte
+	buf      []byte
+	n        int
+	readErr  error
+	sendErr  error
+
+	emptyReads int // read system calls that found nothing (for tests)
+	waitedFor  int // reads made after waiting first (for tests)
+	partSent   int // held writes the socket took only in part (for tests)
+}
+
+// Wrap returns c wrapped, or c itself when it is not a *net.TCPConn (a
+// pipe in tests, a custom transport). It doesn't perform I/O.
+func Wrap(c net.Conn) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	w := &Conn{TCPConn: tc, rc: rc}
+	w.readStep = w.step
+	return w
+}
+
+// NetConn returns the TCP connection under c (quickack finds its socket
+// through it).
+func (c *Conn) NetConn() net.Conn { return c.TCPConn }
+
+// Write holds p for the next Read when it is small and no Read is in
+// progress; otherwise it sends what is held and p at once.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if !c.reading && len(c.held)+len(p) <= MaxHeld {
+		if c.held == nil {
+			c.held = make([]byte, 0, 1024)
+		}
+		c.held = append(c.held, p...)
+		c.mu.Unlock()
+		return len(p), nil
+	}
+	held := c.detachHeld()
+	c.mu.Unlock()
+	if len(held) > 0 {
+		if _, err := c.TCPConn.Write(held); err != nil {
+			return 0, err
+		}
+	}
+	return c.TCPConn.Write(p)
+}
+
+// takeHeld returns the held bytes and empties the hold, keeping its
+// buffer: the slice is valid until the next Write, so only a Read (which
+// holds nothing while it is in progress) or a Write takes it so. c.mu is
+// held.
+func (c *Conn) takeHeld() []byte {
+	h := c.held
+	c.held = c.held[:0]
+	return h
+}
+
+// detachHeld returns the held bytes and gives up their buffer, for the
+// callers that send them while another goroutine may write. c.mu is held.
+func (c *Conn) detachHeld() []byte {
+	h := c.held
+	c.held = nil
+	return h
+}
+
+// Read sends what is held and reads. With something held, the read waits
+// for readiness before its first read system call.
+func (c *Conn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	c.reading = true
+	held := c.takeHeld()
+	c.mu.Unlock()
+	defer c.endRead()
+	if len(held) == 0 || len(p) == 0 {
+		return c.TCPConn.Read(p)
+	}
+	c.toSend, c.buf, c.n, c.readErr, c.sendErr = held, p, 0, nil, nil
+	err := c.rc.Read(c.readStep)
+	rest, n, readErr, sendErr := c.toSend, c.n, c.readErr, c.sendErr
+	c.toSend, c.buf, c.readErr, c.sendErr = nil, nil, nil, nil
+	switch {
+	case sendErr != nil:
+		return 0, c.opError("write", sendErr)
+	case len(rest) > 0 && err == nil:
+		// The socket took part of the write: the rest goes out as a plain
+		// write (under the write deadline), and the read is a plain read.
+		c.partSent++
+		if _, err := c.TCPConn.Write(rest); err != nil {
+			return 0, err
+		}
+		return c.TCPConn.Read(p)
+	case err != nil:
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err // rc.Read's "raw-read" wrapping, replaced below
+		}
+		if len(rest) > 0 {
+			return 0, c.opError("write", err)
+		}
+		return 0, c.opError("read", err)
+	case readErr != nil:
+		return n, c.opError("read", readErr)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (c *Conn) endRead() {
+	c.mu.Lock()
+	c.reading = false
+	c.mu.Unlock()
+}
+
+// step is rc.Read's function: first it sends what is held (the poller is
+// armed by then) and asks to wait; then it reads. true ends rc.Read.
+func (c *Conn) step(fd uintptr) bool {
+	for len(c.toSend) > 0 {
+		n, err := syscall.Write(int(fd), c.toSend)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return true // the rest goes out as a plain write
+		case err != nil:
+			c.sendErr = os.NewSyscallError("write", err)
+			return true
+		}
+		c.toSend = c.toSend[n:]
+		if len(c.toSend) == 0 {
+			return false // sent: wait for the reply
+		}
+	}
+	for {
+		n, err := syscall.Read(int(fd), c.buf)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			c.emptyReads++
+			return false
+		case err != nil:
+			c.readErr = os.NewSyscallError("read", err)
+			return true
+		}
+		c.n = n
+		c.waitedFor++
+		return true
+	}
+}
+
+func (c *Conn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
+
+// Close sends what is held, if the socket takes it at once, and closes.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	held := c.detachHeld()
+	c.mu.Unlock()
+	if len(held) > 0 {
+		_ = c.rc.Write(func(fd uintptr) bool {
+			_, _ = syscall.Write(int(fd), held)
+			return true
+		})
+	}
+	return c.TCPConn.Close()
+}
+
+// CloseWrite sends what is held, then shuts the writing side down.
+func (c *Conn) CloseWrite() error {
+	if err := c.flush(); err != nil {
+		return err
+	}
+	return c.TCPConn.CloseWrite()
+}
+
+// ReadFrom and WriteTo of the embedded *net.TCPConn would go around the
+// hold; these keep the order.
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return c.TCPConn.ReadFrom(r)
+}
+
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return c.TCPConn.WriteTo(w)
+}
+
+// flush sends what is held as a plain write.
+func (c *Conn) flush() error {
+	c.mu.Lock()
+	held := c.detachHeld()
+	c.mu.Unlock()
+	if len(held) == 0 {
+		return nil
+	}
+	_, err := c.TCPConn.Write(held)
+	return err
+}
