@@ -42,15 +42,24 @@ import (
 // socket buffer takes it without blocking.
 const MaxHeld = 16 << 10
 
-// Conn is a TCP connection whose writes are held for the next read. It is
-// safe for concurrent use as net.Conn is, with the contract above.
+// heldBuffers keeps the hold buffers of closed connections: a connection
+// per message (SMTP submission reconnecting) would otherwise allocate one
+// and grow it to the message's size every time.
+var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, MaxHeld); return &b }}
+
+// Conn is a TCP connection whose writes are held for the next read. A
+// Read and a Write may run at once (a Write during a Read goes out at
+// once), Close may run at any time; two Writes must not run at once.
 type Conn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
 	mu      sync.Mutex
-	held    []byte // written, not sent; its capacity is kept
-	reading bool   // a Read is in progress: writes go out at once
+	hold    *[]byte // from heldBuffers at the first held write; nil after Close
+	held    []byte  // written, not sent: (*hold)[:len]
+	reading bool    // a Read is in progress: writes go out at once
+	writing bool    // a Write sends at once (and may be sending held bytes)
+	closed  bool
 
 	// The state of the Read in progress, for readStep (a method value
 	// made once, so a Read allocates nothing).
@@ -90,16 +99,19 @@ func (c *Conn) NetConn() net.Conn { return c.TCPConn }
 // progress; otherwise it sends what is held and p at once.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if !c.reading && len(c.held)+len(p) <= MaxHeld {
-		if c.held == nil {
-			c.held = make([]byte, 0, 1024)
+	if !c.reading && !c.closed && len(c.held)+len(p) <= MaxHeld {
+		if c.hold == nil {
+			c.hold = heldBuffers.Get().(*[]byte)
+			c.held = (*c.hold)[:0]
 		}
 		c.held = append(c.held, p...)
 		c.mu.Unlock()
 		return len(p), nil
 	}
-	held := c.detachHeld()
+	held := c.takeHeld()
+	c.writing = true
 	c.mu.Unlock()
+	defer c.endWrite()
 	if len(held) > 0 {
 		if _, err := c.TCPConn.Write(held); err != nil {
 			return 0, err
@@ -109,21 +121,18 @@ func (c *Conn) Write(p []byte) (int, error) {
 }
 
 // takeHeld returns the held bytes and empties the hold, keeping its
-// buffer: the slice is valid until the next Write, so only a Read (which
-// holds nothing while it is in progress) or a Write takes it so. c.mu is
-// held.
+// buffer: the caller sends them with reading or writing set, which keeps
+// the buffer from being held into again or pooled meanwhile. c.mu is held.
 func (c *Conn) takeHeld() []byte {
 	h := c.held
 	c.held = c.held[:0]
 	return h
 }
 
-// detachHeld returns the held bytes and gives up their buffer, for the
-// callers that send them while another goroutine may write. c.mu is held.
-func (c *Conn) detachHeld() []byte {
-	h := c.held
-	c.held = nil
-	return h
+func (c *Conn) endWrite() {
+	c.mu.Lock()
+	c.writing = false
+	c.mu.Unlock()
 }
 
 // Read sends what is held and reads. With something held, the read waits
@@ -219,7 +228,9 @@ func (c *Conn) opError(op string, err error) error {
 // Close sends what is held, if the socket takes it at once, and closes.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	held := c.detachHeld()
+	held, hold := c.held, c.hold
+	reuse := !c.reading && !c.writing // nothing else sends from the buffer
+	c.held, c.hold, c.closed = nil, nil, true
 	c.mu.Unlock()
 	if len(held) > 0 {
 		_ = c.rc.Write(func(fd uintptr) bool {
@@ -227,7 +238,12 @@ func (c *Conn) Close() error {
 			return true
 		})
 	}
-	return c.TCPConn.Close()
+	err := c.TCPConn.Close()
+	if hold != nil && reuse {
+		*hold = (*hold)[:0]
+		heldBuffers.Put(hold)
+	}
+	return err
 }
 
 // CloseWrite sends what is held, then shuts the writing side down.
@@ -257,8 +273,10 @@ func (c *Conn) WriteTo(w io.Writer) (int64, error) {
 // flush sends what is held as a plain write.
 func (c *Conn) flush() error {
 	c.mu.Lock()
-	held := c.detachHeld()
+	held := c.takeHeld()
+	c.writing = true
 	c.mu.Unlock()
+	defer c.endWrite()
 	if len(held) == 0 {
 		return nil
 	}

@@ -369,3 +369,33 @@ func TestWrapOnlyTCP(t *testing.T) {
 		t.Errorf("Wrap(pipe) = %T, want the pipe", got)
 	}
 }
+
+// TestCloseDuringRead: Close while a Read waits for the reply to a held
+// write ends the Read with net.ErrClosed, and the hold's buffer (still
+// the Read's) is not handed to the next connection: that one's bytes
+// arrive intact. Run with -race.
+func TestCloseDuringRead(t *testing.T) {
+	for range 20 {
+		c := peer(t, func(s net.Conn) { io.Copy(io.Discard, s) })
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "NOOP\r\n")
+		done := make(chan error)
+		go func() {
+			_, err := c.Read(make([]byte, 16))
+			done <- err
+		}()
+		time.Sleep(time.Millisecond)
+		c.Close()
+		if err := <-done; !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("the Read ended with %v, want net.ErrClosed", err)
+		}
+	}
+	c := peer(t, lineServer(0))
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	want := strings.Repeat("z", 1000)
+	io.WriteString(c, want+"\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if line != "1 "+want+"\n" || err != nil {
+		t.Errorf("the next connection read %.40q..., %v", line, err)
+	}
+}
