@@ -20,17 +20,7 @@ func BenchmarkRequestReply(b *testing.B) {
 			name = "held"
 		}
 		b.Run(name, func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ln.Close()
-			go func() {
-				s, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer s.Close()
+			c := dialServed(b, func(s net.Conn) {
 				r := bufio.NewReader(s)
 				for {
 					line, err := r.ReadSlice('\n')
@@ -41,11 +31,7 @@ func BenchmarkRequestReply(b *testing.B) {
 						return
 					}
 				}
-			}()
-			c, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
+			})
 			if held {
 				c = Wrap(c)
 			}

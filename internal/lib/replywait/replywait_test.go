@@ -191,24 +191,33 @@ func randomScript(rnd *rand.Rand) [][]string {
 	return script
 }
 
-func runScript(t *testing.T, script [][]string, wrap bool) string {
+// dialServed dials a loopback listener whose one connection serve runs
+// on, plainly: the caller wraps it or not.
+func dialServed(tb testing.TB, serve func(net.Conn)) net.Conn {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer ln.Close()
 	go func() {
 		s, err := ln.Accept()
+		ln.Close()
 		if err != nil {
 			return
 		}
 		defer s.Close()
-		lineServer(0)(s)
+		serve(s)
 	}()
-	var c net.Conn
-	if c, err = net.Dial("tcp", ln.Addr().String()); err != nil {
-		t.Fatal(err)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		tb.Fatal(err)
 	}
+	return c
+}
+
+func runScript(t *testing.T, script [][]string, wrap bool) string {
+	c := dialServed(t, lineServer(0))
 	if wrap {
 		c = Wrap(c)
 	}
