@@ -138,12 +138,15 @@ func (c *Conn) endWrite() {
 // Read sends what is held and reads. With something held, the read waits
 // for readiness before its first read system call.
 func (c *Conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return c.TCPConn.Read(p) // reads nothing: what is held stays held
+	}
 	c.mu.Lock()
 	c.reading = true
 	held := c.takeHeld()
 	c.mu.Unlock()
 	defer c.endRead()
-	if len(held) == 0 || len(p) == 0 {
+	if len(held) == 0 {
 		return c.TCPConn.Read(p)
 	}
 	c.toSend, c.buf, c.n, c.readErr, c.sendErr = held, p, 0, nil, nil

@@ -106,6 +106,7 @@ func TestHeldUntilRead(t *testing.T) {
 			io.WriteString(s, "ok\n")
 		}
 	})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
 	for _, p := range []string{"MAIL ", "FROM:<>\r\n"} {
 		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
 			t.Fatalf("Write = %d, %v", n, err)
@@ -113,6 +114,10 @@ func TestHeldUntilRead(t *testing.T) {
 	}
 	if g := <-got; g != "nothing" {
 		t.Fatalf("the server got %q", g)
+	}
+	// A read of nothing reads nothing and sends nothing.
+	if n, err := c.Read(nil); n != 0 || err != nil {
+		t.Fatalf("Read(nil) = %d, %v", n, err)
 	}
 	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
