@@ -42,9 +42,10 @@ import (
 // socket buffer takes it without blocking.
 const MaxHeld = 16 << 10
 
-// heldBuffers keeps the hold buffers of closed connections: a connection
-// per message (SMTP submission reconnecting) would otherwise allocate one
-// and grow it to the message's size every time.
+// heldBuffers keeps the hold buffers between a write and the read that
+// sends it: a connection per message (SMTP submission reconnecting)
+// would otherwise allocate one and grow it to the message's size every
+// time, and an idle connection keep one.
 var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, MaxHeld); return &b }}
 
 // Conn is a TCP connection whose writes are held for the next read. A
@@ -55,7 +56,7 @@ type Conn struct {
 	rc syscall.RawConn
 
 	mu      sync.Mutex
-	hold    *[]byte // from heldBuffers at the first held write; nil after Close
+	hold    *[]byte // from heldBuffers while something is held or being sent
 	held    []byte  // written, not sent: (*hold)[:len]
 	reading bool    // a Read is in progress: writes go out at once
 	writing bool    // a Write sends at once (and may be sending held bytes)
@@ -132,7 +133,21 @@ func (c *Conn) takeHeld() []byte {
 func (c *Conn) endWrite() {
 	c.mu.Lock()
 	c.writing = false
+	c.releaseHold()
 	c.mu.Unlock()
+}
+
+// releaseHold gives the hold's buffer back to the pool once what it held
+// is sent and nothing sends from it: a connection holds a buffer only
+// from a write to the read that sends it, not while it idles (a logged-in
+// idle session would otherwise keep MaxHeld bytes). c.mu is held.
+func (c *Conn) releaseHold() {
+	if c.hold == nil || len(c.held) > 0 || c.reading || c.writing {
+		return
+	}
+	*c.hold = (*c.hold)[:0]
+	heldBuffers.Put(c.hold)
+	c.hold, c.held = nil, nil
 }
 
 // Read sends what is held and reads. With something held, the read waits
@@ -184,6 +199,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) endRead() {
 	c.mu.Lock()
 	c.reading = false
+	c.releaseHold()
 	c.mu.Unlock()
 }
 
