@@ -55,7 +55,14 @@ type Conn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// wmu orders what goes out: a Read holds it while it sends what was
+	// held, a Write that goes out at once while it writes, so a Write
+	// made during a Read cannot overtake the bytes held before it. A
+	// Read takes it only with something held, when no Write is in
+	// progress (Writes don't run at once, and one in progress holds
+	// nothing), so a Read never waits on a blocked Write.
+	wmu     sync.Mutex
 	hold    *[]byte // from heldBuffers while something is held or being sent
 	held    []byte  // written, not sent: (*hold)[:len]
 	reading bool    // a Read is in progress: writes go out at once
@@ -70,7 +77,9 @@ type Conn struct {
 	n        int
 	readErr  error
 	sendErr  error
+	wmuHeld  bool // the Read in progress holds wmu: its send is not done
 
+	beforeSend func() // tests: runs in a Read after it took what was held
 	emptyReads int // read system calls that found nothing (for tests)
 	waitedFor  int // reads made after waiting first (for tests)
 	partSent   int // held writes the socket took only in part (for tests)
@@ -113,6 +122,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 	c.writing = true
 	c.mu.Unlock()
 	defer c.endWrite()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	if len(held) > 0 {
 		if _, err := c.TCPConn.Write(held); err != nil {
 			return 0, err
@@ -159,26 +170,39 @@ func (c *Conn) Read(p []byte) (int, error) {
 	c.mu.Lock()
 	c.reading = true
 	held := c.takeHeld()
+	if len(held) > 0 {
+		c.wmu.Lock() // free: see wmu
+	}
 	c.mu.Unlock()
 	defer c.endRead()
 	if len(held) == 0 {
 		return c.TCPConn.Read(p)
 	}
-	c.toSend, c.buf, c.n, c.readErr, c.sendErr = held, p, 0, nil, nil
+	if c.beforeSend != nil {
+		c.beforeSend()
+	}
+	c.toSend, c.buf, c.n, c.readErr, c.sendErr, c.wmuHeld = held, p, 0, nil, nil, true
 	err := c.rc.Read(c.readStep)
 	rest, n, readErr, sendErr := c.toSend, c.n, c.readErr, c.sendErr
 	c.toSend, c.buf, c.readErr, c.sendErr = nil, nil, nil, nil
+	if c.wmuHeld && len(rest) > 0 && err == nil && sendErr == nil {
+		// The socket took part of the write: the rest goes out as a plain
+		// write (under the write deadline), still in order, and the read
+		// is a plain read.
+		c.partSent++
+		_, werr := c.TCPConn.Write(rest)
+		c.sendDone()
+		if werr != nil {
+			return 0, werr
+		}
+		return c.TCPConn.Read(p)
+	}
+	if c.wmuHeld {
+		c.sendDone() // the send failed, or never began
+	}
 	switch {
 	case sendErr != nil:
 		return 0, c.opError("write", sendErr)
-	case len(rest) > 0 && err == nil:
-		// The socket took part of the write: the rest goes out as a plain
-		// write (under the write deadline), and the read is a plain read.
-		c.partSent++
-		if _, err := c.TCPConn.Write(rest); err != nil {
-			return 0, err
-		}
-		return c.TCPConn.Read(p)
 	case err != nil:
 		var oe *net.OpError
 		if errors.As(err, &oe) {
@@ -194,6 +218,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// sendDone ends a Read's send: later writes may go out.
+func (c *Conn) sendDone() {
+	c.wmuHeld = false
+	c.wmu.Unlock()
 }
 
 func (c *Conn) endRead() {
@@ -219,6 +249,7 @@ func (c *Conn) step(fd uintptr) bool {
 		}
 		c.toSend = c.toSend[n:]
 		if len(c.toSend) == 0 {
+			c.sendDone()
 			return false // sent: wait for the reply
 		}
 	}
@@ -296,6 +327,8 @@ func (c *Conn) flush() error {
 	c.writing = true
 	c.mu.Unlock()
 	defer c.endWrite()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	if len(held) == 0 {
 		return nil
 	}

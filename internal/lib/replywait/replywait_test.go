@@ -413,3 +413,36 @@ func TestCloseDuringRead(t *testing.T) {
 		t.Errorf("the next connection read %.40q..., %v", line, err)
 	}
 }
+
+// TestWriteDuringSendKeepsOrder: a Write made while a Read is about to
+// send what was held before it (a second goroutine's command) goes out
+// after those bytes, not before them.
+func TestWriteDuringSendKeepsOrder(t *testing.T) {
+	got := make(chan string, 1)
+	c := peer(t, func(s net.Conn) {
+		s.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(s, buf)
+		got <- fmt.Sprintf("%s %v", buf, err)
+		io.WriteString(s, "ok\n")
+	})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "A1\r\n")
+	wrote := make(chan error, 1)
+	c.beforeSend = func() {
+		go func() {
+			_, err := io.WriteString(c, "B2\r\n") // the Read is in progress: not held
+			wrote <- err
+		}()
+		time.Sleep(50 * time.Millisecond) // time enough for B2 to overtake, if it could
+	}
+	if _, err := c.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-got; g != "A1\r\n <nil>" {
+		t.Errorf("the server read %q first, want A1", g)
+	}
+	if err := <-wrote; err != nil {
+		t.Errorf("the second write: %v", err)
+	}
+}
