@@ -80,9 +80,9 @@ type Conn struct {
 	wmuHeld  bool // the Read in progress holds wmu: its send is not done
 
 	beforeSend func() // tests: runs in a Read after it took what was held
-	emptyReads int // read system calls that found nothing (for tests)
-	waitedFor  int // reads made after waiting first (for tests)
-	partSent   int // held writes the socket took only in part (for tests)
+	emptyReads int    // read system calls that found nothing (for tests)
+	waitedFor  int    // reads made after waiting first (for tests)
+	partSent   int    // held writes the socket took only in part (for tests)
 }
 
 // Wrap returns c wrapped, or c itself when it is not a *net.TCPConn (a
