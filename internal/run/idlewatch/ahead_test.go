@@ -126,6 +126,7 @@ func (s *aheadServer) serve(c net.Conn) {
 // an announcement.
 func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	const lead = 300 * time.Millisecond
+	const slack = 50 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	addr := "user1@example.test"
@@ -154,8 +155,12 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	if st.Ahead != 1 || st.Announced != 0 {
 		t.Errorf("stats %+v: want 1 ahead, 0 announced", st)
 	}
-	if st.AheadMax < lead || st.AheadMax > lead+200*time.Millisecond {
-		t.Errorf("lead %v, want %v and a little", st.AheadMax, lead)
+	// The client measures the lead from when it reads the announcement to
+	// when it finds the message: the announcement's trip (and its reader's
+	// turn on a busy CI machine) comes off the server's lead, the next
+	// poll's wait adds to it. CI saw 299.947 ms of a 300 ms lead.
+	if st.AheadMax < lead-slack || st.AheadMax > lead+200*time.Millisecond {
+		t.Errorf("lead %v, want %v (less at most %v) and a little", st.AheadMax, lead, slack)
 	}
 	var got []time.Duration
 	for _, o := range obs.All() {
@@ -168,7 +173,7 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	}
 	l.Finish()
 	r := l.Reconcile()
-	if r.TimedByVisibility != 1 || r.TimedByAnnouncement != 0 || r.AheadMaxMs < lead.Milliseconds() {
+	if r.TimedByVisibility != 1 || r.TimedByAnnouncement != 0 || r.AheadMaxMs < (lead - slack).Milliseconds() {
 		t.Errorf("reconciliation: %d timed by visibility, %d by announcement, ahead max %d ms", r.TimedByVisibility, r.TimedByAnnouncement, r.AheadMaxMs)
 	}
 }
