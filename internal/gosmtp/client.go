@@ -376,6 +376,25 @@ func (c *Client) cmd(expectCode int, format string, args ...interface{}) (int, s
 	return c.readResponse(expectCode)
 }
 
+// cmdLine sends line and CRLF and reads the reply, as cmd does (mailbench
+// patch, direct-command.patch): the line is written as it is, with no
+// format, and not through textproto's request sequencer, which orders the
+// requests of several goroutines. A Client is not for concurrent use and
+// reads every reply before its next command, as MailRcptData's writes
+// (pipeline.patch) rely on too.
+func (c *Client) cmdLine(expectCode int, line string) (int, string, error) {
+	c.setTimeout(c.CommandTimeout) // mailbench patch (caller-deadline.patch)
+	defer c.clearTimeout(c.CommandTimeout)
+
+	w := c.text.Writer.W
+	w.WriteString(line)
+	w.WriteString("\r\n")
+	if err := w.Flush(); err != nil {
+		return 0, "", err
+	}
+	return c.readResponse(expectCode)
+}
+
 // helo sends the HELO greeting to the server. It should be used only when the
 // server does not support ehlo.
 func (c *Client) helo() error {
@@ -539,7 +558,7 @@ func (c *Client) Mail(from string, opts *MailOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := c.cmd(250, "%s", line); err != nil {
+	if _, _, err := c.cmdLine(250, line); err != nil { // mailbench patch (direct-command.patch)
 		return err
 	}
 
@@ -564,12 +583,17 @@ func (c *Client) mailCommand(from string, opts *MailOptions) (string, error) {
 	// usual parameters; the builder grows for longer ones. Upstream's
 	// Grow(2048) cost 2 KiB per MAIL and per RCPT.
 	sb.Grow(len(from) + commandRoom)
-	fmt.Fprintf(&sb, "MAIL FROM:<%s>", from)
+	// mailbench patch (direct-command.patch): no format.
+	sb.WriteString("MAIL FROM:<")
+	sb.WriteString(from)
+	sb.WriteByte('>')
 	if _, ok := c.ext["8BITMIME"]; ok {
 		sb.WriteString(" BODY=8BITMIME")
 	}
 	if _, ok := c.ext["SIZE"]; ok && opts != nil && opts.Size != 0 {
-		fmt.Fprintf(&sb, " SIZE=%v", opts.Size)
+		var digits [20]byte // mailbench patch (direct-command.patch): no format
+		sb.WriteString(" SIZE=")
+		sb.Write(strconv.AppendInt(digits[:0], opts.Size, 10))
 	}
 	if opts != nil && opts.RequireTLS {
 		if _, ok := c.ext["REQUIRETLS"]; ok {
@@ -623,7 +647,7 @@ func (c *Client) Rcpt(to string, opts *RcptOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := c.cmd(25, "%s", line); err != nil {
+	if _, _, err := c.cmdLine(25, line); err != nil { // mailbench patch (direct-command.patch)
 		return err
 	}
 	c.rcpts = append(c.rcpts, to)
@@ -639,7 +663,10 @@ func rcptCommand(to string, opts *RcptOptions, ext map[string]string) (string, e
 
 	var sb strings.Builder
 	sb.Grow(len(to) + commandRoom) // mailbench patch (command-size.patch)
-	fmt.Fprintf(&sb, "RCPT TO:<%s>", to)
+	// mailbench patch (direct-command.patch): no format.
+	sb.WriteString("RCPT TO:<")
+	sb.WriteString(to)
+	sb.WriteByte('>')
 	if _, ok := ext["DSN"]; ok && opts != nil {
 		if len(opts.Notify) != 0 {
 			sb.WriteString(" NOTIFY=")
@@ -849,7 +876,7 @@ func (lmtpErr LMTPDataError) Unwrap() []error {
 // close the writer before calling any more methods on c. A call to
 // Data must be preceded by one or more calls to Rcpt.
 func (c *Client) Data() (*DataCommand, error) {
-	_, _, err := c.cmd(354, "DATA")
+	_, _, err := c.cmdLine(354, "DATA") // mailbench patch (direct-command.patch)
 	if err != nil {
 		return nil, err
 	}
