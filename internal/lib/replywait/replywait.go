@@ -118,6 +118,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.mu.Unlock()
 		return len(p), nil
 	}
+	c.mu.Unlock()
+	return c.sendNow(p)
+}
+
+// sendNow sends what is held, then p, as plain writes, in order after
+// what a Read in progress sends (wmu).
+func (c *Conn) sendNow(p []byte) (int, error) {
+	c.mu.Lock()
 	held := c.takeHeld()
 	c.writing = true
 	c.mu.Unlock()
@@ -128,6 +136,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 		if _, err := c.TCPConn.Write(held); err != nil {
 			return 0, err
 		}
+	}
+	if len(p) == 0 {
+		return 0, nil
 	}
 	return c.TCPConn.Write(p)
 }
@@ -322,16 +333,6 @@ func (c *Conn) WriteTo(w io.Writer) (int64, error) {
 
 // flush sends what is held as a plain write.
 func (c *Conn) flush() error {
-	c.mu.Lock()
-	held := c.takeHeld()
-	c.writing = true
-	c.mu.Unlock()
-	defer c.endWrite()
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if len(held) == 0 {
-		return nil
-	}
-	_, err := c.TCPConn.Write(held)
+	_, err := c.sendNow(nil)
 	return err
 }

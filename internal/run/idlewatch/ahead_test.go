@@ -173,7 +173,7 @@ func TestAnnouncementAheadOfTheMessage(t *testing.T) {
 	}
 	l.Finish()
 	r := l.Reconcile()
-	if r.TimedByVisibility != 1 || r.TimedByAnnouncement != 0 || r.AheadMaxMs < (lead - slack).Milliseconds() {
+	if r.TimedByVisibility != 1 || r.TimedByAnnouncement != 0 || r.AheadMaxMs < (lead-slack).Milliseconds() {
 		t.Errorf("reconciliation: %d timed by visibility, %d by announcement, ahead max %d ms", r.TimedByVisibility, r.TimedByAnnouncement, r.AheadMaxMs)
 	}
 }
