@@ -20,8 +20,9 @@
 // function; the held write goes out from there, so every byte of the reply
 // arrives after the reset.
 //
-// Nothing else changes: bytes go out in the order written, before any
-// read that follows them returns, and before Close. A write that would
+// Nothing else changes: bytes go out in the order written and before any
+// read that follows them returns; Close sends what is held if the socket
+// takes it at once (a client closes after its last reply). A write that would
 // block, or one made while a read is in progress (IMAP's DONE while IDLE
 // is read in another goroutine), goes out as a plain Write. The errors are
 // the ones net.TCPConn gives ("write tcp ...", "read tcp ...", io.EOF,
