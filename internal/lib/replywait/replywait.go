@@ -20,6 +20,16 @@
 // function; the held write goes out from there, so every byte of the reply
 // arrives after the reset.
 //
+// Data that arrives while the client is not reading (IMAP's untagged
+// EXISTS between commands, an SMTP server's 421) loses its readiness to
+// the reset, and would be read only with the reply to the next command:
+// its observation delayed by that command's service time. So a read waits
+// first only when a read found the socket drained at most MaxQuiet before
+// (a client running command after command); after a longer quiet, or a
+// read that filled its buffer, the held write goes out as a plain write
+// and the read reads first, as net.TCPConn does. What arrives within
+// MaxQuiet of a drained read is read with the next reply.
+//
 // Nothing else changes: bytes go out in the order written and before any
 // read that follows them returns; Close sends what is held if the socket
 // takes it at once (a client closes after its last reply). A write that would
@@ -36,12 +46,17 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // MaxHeld is the largest write held for the next read; a larger one goes
 // out at once. A command or a message of a few KiB fits; the kernel's
 // socket buffer takes it without blocking.
 const MaxHeld = 16 << 10
+
+// MaxQuiet is how long after a read that drained the socket the next read
+// may still wait first (see the package doc).
+const MaxQuiet = time.Millisecond
 
 // heldBuffers keeps the hold buffers between a write and the read that
 // sends it: a connection per message (SMTP submission reconnecting)
@@ -79,6 +94,11 @@ type Conn struct {
 	readErr  error
 	sendErr  error
 	wmuHeld  bool // the Read in progress holds wmu: its send is not done
+
+	// drainedAt is when the last read returned less than its buffer (the
+	// socket was drained then); zero after a read that filled it, or an
+	// error. Only Read uses it.
+	drainedAt time.Time
 
 	beforeSend func() // tests: runs in a Read after it took what was held
 	emptyReads int    // read system calls that found nothing (for tests)
@@ -187,13 +207,44 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	defer c.endRead()
+	if len(held) > 0 && (c.drainedAt.IsZero() || time.Since(c.drainedAt) > MaxQuiet) {
+		// Something may have arrived unread: send as a plain write, and
+		// read first.
+		c.wmuHeld = true
+		_, err := c.TCPConn.Write(held)
+		c.sendDone()
+		if err != nil {
+			return 0, err
+		}
+		held = nil
+	}
 	if len(held) == 0 {
-		return c.TCPConn.Read(p)
+		n, err := c.TCPConn.Read(p)
+		c.noteRead(n, len(p), err)
+		return n, err
 	}
 	if c.beforeSend != nil {
 		c.beforeSend()
 	}
 	c.toSend, c.buf, c.n, c.readErr, c.sendErr, c.wmuHeld = held, p, 0, nil, nil, true
+	n, err := c.waitFirst()
+	c.noteRead(n, len(p), err)
+	return n, err
+}
+
+// noteRead keeps when a read of size bytes last drained the socket.
+func (c *Conn) noteRead(n, size int, err error) {
+	if err == nil && n < size {
+		c.drainedAt = time.Now()
+	} else {
+		c.drainedAt = time.Time{}
+	}
+}
+
+// waitFirst sends c.toSend and reads into c.buf after waiting, through
+// rc.Read and step; c.wmu is held (c.wmuHeld).
+func (c *Conn) waitFirst() (int, error) {
+	p := c.buf
 	err := c.rc.Read(c.readStep)
 	rest, n, readErr, sendErr := c.toSend, c.n, c.readErr, c.sendErr
 	c.toSend, c.buf, c.readErr, c.sendErr = nil, nil, nil, nil

@@ -147,8 +147,9 @@ func TestRepliesWithoutEmptyReads(t *testing.T) {
 	}
 	// A wake-up with nothing to read is possible but rare; one per reply
 	// is what waiting first removes.
-	if c.waitedFor != 100 {
-		t.Errorf("%d of 100 replies read after waiting first", c.waitedFor)
+	// The first read of a connection reads first (nothing drained yet).
+	if c.waitedFor != 99 {
+		t.Errorf("%d of 100 replies read after waiting first, want 99", c.waitedFor)
 	}
 	if c.emptyReads > 5 {
 		t.Errorf("%d of 100 replies began with an empty read", c.emptyReads)
@@ -364,6 +365,7 @@ func TestFullSocketBuffer(t *testing.T) {
 	})
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(c, strings.Repeat("h", size)+"\n")
+	c.drainedAt = time.Now() // as after a reply: the held write goes out from the read
 	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
 	if want := "1 " + strings.Repeat("h", size) + "\n"; line != want || err != nil {
@@ -436,6 +438,7 @@ func TestWriteDuringSendKeepsOrder(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond) // time enough for B2 to overtake, if it could
 	}
+	c.drainedAt = time.Now() // as after a reply: the read waits first
 	if _, err := c.Read(make([]byte, 8)); err != nil {
 		t.Fatal(err)
 	}
@@ -444,5 +447,43 @@ func TestWriteDuringSendKeepsOrder(t *testing.T) {
 	}
 	if err := <-wrote; err != nil {
 		t.Errorf("the second write: %v", err)
+	}
+}
+
+// TestUnsolicitedDataAfterQuiet: a line the server sends on its own while
+// the client is not reading (an untagged EXISTS between commands) is read
+// at the client's next read, not with the reply to the command it just
+// wrote, which comes much later.
+func TestUnsolicitedDataAfterQuiet(t *testing.T) {
+	c := peer(t, func(s net.Conn) {
+		r := bufio.NewReader(s)
+		io.WriteString(s, "greeting\n")
+		r.ReadString('\n')
+		io.WriteString(s, "ok1\n")
+		time.Sleep(10 * time.Millisecond)
+		io.WriteString(s, "* 1 EXISTS\n")
+		r.ReadString('\n')
+		time.Sleep(500 * time.Millisecond)
+		io.WriteString(s, "ok2\n")
+	})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	r.ReadString('\n')
+	io.WriteString(c, "cmd1\n")
+	if line, err := r.ReadString('\n'); line != "ok1\n" || err != nil {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	time.Sleep(50 * time.Millisecond) // quiet; the EXISTS arrives
+	io.WriteString(c, "cmd2\n")
+	start := time.Now()
+	line, err := r.ReadString('\n')
+	if line != "* 1 EXISTS\n" || err != nil {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("the EXISTS waiting since before the write was read after %v, with the reply", d)
+	}
+	if line, err := r.ReadString('\n'); line != "ok2\n" || err != nil {
+		t.Errorf("then read %q, %v", line, err)
 	}
 }
