@@ -210,9 +210,8 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(held) > 0 && (c.drainedAt.IsZero() || time.Since(c.drainedAt) > MaxQuiet) {
 		// Something may have arrived unread: send as a plain write, and
 		// read first.
-		c.wmuHeld = true
 		_, err := c.TCPConn.Write(held)
-		c.sendDone()
+		c.wmu.Unlock()
 		if err != nil {
 			return 0, err
 		}

@@ -28,6 +28,20 @@ func peer(t *testing.T, serve func(net.Conn)) *Conn {
 // connection is made (0: the system's).
 func peerBuffers(t *testing.T, size int, serve func(net.Conn)) *Conn {
 	t.Helper()
+	raw, done := dialServedBuffers(t, size, serve)
+	w, ok := Wrap(raw).(*Conn)
+	if !ok {
+		t.Fatalf("Wrap(%T) did not wrap", raw)
+	}
+	t.Cleanup(func() { w.Close(); <-done })
+	return w
+}
+
+// dialServedBuffers dials a loopback listener whose one connection serve
+// runs on, both ends' socket buffers set to size (0: the system's), and
+// returns the plain connection and a channel closed when serve returns.
+func dialServedBuffers(tb testing.TB, size int, serve func(net.Conn)) (net.Conn, <-chan struct{}) {
+	tb.Helper()
 	setBuffers := func(_, _ string, rc syscall.RawConn) error {
 		if size > 0 {
 			rc.Control(func(fd uintptr) {
@@ -39,7 +53,7 @@ func peerBuffers(t *testing.T, size int, serve func(net.Conn)) *Conn {
 	}
 	ln, err := (&net.ListenConfig{Control: setBuffers}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -54,14 +68,10 @@ func peerBuffers(t *testing.T, size int, serve func(net.Conn)) *Conn {
 	}()
 	raw, err := (&net.Dialer{Control: setBuffers}).Dial("tcp", ln.Addr().String())
 	if err != nil {
-		t.Fatal(err)
+		ln.Close()
+		tb.Fatal(err)
 	}
-	w, ok := Wrap(raw).(*Conn)
-	if !ok {
-		t.Fatalf("Wrap(%T) did not wrap", raw)
-	}
-	t.Cleanup(func() { w.Close(); <-done })
-	return w
+	return raw, done
 }
 
 // lineServer answers each line it reads with "<n> <line>" after delay,
@@ -197,28 +207,11 @@ func randomScript(rnd *rand.Rand) [][]string {
 	return script
 }
 
-// dialServed dials a loopback listener whose one connection serve runs
-// on, plainly: the caller wraps it or not.
+// dialServed is dialServedBuffers with the system's buffers; the caller
+// wraps the connection or not.
 func dialServed(tb testing.TB, serve func(net.Conn)) net.Conn {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go func() {
-		s, err := ln.Accept()
-		ln.Close()
-		if err != nil {
-			return
-		}
-		defer s.Close()
-		serve(s)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		ln.Close()
-		tb.Fatal(err)
-	}
+	c, _ := dialServedBuffers(tb, 0, serve)
 	return c
 }
 
