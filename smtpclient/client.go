@@ -81,7 +81,9 @@ type Config struct {
 
 // SendResult is what Send achieved.
 type SendResult struct {
-	Accepted []string // recipients the server accepted, in the order given
+	// Accepted: the recipients the server accepted, in the order given.
+	// When it accepted all of them it is Send's to (the same array).
+	Accepted []string
 	Refused  []string // recipients the server refused, in the order given
 	// RefusedReplies[i] is the server's reply to Refused[i] ("550 5.1.1 ...").
 	RefusedReplies []string
@@ -665,20 +667,26 @@ func (c *Client) send(ctx context.Context, start time.Time, from string, to []st
 		return fail("MAIL FROM", err)
 	}
 	var firstRefusal error
-	for _, rcpt := range to {
+	for i, rcpt := range to {
 		err := c.sc.Rcpt(rcpt, nil)
-		var se *smtp.SMTPError
-		switch {
-		case err == nil:
-			res.Accepted = append(res.Accepted, rcpt)
-		case errors.As(err, &se):
-			res.Refused = append(res.Refused, rcpt)
-			res.RefusedReplies = append(res.RefusedReplies, replyText(se.Code, se.EnhancedCode, se.Message))
-			if firstRefusal == nil {
-				firstRefusal = err
+		if err == nil {
+			if len(res.Accepted) == i {
+				// All accepted so far: to's prefix, no copy (its capacity
+				// capped, so a later append copies).
+				res.Accepted = to[: i+1 : i+1]
+			} else {
+				res.Accepted = append(res.Accepted, rcpt)
 			}
-		default:
+			continue
+		}
+		var se *smtp.SMTPError
+		if !errors.As(err, &se) {
 			return fail("RCPT TO", err)
+		}
+		res.Refused = append(res.Refused, rcpt)
+		res.RefusedReplies = append(res.RefusedReplies, replyText(se.Code, se.EnhancedCode, se.Message))
+		if firstRefusal == nil {
+			firstRefusal = err
 		}
 	}
 	if len(res.Accepted) == 0 {

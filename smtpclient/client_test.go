@@ -218,7 +218,11 @@ func TestSendRecipients(t *testing.T) {
 			be := &backend{}
 			rec := &recorder{}
 			c := connect(t, Config{Address: startServer(t, be, TLSNone, nil), Timeout: 5 * time.Second, Observer: rec})
-			res, err := c.Send(context.Background(), tt.from, tt.to, strings.NewReader(testMsg))
+			to := slices.Clone(tt.to)
+			res, err := c.Send(context.Background(), tt.from, to, strings.NewReader(testMsg))
+			if !slices.Equal(to, tt.to) {
+				t.Errorf("Send changed its recipients to %v", to) // Accepted may share to's array
+			}
 			if got := measure.Classify(err); got != tt.wantClass {
 				t.Fatalf("Send error %v classified %q, want %q", err, got, tt.wantClass)
 			}

@@ -6,6 +6,7 @@ package smtp
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -52,6 +53,11 @@ type Client struct {
 	textWriter io.Writer
 	// textPooled: c.text's buffers come from the pools (client-buffers.patch).
 	textPooled bool
+	// replyTexts: the last reply texts readResponse made, kept so that a
+	// server's repeated replies ("2.1.0 Ok") are not allocated each time
+	// (client-allocs.patch).
+	replyTexts [4]string
+	replyNext  int
 }
 
 // 30 seconds was chosen as it's the same duration as http.DefaultTransport's
@@ -353,11 +359,70 @@ func (c *Client) Hello(localName string) error {
 }
 
 func (c *Client) readResponse(expectCode int) (int, string, error) {
-	code, msg, err := c.text.ReadResponse(expectCode)
+	code, msg, err, ok := c.readSingleLine(expectCode)
+	if !ok {
+		code, msg, err = c.text.ReadResponse(expectCode)
+	}
 	if protoErr, ok := err.(*textproto.Error); ok {
 		err = toSMTPErr(protoErr)
 	}
 	return code, msg, err
+}
+
+// readSingleLine reads a reply of one line ("250 2.1.0 Ok") when the
+// reader's buffer holds the whole of it, as textproto's ReadResponse does
+// but allocating at most its text, and none for a text met in the last few
+// replies (mailbench patch, client-allocs.patch). ok false: it read nothing
+// (a reply of several lines, a line not in the buffer or not plainly a
+// reply), and ReadResponse reads the reply.
+func (c *Client) readSingleLine(expectCode int) (code int, msg string, err error, ok bool) {
+	r := c.text.R
+	if _, err := r.Peek(1); err != nil && r.Buffered() == 0 {
+		return 0, "", err, true // what ReadResponse returns from its first read
+	}
+	buf, _ := r.Peek(r.Buffered())
+	end := bytes.IndexByte(buf, '\n')
+	if end < 0 {
+		return 0, "", nil, false
+	}
+	line := buf[:end]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if len(line) < 4 || line[3] != ' ' {
+		return 0, "", nil, false
+	}
+	for _, d := range line[:3] {
+		if d < '0' || d > '9' {
+			return 0, "", nil, false
+		}
+	}
+	code = int(line[0]-'0')*100 + int(line[1]-'0')*10 + int(line[2]-'0')
+	if code < 100 {
+		return 0, "", nil, false
+	}
+	msg = c.replyText(line[4:])
+	r.Discard(end + 1)
+	if 1 <= expectCode && expectCode < 10 && code/100 != expectCode ||
+		10 <= expectCode && expectCode < 100 && code/10 != expectCode ||
+		100 <= expectCode && expectCode < 1000 && code != expectCode {
+		err = &textproto.Error{Code: code, Msg: msg}
+	}
+	return code, msg, err, true
+}
+
+// replyText returns b as a string, one of the last texts made if it is
+// the same.
+func (c *Client) replyText(b []byte) string {
+	for _, s := range c.replyTexts {
+		if string(b) == s {
+			return s
+		}
+	}
+	s := string(b)
+	c.replyTexts[c.replyNext] = s
+	c.replyNext = (c.replyNext + 1) % len(c.replyTexts)
+	return s
 }
 
 // cmd is a convenience function that sends a command and returns the response
@@ -562,8 +627,10 @@ func (c *Client) Mail(from string, opts *MailOptions) error {
 		return err
 	}
 
-	// A new transaction has started, forget the previous recipients.
-	c.rcpts = nil
+	// A new transaction has started, forget the previous recipients
+	// (mailbench patch, client-allocs.patch: keeping the slice's array,
+	// which only this Client reads).
+	c.rcpts = c.rcpts[:0]
 
 	return nil
 }
@@ -612,7 +679,7 @@ func (c *Client) mailCommand(from string, opts *MailOptions) (string, error) {
 	if _, ok := c.ext["DSN"]; ok && opts != nil {
 		switch opts.Return {
 		case DSNReturnFull, DSNReturnHeaders:
-			fmt.Fprintf(&sb, " RET=%s", string(opts.Return))
+			sb.WriteString(fmt.Sprintf(" RET=%s", string(opts.Return))) // mailbench patch (client-allocs.patch): sb stays on the stack
 		case "":
 			// This space is intentionally left blank
 		default:
@@ -622,12 +689,12 @@ func (c *Client) mailCommand(from string, opts *MailOptions) (string, error) {
 			if !isPrintableASCII(opts.EnvelopeID) {
 				return "", errors.New("smtp: Malformed ENVID parameter value")
 			}
-			fmt.Fprintf(&sb, " ENVID=%s", encodeXtext(opts.EnvelopeID))
+			sb.WriteString(fmt.Sprintf(" ENVID=%s", encodeXtext(opts.EnvelopeID))) // mailbench patch (client-allocs.patch): sb stays on the stack
 		}
 	}
 	if opts != nil && opts.Auth != nil {
 		if _, ok := c.ext["AUTH"]; ok {
-			fmt.Fprintf(&sb, " AUTH=%s", encodeXtext(*opts.Auth))
+			sb.WriteString(fmt.Sprintf(" AUTH=%s", encodeXtext(*opts.Auth))) // mailbench patch (client-allocs.patch): sb stays on the stack
 		}
 		// We can safely discard parameter if server does not support AUTH.
 	}
@@ -697,7 +764,7 @@ func rcptCommand(to string, opts *RcptOptions, ext map[string]string) (string, e
 			default:
 				return "", errors.New("smtp: Unknown address type")
 			}
-			fmt.Fprintf(&sb, " ORCPT=%s;%s", string(opts.OriginalRecipientType), enc)
+			sb.WriteString(fmt.Sprintf(" ORCPT=%s;%s", string(opts.OriginalRecipientType), enc)) // mailbench patch (client-allocs.patch): sb stays on the stack
 		}
 	}
 	if _, ok := ext["RRVS"]; ok && opts != nil && !opts.RequireRecipientValidSince.IsZero() {
@@ -729,7 +796,15 @@ type DataCommand struct {
 	wc     io.WriteCloser
 
 	closeErr error
+
+	// dw is wc for Data's commands: one allocation for both (mailbench
+	// patch, client-allocs.patch).
+	dw dotWriter
 }
+
+// errDataClosedTwice is what a DataCommand closed twice returns, made once
+// (mailbench patch, client-allocs.patch).
+var errDataClosedTwice = errors.New("smtp: data writer closed twice")
 
 var _ io.WriteCloser = (*DataCommand)(nil)
 
@@ -838,7 +913,7 @@ func (cmd *DataCommand) close() error {
 		return err
 	}
 
-	cmd.closeErr = errors.New("smtp: data writer closed twice")
+	cmd.closeErr = errDataClosedTwice // mailbench patch (client-allocs.patch)
 	return nil
 }
 
@@ -880,7 +955,11 @@ func (c *Client) Data() (*DataCommand, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DataCommand{client: c, wc: newDotWriter(&c.text.Writer)}, nil // mailbench patch (dot-writer.patch)
+	// mailbench patch (dot-writer.patch; client-allocs.patch: the writer
+	// inside the command).
+	cmd := &DataCommand{client: c, dw: dotWriter{w: &c.text.Writer}}
+	cmd.wc = &cmd.dw
+	return cmd, nil
 }
 
 // MailRcptData starts a transaction as Mail, Rcpt for each of to (with

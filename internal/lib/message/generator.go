@@ -152,8 +152,13 @@ func (g *Generator) Message(env Envelope, size int, variant uint64) []byte {
 // must be a bucket (Source panics otherwise).
 func (g *Generator) Source(env Envelope, size int, variant uint64) *Source {
 	b := g.body(size, variant)
-	hdr := appendHeader(make([]byte, 0, 512+len(env.Subject)+32*len(env.To)), env, b)
-	return &Source{header: hdr, body: b}
+	s := &Source{body: b}
+	buf := s.room[:0]
+	if n := 512 + len(env.Subject) + 32*len(env.To); n > len(s.room) {
+		buf = make([]byte, 0, n)
+	}
+	s.header = appendHeader(buf, env, b)
+	return s
 }
 
 // Source is one message: its rendered header and its pooled body. See
@@ -161,6 +166,8 @@ func (g *Generator) Source(env Envelope, size int, variant uint64) *Source {
 type Source struct {
 	header []byte
 	body   *body // the Generator's pooled body: never written
+	// room holds the header when it fits: one allocation per Source.
+	room [768]byte
 }
 
 // WriteTo writes the message to w in two writes (header, body) and returns

@@ -96,9 +96,10 @@ type Conn struct {
 	wmuHeld  bool // the Read in progress holds wmu: its send is not done
 
 	// drainedAt is when the last read returned less than its buffer (the
-	// socket was drained then); zero after a read that filled it, or an
-	// error. Only Read uses it.
-	drainedAt time.Time
+	// socket was drained then), on sinceStart's clock; drained is false
+	// after a read that filled it, or an error. Only Read uses them.
+	drainedAt time.Duration
+	drained   bool
 
 	beforeSend func() // tests: runs in a Read after it took what was held
 	emptyReads int    // read system calls that found nothing (for tests)
@@ -207,7 +208,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	defer c.endRead()
-	if len(held) > 0 && (c.drainedAt.IsZero() || time.Since(c.drainedAt) > MaxQuiet) {
+	if len(held) > 0 && (!c.drained || sinceStart()-c.drainedAt > MaxQuiet) {
 		// Something may have arrived unread: send as a plain write, and
 		// read first.
 		_, err := c.TCPConn.Write(held)
@@ -233,12 +234,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // noteRead keeps when a read of size bytes last drained the socket.
 func (c *Conn) noteRead(n, size int, err error) {
-	if err == nil && n < size {
-		c.drainedAt = time.Now()
-	} else {
-		c.drainedAt = time.Time{}
+	c.drained = err == nil && n < size
+	if c.drained {
+		c.drainedAt = sinceStart()
 	}
 }
+
+// clockStart is sinceStart's origin.
+var clockStart = time.Now()
+
+// sinceStart reads the monotonic clock only: one clock read where
+// time.Now makes two (wall and monotonic), twice per reply.
+func sinceStart() time.Duration { return time.Since(clockStart) }
 
 // waitFirst sends c.toSend and reads into c.buf after waiting, through
 // rc.Read and step; c.wmu is held (c.wmuHeld).

@@ -358,7 +358,7 @@ func TestFullSocketBuffer(t *testing.T) {
 	})
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(c, strings.Repeat("h", size)+"\n")
-	c.drainedAt = time.Now() // as after a reply: the held write goes out from the read
+	c.drainedAt, c.drained = sinceStart(), true // as after a reply: the held write goes out from the read
 	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
 	if want := "1 " + strings.Repeat("h", size) + "\n"; line != want || err != nil {
@@ -431,7 +431,7 @@ func TestWriteDuringSendKeepsOrder(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond) // time enough for B2 to overtake, if it could
 	}
-	c.drainedAt = time.Now() // as after a reply: the read waits first
+	c.drainedAt, c.drained = sinceStart(), true // as after a reply: the read waits first
 	if _, err := c.Read(make([]byte, 8)); err != nil {
 		t.Fatal(err)
 	}
