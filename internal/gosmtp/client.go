@@ -359,7 +359,7 @@ func (c *Client) Hello(localName string) error {
 }
 
 func (c *Client) readResponse(expectCode int) (int, string, error) {
-	code, msg, err, ok := c.readSingleLine(expectCode)
+	code, msg, err, ok := c.readBuffered(expectCode)
 	if !ok {
 		code, msg, err = c.text.ReadResponse(expectCode)
 	}
@@ -369,46 +369,86 @@ func (c *Client) readResponse(expectCode int) (int, string, error) {
 	return code, msg, err
 }
 
-// readSingleLine reads a reply of one line ("250 2.1.0 Ok") when the
-// reader's buffer holds the whole of it, as textproto's ReadResponse does
-// but allocating at most its text, and none for a text met in the last few
-// replies (mailbench patch, client-allocs.patch). ok false: it read nothing
-// (a reply of several lines, a line not in the buffer or not plainly a
-// reply), and ReadResponse reads the reply.
-func (c *Client) readSingleLine(expectCode int) (code int, msg string, err error, ok bool) {
+// readBuffered reads a reply when the reader's buffer holds all of it, as
+// textproto's ReadResponse does but allocating at most its text, and none
+// for a one-line text met in the last few replies (mailbench patch,
+// client-allocs.patch). ok false: it read nothing (the reply's end not in
+// the buffer yet, or a first line that is not plainly a reply), and
+// ReadResponse reads the reply.
+func (c *Client) readBuffered(expectCode int) (code int, msg string, err error, ok bool) {
 	r := c.text.R
 	if _, err := r.Peek(1); err != nil && r.Buffered() == 0 {
 		return 0, "", err, true // what ReadResponse returns from its first read
 	}
 	buf, _ := r.Peek(r.Buffered())
-	end := bytes.IndexByte(buf, '\n')
-	if end < 0 {
+	line, rest, found := cutReplyLine(buf)
+	if !found {
 		return 0, "", nil, false
 	}
-	line := buf[:end]
-	if len(line) > 0 && line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
-	}
-	if len(line) < 4 || line[3] != ' ' {
+	code, continued, text, good := parseReplyLine(line)
+	if !good {
 		return 0, "", nil, false
 	}
-	for _, d := range line[:3] {
-		if d < '0' || d > '9' {
-			return 0, "", nil, false
+	if !continued {
+		msg = c.replyText(text)
+	} else {
+		// As ReadResponse: the texts joined by "\n"; a line that is not a
+		// reply of the same code goes in whole and does not end the reply.
+		var room [512]byte
+		joined := append(room[:0], text...)
+		for continued {
+			if line, rest, found = cutReplyLine(rest); !found {
+				return 0, "", nil, false
+			}
+			joined = append(joined, '\n')
+			code2, more, text2, good := parseReplyLine(line)
+			if !good || code2 != code {
+				joined = append(joined, bytes.TrimRight(line, "\r\n")...)
+				continue
+			}
+			joined = append(joined, text2...)
+			continued = more
 		}
+		msg = string(joined)
 	}
-	code = int(line[0]-'0')*100 + int(line[1]-'0')*10 + int(line[2]-'0')
-	if code < 100 {
-		return 0, "", nil, false
-	}
-	msg = c.replyText(line[4:])
-	r.Discard(end + 1)
+	r.Discard(len(buf) - len(rest))
 	if 1 <= expectCode && expectCode < 10 && code/100 != expectCode ||
 		10 <= expectCode && expectCode < 100 && code/10 != expectCode ||
 		100 <= expectCode && expectCode < 1000 && code != expectCode {
 		err = &textproto.Error{Code: code, Msg: msg}
 	}
 	return code, msg, err, true
+}
+
+// cutReplyLine returns buf's first line as textproto's ReadLine gives it
+// (without its LF and one CR before it) and what follows it; found false
+// when buf holds no LF.
+func cutReplyLine(buf []byte) (line, rest []byte, found bool) {
+	end := bytes.IndexByte(buf, '\n')
+	if end < 0 {
+		return nil, buf, false
+	}
+	line, rest = buf[:end], buf[end+1:]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, rest, true
+}
+
+// parseReplyLine parses "250-text" or "250 text" as textproto's
+// parseCodeLine does; good false where it fails (too short, no ' ' or '-'
+// after the code, a code that is not three digits of at least 100).
+func parseReplyLine(line []byte) (code int, continued bool, text []byte, good bool) {
+	if len(line) < 4 || line[3] != ' ' && line[3] != '-' {
+		return 0, false, nil, false
+	}
+	for _, d := range line[:3] {
+		if d < '0' || d > '9' {
+			return 0, false, nil, false
+		}
+	}
+	code = int(line[0]-'0')*100 + int(line[1]-'0')*10 + int(line[2]-'0')
+	return code, line[3] == '-', line[4:], code >= 100
 }
 
 // replyText returns b as a string, one of the last texts made if it is
@@ -476,25 +516,30 @@ func (c *Client) ehlo() error {
 		cmd = "LHLO"
 	}
 
-	_, msg, err := c.cmd(250, "%s %s", cmd, c.localName)
+	// mailbench patch (client-allocs.patch): the line written as it is,
+	// and the reply's lines cut where they lie, not split into new slices.
+	_, msg, err := c.cmdLine(250, cmd+" "+c.localName)
 	if err != nil {
 		return err
 	}
-	ext := make(map[string]string)
-	extList := strings.Split(msg, "\n")
-	if len(extList) > 1 {
-		extList = extList[1:]
-		for _, line := range extList {
-			args := strings.SplitN(line, " ", 2)
-			if len(args) > 1 {
-				ext[args[0]] = args[1]
-			} else {
-				ext[args[0]] = ""
-			}
-		}
-	}
-	c.ext = ext
+	c.ext = ehloExtensions(msg)
 	return err
+}
+
+// ehloExtensions returns the extensions an EHLO reply's text lists, one
+// per line after the first, as "NAME" or "NAME ARGS" (mailbench patch,
+// client-allocs.patch: upstream's Split and SplitN made a slice per line).
+func ehloExtensions(msg string) map[string]string {
+	ext := make(map[string]string)
+	_, lines, found := strings.Cut(msg, "\n") // the first line is the server's greeting
+	if !found {
+		return ext
+	}
+	for line := range strings.SplitSeq(lines, "\n") {
+		name, args, _ := strings.Cut(line, " ")
+		ext[name] = args
+	}
+	return ext
 }
 
 // startTLS sends the STARTTLS command and encrypts all further communication.
@@ -1304,7 +1349,7 @@ func (c *Client) Quit() error {
 	if err := c.hello(); err != nil {
 		return err
 	}
-	_, _, err := c.cmd(221, "QUIT")
+	_, _, err := c.cmdLine(221, "QUIT") // mailbench patch (client-allocs.patch)
 	if err != nil {
 		return err
 	}

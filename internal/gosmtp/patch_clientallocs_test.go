@@ -8,8 +8,10 @@ package smtp
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/textproto"
 	"strings"
@@ -197,3 +199,65 @@ func TestPatchClientAllocsTransaction(t *testing.T) {
 type discardConn struct{ *scriptConn }
 
 func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// upstreamEHLOExtensions is go-smtp v0.25.1's ehlo parsing, verbatim.
+func upstreamEHLOExtensions(msg string) map[string]string {
+	ext := make(map[string]string)
+	extList := strings.Split(msg, "\n")
+	if len(extList) > 1 {
+		extList = extList[1:]
+		for _, line := range extList {
+			args := strings.SplitN(line, " ", 2)
+			if len(args) > 1 {
+				ext[args[0]] = args[1]
+			} else {
+				ext[args[0]] = ""
+			}
+		}
+	}
+	return ext
+}
+
+func TestPatchEHLOExtensionsSameAsUpstream(t *testing.T) {
+	msgs := []string{
+		"", "host", "host\n", "host\n\n", "\n", "host\nPIPELINING", "host\nSIZE 10240000\nAUTH PLAIN LOGIN\n8BITMIME",
+		"host\nSIZE  10\n SIZE\nX a b c\nX again", "host\r\nDSN\r", "host\nä ü",
+	}
+	rng := rand.New(rand.NewPCG(5, 321))
+	pieces := []string{"host", "SIZE", "10240000", "AUTH", " ", "  ", "\n", "\n", "", "X-A", "\r"}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		msgs = append(msgs, b.String())
+	}
+	for _, msg := range msgs {
+		if got, want := ehloExtensions(msg), upstreamEHLOExtensions(msg); !maps.Equal(got, want) {
+			t.Fatalf("EHLO text %q: patched %q, upstream %q", msg, got, want)
+		}
+	}
+}
+
+// TestPatchClientAllocsHelloQuit: EHLO and QUIT, now written as lines,
+// write the bytes upstream's formatted commands wrote, and the extensions
+// come from the reply.
+func TestPatchClientAllocsHelloQuit(t *testing.T) {
+	conn := &scriptConn{replies: strings.NewReader("220 hi\r\n250-sink.test\r\n250-SIZE 1000\r\n250 8BITMIME\r\n221 Bye\r\n")}
+	c := NewClient(conn)
+	if err := c.Hello("client.test"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, size := c.Extension("SIZE"); !ok || size != "1000" {
+		t.Errorf("SIZE extension: %v %q", ok, size)
+	}
+	if ok, _ := c.Extension("8BITMIME"); !ok {
+		t.Error("no 8BITMIME extension")
+	}
+	if err := c.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(bytes.Join(conn.writes, nil)), "EHLO client.test\r\nQUIT\r\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
