@@ -227,7 +227,7 @@ func appendHeader(dst []byte, env Envelope, b *body) []byte {
 	dst = append(dst, HeaderID+": "...)
 	dst = appendClean(dst, env.ID)
 	dst = append(dst, "\r\n"+HeaderSent+": "...)
-	dst = env.Sent.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = appendSent(dst, env.Sent)
 	dst = append(dst, "\r\n"+HeaderSum+": "...)
 	dst = append(dst, b.sum...)
 	return append(dst, "\r\n\r\n"...)
@@ -261,17 +261,56 @@ func appendDate(dst []byte, t time.Time) []byte {
 	return append(dst, d.text...)
 }
 
+// lastSent is the sent field's text, to the second, of the second a
+// message was last made in (as lastDate).
+var lastSent atomic.Pointer[dateText]
+
+// appendSent appends t as the sent field's value: t.UTC() in
+// time.RFC3339Nano, as AppendFormat gives it (the fraction without its
+// trailing zeros, none when it is zero), the seconds from a cache.
+func appendSent(dst []byte, t time.Time) []byte {
+	u := t.UTC()
+	unix := u.Unix()
+	d := lastSent.Load()
+	if d == nil || d.unix != unix {
+		d = &dateText{unix: unix, text: u.Truncate(time.Second).AppendFormat(nil, "2006-01-02T15:04:05")}
+		lastSent.Store(d)
+	}
+	dst = append(dst, d.text...)
+	if ns := u.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		end := len(frac)
+		for frac[end-1] == '0' {
+			end--
+		}
+		dst = append(dst, frac[:end]...)
+	}
+	return append(dst, 'Z')
+}
+
 // appendClean appends s with CR, LF and other control characters replaced
-// by spaces, so no header field can be injected or broken.
+// by spaces, so no header field can be injected or broken. A clean s (the
+// usual case) is appended in one copy.
 func appendClean(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < ' ' || c == 0x7f {
-			c = ' '
+		if c := s[i]; c < ' ' || c == 0x7f {
+			dst = append(dst, s[:i]...)
+			for ; i < len(s); i++ {
+				c := s[i]
+				if c < ' ' || c == 0x7f {
+					c = ' '
+				}
+				dst = append(dst, c)
+			}
+			return dst
 		}
-		dst = append(dst, c)
 	}
-	return dst
+	return append(dst, s...)
 }
 
 func appendSubject(dst []byte, s string) []byte {

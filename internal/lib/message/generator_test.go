@@ -479,6 +479,69 @@ func TestAppendDateMatchesAppendFormat(t *testing.T) {
 	}
 }
 
+// TestAppendSentMatchesAppendFormat: the sent field's text, its seconds
+// cached, is AppendFormat's RFC3339Nano of the time in UTC: fractions with
+// and without trailing zeros, none, times in the same second and the next,
+// other zones, before 1970, years past 9999, from goroutines at once.
+func TestAppendSentMatchesAppendFormat(t *testing.T) {
+	base := time.Date(2026, 12, 6, 23, 59, 58, 999_999_000, time.UTC)
+	times := []time.Time{
+		base, base.Add(1000), base.Add(1001), base.Add(time.Second), base.Truncate(time.Second), base.Add(-time.Second),
+		base.Add(1), base.Add(10), base.In(time.FixedZone("CET", 3600)), base.In(time.FixedZone("X", -5*3600-1800)),
+		time.Date(1969, 12, 31, 23, 59, 59, 500, time.UTC), time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(-1, 1),
+		time.Date(9999, 12, 31, 23, 59, 59, 100_000_000, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 120, time.UTC),
+	}
+	check := func(tm time.Time) error {
+		got := string(appendSent([]byte("x"), tm))
+		if want := "x" + tm.UTC().Format(time.RFC3339Nano); got != want {
+			return fmt.Errorf("appendSent(%v) = %q, want %q", tm, got, want)
+		}
+		return nil
+	}
+	for _, tm := range times {
+		if err := check(tm); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				if err := check(base.Add(time.Duration(g*7+i) * 123_456_789)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestAppendClean: control characters and DEL become spaces, wherever they
+// are; everything else is kept, UTF-8 included.
+func TestAppendClean(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                     "",
+		"plain text":           "plain text",
+		"a\r\nBcc: x@y":        "a  Bcc: x@y",
+		"\x00start":            " start",
+		"end\x7f":              "end ",
+		"tab\tin\x1fmid\r":     "tab in mid ",
+		"ünïcode \u2028 stays": "ünïcode \u2028 stays",
+		"\x01\x02\x03":         "   ",
+	} {
+		if got := string(appendClean([]byte("p:"), in)); got != "p:"+want {
+			t.Errorf("appendClean(%q) = %q, want %q", in, got, "p:"+want)
+		}
+	}
+}
+
 func TestSentAsIs(t *testing.T) {
 	tests := []struct {
 		data string
