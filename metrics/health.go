@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"math"
-	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -71,7 +71,7 @@ type GeneratorUse struct {
 	Window   time.Duration // wall time between the samples
 	CPU      time.Duration // process CPU time in it
 	CPUKnown bool
-	Cores    int           // cores the generator could use (GOMAXPROCS)
+	Cores    int           // cores the generator could use (runtimetune.Ceiling)
 	GCPause  time.Duration // stop-the-world GC pauses in it
 	GCCycles int64
 }
@@ -85,11 +85,12 @@ func (u GeneratorUse) CPUPercent() float64 {
 	return 100 * u.CPU.Seconds() / (u.Window.Seconds() * float64(u.Cores))
 }
 
-// Use returns what the process used from a to b, on GOMAXPROCS cores.
+// Use returns what the process used from a to b, on the cores it may use
+// (runtimetune.Ceiling: GOMAXPROCS adapts below it).
 func Use(a, b ProcessSample) GeneratorUse {
 	return GeneratorUse{
 		Window: b.At.Sub(a.At), CPU: b.CPU - a.CPU, CPUKnown: a.CPUKnown && b.CPUKnown,
-		Cores: runtime.GOMAXPROCS(0), GCPause: b.GCPause - a.GCPause, GCCycles: int64(b.GCCycles - a.GCCycles),
+		Cores: runtimetune.Ceiling(), GCPause: b.GCPause - a.GCPause, GCCycles: int64(b.GCCycles - a.GCCycles),
 	}
 }
 

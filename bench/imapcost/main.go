@@ -91,6 +91,7 @@ type bench struct {
 func main() {
 	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
+	runtimetune.AdaptCores()
 	addr := flag.String("addr", "127.0.0.1:1143", "IMAP server `host:port`")
 	user := flag.String("user", "user%d", "login pattern, %d is 1..clients")
 	clients := flag.Int("clients", 10, "concurrent sessions (imaptest's figure used 10)")
@@ -147,8 +148,8 @@ func main() {
 	if err := b.topUp(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("imapcost: %s, %d clients, %d commands per type and round, %d rounds, %d-byte messages, GOMAXPROCS %d, %s\n",
-		*addr, *clients, *ops, *rounds, *size, runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Printf("imapcost: %s, %d clients, %d commands per type and round, %d rounds, %d-byte messages, GOMAXPROCS adapting up to %d, %s\n",
+		*addr, *clients, *ops, *rounds, *size, runtimetune.Ceiling(), runtime.Version())
 
 	perOp := map[string][]float64{}
 	for r := range *rounds {

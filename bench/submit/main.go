@@ -35,6 +35,7 @@ import (
 func main() {
 	// As mailbench does: measure the runtime as it ships (internal/lib/runtimetune).
 	runtimetune.Apply()
+	runtimetune.AdaptCores()
 	addr := flag.String("addr", "127.0.0.1:2625", "loopback SMTP `host:port` to submit to")
 	sessions := flag.Int("sessions", 20, "concurrent sessions (smtp-source -s)")
 	size := flag.Int("size", 5120, "message size in bytes (smtp-source -l)")

@@ -97,6 +97,9 @@ func main() {
 	// First: keep the runtime's sysmon awake (a re-execution, once; see
 	// internal/lib/runtimetune for why and for the measured cost it saves).
 	runtimetune.Apply()
+	// Then: run on the fewest cores that keep up (a command that wants a
+	// fixed number, as sink --cores, ends the adaptation).
+	runtimetune.AdaptCores()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
