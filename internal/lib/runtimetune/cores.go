@@ -21,7 +21,7 @@ import (
 //
 // So the process starts on one P and doubles its Ps (up to the ceiling,
 // the GOMAXPROCS it started with) as soon as an interval shows that they
-// do not keep up: busy nearly all the time, or goroutines waiting to run
+// do not keep up: busy 95% of the time, or goroutines waiting to run
 // for more than a millisecond (p99 of the runtime's own histogram,
 // /sched/latencies). It gives one back after two seconds in which one P
 // fewer would have been under half busy and nothing waited. A waiting
@@ -31,7 +31,7 @@ import (
 // Thresholds of the adaptation (see nextCores).
 const (
 	coresInterval    = 100 * time.Millisecond // between samples
-	growBusy         = 0.9                    // the Ps' busy fraction that gets more Ps
+	growBusy         = 0.95                   // the Ps' busy fraction that gets more Ps
 	growWait         = time.Millisecond       // the p99 wait to run that gets more Ps
 	minWaits         = 20                     // waits in an interval for its p99 to count
 	shrinkBusy       = 0.5                    // one P fewer would be busy less than this…
@@ -103,6 +103,7 @@ type coresSampler struct {
 	at      time.Time
 	cpu     time.Duration
 	waits   *metrics.Float64Histogram
+	spare   []uint64 // the counts before waits', reused
 	samples []metrics.Sample
 }
 
@@ -112,7 +113,13 @@ func (s *coresSampler) sample() coreSample {
 	metrics.Read(s.samples)
 	var h *metrics.Float64Histogram
 	if s.samples[0].Value.Kind() == metrics.KindFloat64Histogram {
-		h = s.samples[0].Value.Float64Histogram()
+		// A copy of the counts: the next Read writes into the histogram
+		// it returned this time.
+		v := s.samples[0].Value.Float64Histogram()
+		h = &metrics.Float64Histogram{Buckets: v.Buckets, Counts: append(s.spare[:0], v.Counts...)}
+		if s.waits != nil {
+			s.spare = s.waits.Counts
+		}
 	}
 	out := coreSample{wall: now.Sub(s.at), cpu: cpu - s.cpu}
 	if h != nil {

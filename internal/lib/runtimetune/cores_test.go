@@ -24,13 +24,14 @@ func TestNextCores(t *testing.T) {
 		quiet           int
 		want, wantQuiet int
 	}{
-		{"one P busy: doubles", 1, 8, sample(950*time.Millisecond, 0, 0), 0, 2, 0},
-		{"two Ps busy: doubles", 2, 8, sample(1900*time.Millisecond, 100, 10*time.Microsecond), 0, 4, 0},
+		{"one P busy: doubles", 1, 8, sample(960*time.Millisecond, 0, 0), 0, 2, 0},
+		{"two Ps busy: doubles", 2, 8, sample(1950*time.Millisecond, 100, 10*time.Microsecond), 0, 4, 0},
 		{"doubling stops at the ceiling", 4, 6, sample(3900*time.Millisecond, 0, 0), 0, 6, 0},
 		{"at the ceiling: stays", 2, 2, sample(2*s, 1000, 5*time.Millisecond), 0, 2, 0},
 		{"waits to run: doubles, however idle", 1, 2, sample(100*time.Millisecond, 50, 2*time.Millisecond), 0, 2, 0},
 		{"too few waits to count", 1, 2, sample(100*time.Millisecond, minWaits-1, 50*time.Millisecond), 0, 1, 0},
 		{"one P, 70% busy, short waits: stays", 1, 2, sample(700*time.Millisecond, 5000, 60*time.Microsecond), 0, 1, 0},
+		{"one P, 90% busy, waits under 1 ms: stays", 1, 2, sample(900*time.Millisecond, 5000, 300*time.Microsecond), 0, 1, 0},
 		{"two Ps, one would do: counts a quiet interval", 2, 2, sample(400*time.Millisecond, 100, 100*time.Microsecond), 3, 2, 4},
 		{"the last quiet interval gives one back", 2, 2, sample(400*time.Millisecond, 100, 100*time.Microsecond), shrinkIntervals - 1, 1, 0},
 		{"one fewer would be too busy: not quiet", 3, 4, sample(1200*time.Millisecond, 0, 0), 7, 3, 0},
@@ -143,5 +144,31 @@ func TestAdaptCoresInProcess(t *testing.T) {
 		if err != nil || string(out) != tc.want {
 			t.Errorf("GOMAXPROCS=%q: child said %q (%v), want %q", tc.env, out, err, tc.want)
 		}
+	}
+}
+
+// TestSamplerCountsWaits: an interval in which goroutines ran counts
+// their waits to run, and the next interval counts only its own (the
+// runtime writes each Read into the same histogram: the sampler keeps a
+// copy).
+func TestSamplerCountsWaits(t *testing.T) {
+	s := &coresSampler{samples: []metrics.Sample{{Name: latenciesMetric}}}
+	s.sample()
+	churn := func() {
+		done := make(chan struct{})
+		for range 2000 {
+			go func() { runtime.Gosched(); done <- struct{}{} }()
+		}
+		for range 2000 {
+			<-done
+		}
+	}
+	churn()
+	first := s.sample()
+	if first.waits == 0 || first.wall <= 0 {
+		t.Fatalf("an interval of 2,000 goroutines counted %d waits in %v", first.waits, first.wall)
+	}
+	if second := s.sample(); second.waits >= first.waits {
+		t.Errorf("an idle interval counted %d waits, the busy one before it %d", second.waits, first.waits)
 	}
 }
