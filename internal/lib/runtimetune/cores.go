@@ -24,7 +24,7 @@ import (
 // do not keep up: busy 95% of the time, or goroutines waiting to run
 // for more than a millisecond (p99 of the runtime's own histogram,
 // /sched/latencies). It gives one back after two seconds in which one P
-// fewer would have been under half busy and nothing waited. A waiting
+// fewer would have been at most 75% busy and nothing waited long. A waiting
 // goroutine delays what it measures, so the latency rule is what keeps
 // the adaptation from costing truth.
 
@@ -34,7 +34,7 @@ const (
 	growBusy         = 0.95                   // the Ps' busy fraction that gets more Ps
 	growWait         = time.Millisecond       // the p99 wait to run that gets more Ps
 	minWaits         = 20                     // waits in an interval for its p99 to count
-	shrinkBusy       = 0.5                    // one P fewer would be busy less than this…
+	shrinkBusy       = 0.75                   // one P fewer would be busy less than this…
 	shrinkWait       = growWait / 4           // …and the p99 wait under this…
 	shrinkIntervals  = 20                     // …for this many intervals in a row
 	latenciesMetric  = "/sched/latencies:seconds"
