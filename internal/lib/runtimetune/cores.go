@@ -155,7 +155,11 @@ func AdaptCores() {
 	s := &coresSampler{samples: []metrics.Sample{{Name: latenciesMetric}}}
 	s.sample()
 	runtime.GOMAXPROCS(1)
-	go adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, time.NewTicker(coresInterval).C, coreAdapter.stop, coreAdapter.done)
+	ticker := time.NewTicker(coresInterval)
+	go func() {
+		defer ticker.Stop() // FixCores ends the adaptation for good
+		adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, ticker.C, coreAdapter.stop, coreAdapter.done)
+	}()
 }
 
 // adapt samples at every tick and sets the Ps nextCores gives, until stop
