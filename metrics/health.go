@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/lib/cputime"
 	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 )
@@ -23,7 +24,7 @@ type ProcessSample struct {
 // ProcessCPU is the process's user + system CPU time so far (getrusage);
 // 0 where it is not measured.
 func ProcessCPU() time.Duration {
-	d, _ := processCPU()
+	d, _ := cputime.Process()
 	return d
 }
 
@@ -31,7 +32,7 @@ func ProcessCPU() time.Duration {
 // perform network I/O and doesn't stop the world.
 func SampleProcess() ProcessSample {
 	s := ProcessSample{At: time.Now()}
-	s.CPU, s.CPUKnown = processCPU()
+	s.CPU, s.CPUKnown = cputime.Process()
 	samples := []metrics.Sample{{Name: "/sched/pauses/total/gc:seconds"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(samples)
 	if samples[0].Value.Kind() == metrics.KindFloat64Histogram {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailbench/mailbench/internal/lib/cputime"
 	"github.com/mailbench/mailbench/measure"
 )
 
@@ -18,7 +19,7 @@ func TestGeneratorUse(t *testing.T) {
 		t.Skip("no rusage on this platform")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c, _ := processCPU(); c-a.CPU < 200*time.Millisecond && time.Now().Before(deadline); c, _ = processCPU() {
+	for c, _ := cputime.Process(); c-a.CPU < 200*time.Millisecond && time.Now().Before(deadline); c, _ = cputime.Process() {
 		for range 10000 {
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime/metrics"
 	"sync"
 	"time"
+
+	"github.com/mailbench/mailbench/internal/lib/cputime"
 )
 
 // Adaptive cores: the fewest Ps (GOMAXPROCS) that keep up.
@@ -109,7 +111,8 @@ type coresSampler struct {
 
 // sample returns the interval since the last call.
 func (s *coresSampler) sample() coreSample {
-	now, cpu := time.Now(), processCPU()
+	now := time.Now()
+	cpu, _ := cputime.Process() // unknown: 0, and the adaptation goes by the waits to run alone
 	metrics.Read(s.samples)
 	var h *metrics.Float64Histogram
 	if s.samples[0].Value.Kind() == metrics.KindFloat64Histogram {

@@ -1,14 +1,13 @@
 //go:build unix
 
-package metrics
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the process's user + system CPU time (getrusage).
-func processCPU() (time.Duration, bool) {
+func process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
