@@ -217,6 +217,10 @@ type Client struct {
 	readEnded     bool
 	consumerWaits int
 	background    atomic.Bool
+	// mailbench patch (read-batch.patch): the last response read was
+	// untagged data that handed its consumer nothing to take before the
+	// next response is read (readincaller.go, readOnInCaller).
+	readOn bool
 
 	// mailbench patch (section-cache.patch): the last body section
 	// parsed from a FETCH response (without its partial), and its bytes
@@ -777,7 +781,9 @@ func (c *Client) read() {
 		}
 		// mailbench patch (caller-reads.patch): one response read, back
 		// to the caller that waits for it.
-		if c.yield != nil && !c.yield(struct{}{}) {
+		// mailbench patch (read-batch.patch): not after untagged data
+		// when the next response's first line is already buffered.
+		if c.yield != nil && !c.readOnInCaller() && !c.yield(struct{}{}) {
 			break
 		}
 	}
@@ -787,6 +793,8 @@ func (c *Client) readResponse() error {
 	c.setReadTimeout(respReadTimeout)
 	defer c.setReadTimeout(idleReadTimeout)
 	c.dec.ResetSize() // MaxResponseBytes bounds each response (bounds.patch)
+	// mailbench patch (read-batch.patch): set below once the tag is read.
+	c.readOn = false
 
 	if c.dec.Special('+') {
 		if err := c.readContinueReq(); err != nil {
@@ -821,6 +829,7 @@ func (c *Client) readResponse() error {
 		err      error
 		startTLS *startTLSCommand
 	)
+	c.readOn = tag == "" // mailbench patch (read-batch.patch); handlers may clear it
 	if tag != "" {
 		token = "response-tagged"
 		startTLS, err = c.readResponseTagged(tag, typ)

@@ -401,5 +401,10 @@ func (c *Client) handleFetchInto(seqNum uint32, cmd *FetchCommand) error {
 		cmd.intoReady = seqNum != 0 && cmd.recvSeqNum(seqNum)
 	}
 	c.mutex.Unlock()
+	if cmd.intoReady {
+		// mailbench patch (read-batch.patch): the caller takes this
+		// message out of cmd.into before the next is decoded into it.
+		c.readOn = false
+	}
 	return nil
 }

@@ -48,10 +48,21 @@ func TestPatchCallerReads(t *testing.T) {
 // while it writes a command.)
 func scriptedServer(t *testing.T, greeting string, reply func(conn net.Conn, tag, rest string) []string) net.Conn {
 	t.Helper()
+	return scriptedServerLater(t, greeting, "", reply)
+}
+
+// scriptedServerLater is scriptedServer that also writes the line later
+// (unless empty) 50 ms after the greeting, on its own.
+func scriptedServerLater(t *testing.T, greeting, later string, reply func(conn net.Conn, tag, rest string) []string) net.Conn {
+	t.Helper()
 	clientConn, conn := loopbackPair(t)
 	go func() {
 		defer conn.Close()
 		io.WriteString(conn, greeting+"\r\n")
+		if later != "" {
+			time.Sleep(50 * time.Millisecond)
+			io.WriteString(conn, later+"\r\n")
+		}
 		br := bufio.NewReader(conn)
 		for {
 			line, err := br.ReadString('\n')
@@ -91,13 +102,14 @@ func loopbackPair(t *testing.T) (client, server net.Conn) {
 }
 
 // With ReadInCaller a command's responses are read by the goroutine that
-// waits, when it waits: the EXISTS that follows the greeting is handled
-// only once a command is waited for, not before. A FETCH of more messages
+// waits, when it waits: an EXISTS that arrives after the greeting was
+// read is handled only once a command is waited for, not before. (One
+// that arrives with the greeting is read with it: read-batch.patch.) A FETCH of more messages
 // than the channels hold (128 messages, 32 items each) is read as the
 // caller consumes it.
 func TestPatchCallerReadsInWaiter(t *testing.T) {
 	const n = 300
-	clientConn := scriptedServer(t, "* OK [CAPABILITY IMAP4rev1] hi\r\n* 3 EXISTS", func(_ net.Conn, tag, rest string) []string {
+	clientConn := scriptedServerLater(t, "* OK [CAPABILITY IMAP4rev1] hi", "* 3 EXISTS", func(_ net.Conn, tag, rest string) []string {
 		switch {
 		case strings.HasPrefix(rest, "FETCH"):
 			var out []string

@@ -1,6 +1,7 @@
 package imapclient
 
 import (
+	"bytes"
 	"iter"
 	"runtime"
 	"time"
@@ -200,4 +201,28 @@ func (c *Client) awaitConsumer(done <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// readOnInCaller reports whether the read loop, run as a coroutine, should
+// read the next response before it yields: after untagged data (nobody's
+// command has completed), when the next response's first line is already
+// in the read buffer, so that reading it cannot wait on the network.
+// mailbench patch (read-batch.patch): a FETCH of 20 messages, or SELECT's
+// untagged data, arrives in one or two reads; yielding after each response
+// cost two coroutine switches per response, and the caller, resumed, only
+// resumed the loop again. A tagged response (a command's end) and a
+// continuation request still yield at once, so that nothing is read past a
+// completion that its caller waits for, and so does a message decoded in
+// place (NextInto): its caller must take it before the next one is
+// decoded into the same buffer.
+func (c *Client) readOnInCaller() bool {
+	if !c.readOn {
+		return false
+	}
+	n := c.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := c.br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
 }
