@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,14 +122,7 @@ func TestPatchCallerReadsInWaiter(t *testing.T) {
 		}
 		return []string{tag + " OK"}
 	})
-	var exists atomic.Int32
-	c := imapclient.New(clientConn, &imapclient.Options{ReadInCaller: true, UnilateralDataHandler: &imapclient.UnilateralDataHandler{
-		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
-			if d.NumMessages != nil {
-				exists.Store(int32(*d.NumMessages))
-			}
-		},
-	}})
+	c, exists := existsCounter(clientConn)
 	if err := c.WaitGreeting(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,12 +130,7 @@ func TestPatchCallerReadsInWaiter(t *testing.T) {
 	if n := exists.Load(); n != 0 {
 		t.Fatalf("EXISTS %d handled before any wait: something else reads", n)
 	}
-	if err := c.Noop().Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if n := exists.Load(); n != 3 {
-		t.Fatalf("EXISTS %d after NOOP's wait, want 3", n)
-	}
+	noopThenExists(t, c, exists, 3, "NOOP's wait")
 	cmd := c.Fetch(imap.SeqSet{{Start: 1, Stop: n}}, &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{{}}})
 	got := 0
 	for msg := cmd.Next(); msg != nil; msg = cmd.Next() {

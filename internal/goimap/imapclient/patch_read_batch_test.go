@@ -44,7 +44,8 @@ func blockServer(t *testing.T, greeting string, reply func(tag, rest string) str
 	return clientConn
 }
 
-// existsCounter is a client whose unilateral EXISTS counts are stored.
+// existsCounter is a client that reads in its caller and stores the count
+// of every unilateral EXISTS it handles.
 func existsCounter(conn net.Conn) (*imapclient.Client, *atomic.Int32) {
 	var exists atomic.Int32
 	c := imapclient.New(conn, &imapclient.Options{ReadInCaller: true, UnilateralDataHandler: &imapclient.UnilateralDataHandler{
@@ -55,6 +56,18 @@ func existsCounter(conn net.Conn) (*imapclient.Client, *atomic.Int32) {
 		},
 	}})
 	return c, &exists
+}
+
+// noopThenExists waits for a NOOP and fails t unless the EXISTS count
+// handled by then is want; after says what was waited for.
+func noopThenExists(t *testing.T, c *imapclient.Client, exists *atomic.Int32, want int32, after string) {
+	t.Helper()
+	if err := c.Noop().Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := exists.Load(); n != want {
+		t.Fatalf("EXISTS %d after %s, want %d", n, after, want)
+	}
 }
 
 // Untagged data that arrived with the greeting is read in the same
@@ -78,18 +91,8 @@ func TestPatchReadBatchUntaggedOnly(t *testing.T) {
 	if n := exists.Load(); n != 3 {
 		t.Fatalf("EXISTS %d after the greeting's wait, want 3 (it arrived with the greeting)", n)
 	}
-	if err := c.Noop().Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if n := exists.Load(); n != 3 {
-		t.Fatalf("EXISTS %d after T1's completion, want 3: the loop read past a tagged response", n)
-	}
-	if err := c.Noop().Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if n := exists.Load(); n != 4 {
-		t.Fatalf("EXISTS %d after the next wait, want 4", n)
-	}
+	noopThenExists(t, c, exists, 3, "T1's completion (reading past a tagged response would give 4)")
+	noopThenExists(t, c, exists, 4, "the next wait")
 	if err := c.Logout().Wait(); err != nil {
 		t.Fatal(err)
 	}
