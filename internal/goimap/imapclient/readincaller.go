@@ -206,11 +206,13 @@ func (c *Client) awaitConsumer(done <-chan struct{}) {
 // readOnInCaller reports whether the read loop, run as a coroutine, should
 // read the next response before it yields: after untagged data (nobody's
 // command has completed), when the next response's first line is already
-// in the read buffer, so that reading it cannot wait on the network.
-// mailbench patch (read-batch.patch): a FETCH of 20 messages, or SELECT's
-// untagged data, arrives in one or two reads; yielding after each response
-// cost two coroutine switches per response, and the caller, resumed, only
-// resumed the loop again. A tagged response (a command's end) and a
+// in the read buffer, so that reading it starts without waiting on the
+// network (a literal the line announces may still be on its way: the
+// server is in the middle of sending it).
+// mailbench patch (read-batch.patch): a SELECT's untagged data or a LIST's
+// mailboxes arrive in one read; yielding after each response cost two
+// coroutine switches per response, and the caller, resumed, only resumed
+// the loop again. A tagged response (a command's end) and a
 // continuation request still yield at once, so that nothing is read past a
 // completion that its caller waits for, and so does a message decoded in
 // place (NextInto): its caller must take it before the next one is
