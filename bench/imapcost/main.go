@@ -152,13 +152,22 @@ func main() {
 		*addr, *clients, *ops, *rounds, *size, runtimetune.Ceiling(), runtime.Version())
 
 	perOp := map[string][]float64{}
+	// pace and cores: units per second of the measured phase and the
+	// process's CPU per second of it, per type and round. Against a server
+	// that saturates the host's cores, CPU per unit follows the server's
+	// pace (docs/performance.md, "Issue 37, twenty-third round").
+	pace, cores := map[string][]float64{}, map[string][]float64{}
 	for r := range *rounds {
 		for _, t := range want {
-			cpu, n, _, err := b.phase(t, "")
+			cpu, n, wall, err := b.phase(t, "")
 			if err != nil {
 				log.Fatalf("round %d, %s: %v", r+1, t, err)
 			}
 			perOp[t] = append(perOp[t], float64(cpu.Microseconds())/float64(n))
+			if wall > 0 {
+				pace[t] = append(pace[t], float64(n)/wall.Seconds())
+				cores[t] = append(cores[t], cpu.Seconds()/wall.Seconds())
+			}
 		}
 		if err := b.topUp(); err != nil {
 			log.Fatal(err)
@@ -200,6 +209,9 @@ func main() {
 		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
 			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
 		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", u[len(u)/2])
+		if p, c := median(pace["session"]), median(cores["session"]); p > 0 {
+			fmt.Printf("session pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", p, c)
+		}
 	}
 	if *out != "" {
 		fmt.Printf("profiles: %s/<type>.pprof (go tool pprof -top %s/session.pprof)\n", *out, *out)
@@ -485,6 +497,17 @@ func (b *bench) session(ctx context.Context, i int, msg []byte) error {
 		return err
 	}
 	return c.Logout(ctx)
+}
+
+// median returns the median of v (the upper one of an even count), or 0
+// when v is empty. It sorts a copy.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 func errorsJoin(errs []error) error {
