@@ -152,11 +152,11 @@ func main() {
 		*addr, *clients, *ops, *rounds, *size, runtimetune.Ceiling(), runtime.Version())
 
 	perOp := map[string][]float64{}
-	// pace and cores: units per second of the measured phase and the
-	// process's CPU per second of it, per type and round. Against a server
-	// that saturates the host's cores, CPU per unit follows the server's
-	// pace (docs/performance.md, "Issue 37, twenty-third round").
-	pace, cores := map[string][]float64{}, map[string][]float64{}
+	// The session type's pace (sessions per second of the measured phase)
+	// and the process's CPU per second of it, per round. Against a server
+	// that saturates the host's cores, CPU per session follows the
+	// server's pace (docs/performance.md, "Issue 37, twenty-third round").
+	var sessionPace, sessionCores []float64
 	for r := range *rounds {
 		for _, t := range want {
 			cpu, n, wall, err := b.phase(t, "")
@@ -164,9 +164,9 @@ func main() {
 				log.Fatalf("round %d, %s: %v", r+1, t, err)
 			}
 			perOp[t] = append(perOp[t], float64(cpu.Microseconds())/float64(n))
-			if wall > 0 {
-				pace[t] = append(pace[t], float64(n)/wall.Seconds())
-				cores[t] = append(cores[t], cpu.Seconds()/wall.Seconds())
+			if t == "session" && wall > 0 {
+				sessionPace = append(sessionPace, float64(n)/wall.Seconds())
+				sessionCores = append(sessionCores, cpu.Seconds()/wall.Seconds())
 			}
 		}
 		if err := b.topUp(); err != nil {
@@ -204,12 +204,10 @@ func main() {
 	if s, ok := med["session"]; ok {
 		v := perOp["session"]
 		slices.Sort(v)
-		u := slices.Clone(b.userCPU["session"])
-		slices.Sort(u)
 		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
 			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
-		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", u[len(u)/2])
-		if p, c := median(pace["session"]), median(cores["session"]); p > 0 {
+		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", median(b.userCPU["session"]))
+		if p, c := median(sessionPace), median(sessionCores); p > 0 {
 			fmt.Printf("session pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", p, c)
 		}
 	}
