@@ -86,6 +86,7 @@ type bench struct {
 	runID    uint32 // per process: Message-Ids are unique across runs
 	mu       sync.Mutex
 	userCPU  map[string][]float64 // user time per unit of each type, per round
+	wakes    map[string][]float64 // voluntary context switches per unit of each type, per round
 }
 
 func main() {
@@ -120,7 +121,7 @@ func main() {
 	b := &bench{
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
-		runID: rand.Uint32(), userCPU: map[string][]float64{},
+		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{},
 	}
 	if *refCmd <= 0 || *refSession <= 0 {
 		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
@@ -207,6 +208,7 @@ func main() {
 		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
 			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
 		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", median(b.userCPU["session"]))
+		fmt.Printf("session wake-ups: %.1f voluntary context switches per session (median, every thread of the process)\n", median(b.wakes["session"]))
 		if p, c := median(sessionPace), median(sessionCores); p > 0 {
 			fmt.Printf("session pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", p, c)
 		}
@@ -371,7 +373,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 			return 0, 0, 0, err
 		}
 	}
-	user0 := userCPU()
+	use0 := usage()
 	cpu0, wall0 := metrics.ProcessCPU(), time.Now()
 	errs := make([]error, b.clients)
 	var wg sync.WaitGroup
@@ -381,7 +383,9 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 	wg.Wait()
 	cpu, wall := metrics.ProcessCPU()-cpu0, time.Since(wall0)
 	if profile == "" && b.userCPU != nil {
-		b.userCPU[typ] = append(b.userCPU[typ], float64((userCPU()-user0).Microseconds())/float64(units))
+		use := usage()
+		b.userCPU[typ] = append(b.userCPU[typ], float64((use.user-use0.user).Microseconds())/float64(units))
+		b.wakes[typ] = append(b.wakes[typ], float64(use.wakes-use0.wakes)/float64(units))
 	}
 	if pf != nil {
 		pprof.StopCPUProfile()
@@ -517,13 +521,23 @@ func errorsJoin(errs []error) error {
 	return nil
 }
 
-// userCPU is the process's user CPU time so far (getrusage): the part of
-// its CPU that its own code and Go's runtime spend, which the kernel's
-// share of a session does not blur.
-func userCPU() time.Duration {
+// processUsage is what getrusage counts for the whole process so far.
+type processUsage struct {
+	// user is the user CPU time: the part of the CPU that the program's
+	// own code and Go's runtime spend, which the kernel's share of a
+	// session does not blur.
+	user time.Duration
+	// wakes counts voluntary context switches: each is a wait that ends
+	// in a wake-up, and on a host where a wake-up is dear (docs/
+	// performance.md, "Issue 37, twenty-fourth round") their count sets
+	// the client's CPU more than its code does.
+	wakes int64
+}
+
+func usage() processUsage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return processUsage{}
 	}
-	return time.Duration(ru.Utime.Nano())
+	return processUsage{user: time.Duration(ru.Utime.Nano()), wakes: ru.Nvcsw}
 }
