@@ -29,6 +29,12 @@
 //	expunge      EXPUNGE (the first one of the phase removes what store marked)
 //	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
+//	mix          the same 9 commands with imaptest's FETCH and FETCH2 items, drawn as
+//	             imaptest draws them (see mixFetch): the session bench/imaptest-vs-mailbench
+//	             compares, since it makes Dovecot send what imaptest's session makes it send
+//	             (mailbench's own session above fetches about twice the bytes)
+//
+// mix is not among the default -types: name it.
 package main
 
 import (
@@ -55,6 +61,7 @@ import (
 	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 	"github.com/mailbench/mailbench/measure"
 	"github.com/mailbench/mailbench/metrics"
+	"github.com/mailbench/mailbench/workload"
 )
 
 // imaptestMicros is imaptest's CPU per command, measured on this project's
@@ -72,6 +79,10 @@ const imaptestSessionMicros = 590.0
 const sessionCommands = 9
 
 var allTypes = []string{"connect", "logout", "select", "fetch_range", "uid_fetch", "fetch_body", "list", "lsub", "append", "store", "expunge", "session"}
+
+// isSession reports whether typ is a whole session of sessionCommands
+// commands (counted and reported per session) rather than one command.
+func isSession(typ string) bool { return typ == "session" || typ == "mix" }
 
 type bench struct {
 	cfg      imapclient.Config
@@ -134,8 +145,8 @@ func main() {
 	}
 	want := strings.Split(*types, ",")
 	for _, t := range want {
-		if !slices.Contains(allTypes, t) {
-			log.Fatalf("-types: unknown type %q (known: %s)", t, strings.Join(allTypes, ","))
+		if !slices.Contains(allTypes, t) && t != "mix" {
+			log.Fatalf("-types: unknown type %q (known: %s,mix)", t, strings.Join(allTypes, ","))
 		}
 	}
 	if slices.Contains(want, "logout") && !slices.Contains(want, "connect") {
@@ -157,7 +168,7 @@ func main() {
 	// and the process's CPU per second of it, per round. Against a server
 	// that saturates the host's cores, CPU per session follows the
 	// server's pace (docs/performance.md, "Issue 37, twenty-third round").
-	var sessionPace, sessionCores []float64
+	sessionPace, sessionCores := map[string][]float64{}, map[string][]float64{}
 	for r := range *rounds {
 		for _, t := range want {
 			cpu, n, wall, err := b.phase(t, "")
@@ -165,9 +176,9 @@ func main() {
 				log.Fatalf("round %d, %s: %v", r+1, t, err)
 			}
 			perOp[t] = append(perOp[t], float64(cpu.Microseconds())/float64(n))
-			if t == "session" && wall > 0 {
-				sessionPace = append(sessionPace, float64(n)/wall.Seconds())
-				sessionCores = append(sessionCores, cpu.Seconds()/wall.Seconds())
+			if isSession(t) && wall > 0 {
+				sessionPace[t] = append(sessionPace[t], float64(n)/wall.Seconds())
+				sessionCores[t] = append(sessionCores[t], cpu.Seconds()/wall.Seconds())
 			}
 		}
 		if err := b.topUp(); err != nil {
@@ -197,20 +208,22 @@ func main() {
 		slices.Sort(v)
 		m := v[len(v)/2]
 		med[t] = m
-		if t == "session" {
+		if isSession(t) {
 			continue
 		}
 		fmt.Printf("%-12s %10.1f %10.1f %10.1f %11.2f×\n", t, m, v[0], v[len(v)-1], m/(*refCmd))
 	}
-	if s, ok := med["session"]; ok {
-		v := perOp["session"]
-		slices.Sort(v)
-		fmt.Printf("\nsession (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
-			s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
-		fmt.Printf("session user time: %.0f µs per session (median; the rest is the kernel's)\n", median(b.userCPU["session"]))
-		fmt.Printf("session wake-ups: %.1f voluntary context switches per session (median, every thread of the process)\n", median(b.wakes["session"]))
-		if p, c := median(sessionPace), median(sessionCores); p > 0 {
-			fmt.Printf("session pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", p, c)
+	for _, t := range want {
+		if !isSession(t) {
+			continue
+		}
+		s, v := med[t], slices.Sorted(slices.Values(perOp[t]))
+		fmt.Printf("\n%s (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
+			t, s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
+		fmt.Printf("%s user time: %.0f µs per session (median; the rest is the kernel's)\n", t, median(b.userCPU[t]))
+		fmt.Printf("%s wake-ups: %.1f voluntary context switches per session (median, every thread of the process)\n", t, median(b.wakes[t]))
+		if p, c := median(sessionPace[t]), median(sessionCores[t]); p > 0 {
+			fmt.Printf("%s pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", t, p, c)
 		}
 	}
 	if *out != "" {
@@ -331,7 +344,7 @@ func (b *bench) topUp() error {
 func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, error) {
 	ctx := context.Background()
 	units := b.ops
-	if typ == "session" {
+	if isSession(typ) {
 		units = max(b.ops/sessionCommands, b.clients)
 	}
 	per := max(units/b.clients, 1)
@@ -340,7 +353,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 	// Untimed set-up: one logged-in session per client with INBOX selected.
 	conns := make([]*imapclient.Client, b.clients)
 	mbs := make([]imapclient.Mailbox, b.clients)
-	needConn := typ != "connect" && typ != "logout" && typ != "session"
+	needConn := typ != "connect" && typ != "logout" && !isSession(typ)
 	if needConn {
 		for i := range conns {
 			c, err := b.connect(ctx, i)
@@ -354,7 +367,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		}
 	}
 	msgs := make([][][]byte, b.clients) // pre-rendered: the generator's message cost is not IMAP's
-	if typ == "append" || typ == "session" {
+	if typ == "append" || isSession(typ) {
 		for i := range msgs {
 			for range per {
 				msgs[i] = append(msgs[i], b.message(i))
@@ -456,6 +469,8 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 			err = c.Expunge(ctx)
 		case "session":
 			err = b.session(ctx, i, msgs[k])
+		case "mix":
+			err = b.mix(ctx, i, rng, msgs[k])
 		}
 		if err != nil {
 			return err
@@ -490,6 +505,100 @@ func (b *bench) session(ctx context.Context, i int, msg []byte) error {
 		return err
 	}
 	if err := c.Store(ctx, 1); err != nil {
+		return err
+	}
+	if err := c.Expunge(ctx); err != nil {
+		return err
+	}
+	if _, err := c.Append(ctx, "INBOX", msg, nil, time.Time{}); err != nil {
+		return err
+	}
+	return c.Logout(ctx)
+}
+
+// imaptest's comparable mix (bench/imaptest-vs-mailbench) draws its FETCH
+// items as its STATE_FETCH does (src/client-state.c at the commit
+// docs/performance.md names): 1 to 4 items, each one of mixFields three
+// times in four, else BODY.PEEK[HEADER.FIELDS (…)] of 1 to 4 of
+// mixHeaders. imaptest's BODY (the non-extensible BODYSTRUCTURE) is asked
+// as BODYSTRUCTURE, the form mailbench's client lists use.
+var (
+	mixFields  = []string{"UID", "FLAGS", "ENVELOPE", "INTERNALDATE", "BODYSTRUCTURE", "BODYSTRUCTURE", "RFC822.SIZE"}
+	mixHeaders = []string{"From", "To", "Cc", "Subject", "References", "In-Reply-To", "Message-ID"}
+	// mixBodies are STATE_FETCH2's sections, one per FETCH2, with UID;
+	// its RFC822.HEADER is asked as BODY.PEEK[HEADER], the same bytes.
+	mixBodies = []workload.FetchItem{
+		{Name: "BODY.PEEK", Section: "HEADER"}, {Name: "BODY.PEEK", Section: "HEADER"},
+		{Name: "BODY.PEEK"}, {Name: "BODY.PEEK", Part: []int{1}}, {Name: "BODY.PEEK", Section: "TEXT"},
+	}
+)
+
+// mixItems draws one FETCH item list of imaptest's STATE_FETCH.
+func mixItems(rng *rand.Rand) workload.FetchItems {
+	var items workload.FetchItems
+	for range rng.IntN(4) + 1 {
+		if rng.IntN(4) != 0 {
+			items = append(items, workload.FetchItem{Name: mixFields[rng.IntN(len(mixFields))]})
+			continue
+		}
+		fields := make([]string, rng.IntN(4)+1)
+		for j := range fields {
+			fields[j] = mixHeaders[rng.IntN(len(mixHeaders))]
+		}
+		items = append(items, workload.FetchItem{Name: "BODY.PEEK", Section: "HEADER.FIELDS", Fields: fields})
+	}
+	return items
+}
+
+// mixRange draws the messages of imaptest's STATE_FETCH: min(n, 100)
+// random picks of 1..n, which name about 63% of a mailbox of up to 100.
+// It returns a run of as many messages as the picks named, at a random
+// start: the same messages' worth of FETCH, in a shorter command.
+func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
+	seen := make([]bool, n)
+	var distinct uint32
+	for range min(n, 100) {
+		if k := rng.Uint32N(n); !seen[k] {
+			seen[k] = true
+			distinct++
+		}
+	}
+	from = 1 + rng.Uint32N(n-distinct+1)
+	return from, from + distinct - 1
+}
+
+// mix is the session of imaptest's comparable mix with imaptest's items:
+// LOGIN, LIST, SELECT, FETCH (mixRange, mixItems), FETCH2 (one random
+// message, UID and one of mixBodies), STORE \Deleted of a random message,
+// EXPUNGE, APPEND, LOGOUT. Dovecot sends a session of it about the bytes
+// it sends an imaptest session (its "Logged out ... out=" figures), where
+// the session type makes it send about twice as many.
+func (b *bench) mix(ctx context.Context, i int, rng *rand.Rand, msg []byte) error {
+	c, err := b.connect(ctx, i)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.List(ctx); err != nil {
+		return err
+	}
+	mb, err := c.SelectInbox(ctx)
+	if err != nil {
+		return err
+	}
+	n := mb.Messages
+	if n == 0 {
+		return fmt.Errorf("INBOX is empty")
+	}
+	from, to := mixRange(rng, n)
+	if _, err := c.FetchItems(ctx, measure.ClientList, from, to, mixItems(rng), -1); err != nil {
+		return err
+	}
+	seq := 1 + rng.Uint32N(n)
+	if _, err := c.FetchItems(ctx, measure.ClientOpen, seq, seq, workload.FetchItems{{Name: "UID"}, mixBodies[rng.IntN(len(mixBodies))]}, -1); err != nil {
+		return err
+	}
+	if err := c.Store(ctx, 1+rng.Uint32N(n)); err != nil {
 		return err
 	}
 	if err := c.Expunge(ctx); err != nil {
