@@ -483,6 +483,22 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 // SELECT, FETCH (20 envelopes), FETCH BODY[], STORE \Deleted, EXPUNGE,
 // APPEND, LOGOUT. It removes one message and appends one.
 func (b *bench) session(ctx context.Context, i int, msg []byte) error {
+	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, error) {
+		if mb.Messages < 20 {
+			return 0, fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
+		}
+		if _, err := c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err != nil {
+			return 0, err
+		}
+		_, err := c.FetchBody(ctx, mb.Messages)
+		return 1, err
+	})
+}
+
+// nineCommands is the frame both session types share: LOGIN, LIST,
+// SELECT INBOX, then fetches' two FETCHes, then STORE \Deleted of the
+// message fetches returns, EXPUNGE, APPEND of msg and LOGOUT.
+func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches func(*imapclient.Client, imapclient.Mailbox) (uint32, error)) error {
 	c, err := b.connect(ctx, i)
 	if err != nil {
 		return err
@@ -495,16 +511,11 @@ func (b *bench) session(ctx context.Context, i int, msg []byte) error {
 	if err != nil {
 		return err
 	}
-	if mb.Messages < 20 {
-		return fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
-	}
-	if _, err := c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err != nil {
+	seq, err := fetches(c, mb)
+	if err != nil {
 		return err
 	}
-	if _, err := c.FetchBody(ctx, mb.Messages); err != nil {
-		return err
-	}
-	if err := c.Store(ctx, 1); err != nil {
+	if err := c.Store(ctx, seq); err != nil {
 		return err
 	}
 	if err := c.Expunge(ctx); err != nil {
@@ -574,40 +585,22 @@ func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
 // it sends an imaptest session (its "Logged out ... out=" figures), where
 // the session type makes it send about twice as many.
 func (b *bench) mix(ctx context.Context, i int, rng *rand.Rand, msg []byte) error {
-	c, err := b.connect(ctx, i)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.List(ctx); err != nil {
-		return err
-	}
-	mb, err := c.SelectInbox(ctx)
-	if err != nil {
-		return err
-	}
-	n := mb.Messages
-	if n == 0 {
-		return fmt.Errorf("INBOX is empty")
-	}
-	from, to := mixRange(rng, n)
-	if _, err := c.FetchItems(ctx, measure.ClientList, from, to, mixItems(rng), -1); err != nil {
-		return err
-	}
-	seq := 1 + rng.Uint32N(n)
-	if _, err := c.FetchItems(ctx, measure.ClientOpen, seq, seq, workload.FetchItems{{Name: "UID"}, mixBodies[rng.IntN(len(mixBodies))]}, -1); err != nil {
-		return err
-	}
-	if err := c.Store(ctx, 1+rng.Uint32N(n)); err != nil {
-		return err
-	}
-	if err := c.Expunge(ctx); err != nil {
-		return err
-	}
-	if _, err := c.Append(ctx, "INBOX", msg, nil, time.Time{}); err != nil {
-		return err
-	}
-	return c.Logout(ctx)
+	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, error) {
+		n := mb.Messages
+		if n == 0 {
+			return 0, fmt.Errorf("INBOX is empty")
+		}
+		from, to := mixRange(rng, n)
+		if _, err := c.FetchItems(ctx, measure.ClientList, from, to, mixItems(rng), -1); err != nil {
+			return 0, err
+		}
+		seq := 1 + rng.Uint32N(n)
+		body := workload.FetchItems{{Name: "UID"}, mixBodies[rng.IntN(len(mixBodies))]}
+		if _, err := c.FetchItems(ctx, measure.ClientOpen, seq, seq, body, -1); err != nil {
+			return 0, err
+		}
+		return 1 + rng.Uint32N(n), nil
+	})
 }
 
 // median returns the median of v (the upper one of an even count), or 0
