@@ -569,7 +569,14 @@ func mixItems(rng *rand.Rand) workload.FetchItems {
 // It returns a run of as many messages as the picks named, at a random
 // start: the same messages' worth of FETCH, in a shorter command.
 func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
-	seen := make([]bool, n)
+	// On the stack for the mailboxes measured (about 50 messages): the
+	// draw is inside the measured phase, and its cost is imapcost's, not
+	// the IMAP client's.
+	var small [256]bool
+	seen := small[:]
+	if n > uint32(len(small)) {
+		seen = make([]bool, n)
+	}
 	var distinct uint32
 	for range min(n, 100) {
 		if k := rng.Uint32N(n); !seen[k] {
