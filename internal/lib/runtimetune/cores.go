@@ -161,26 +161,56 @@ func AdaptCores() {
 	ticker := time.NewTicker(coresInterval)
 	go func() {
 		defer ticker.Stop() // FixCores ends the adaptation for good
-		adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, ticker.C, coreAdapter.stop, coreAdapter.done)
+		adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, findSlack, ticker.C, coreAdapter.stop, coreAdapter.done)
 	}()
 }
 
-// adapt samples at every tick and sets the Ps nextCores gives, until stop
-// is closed.
-func adapt(ceiling int, sample func() coreSample, setProcs func(int), ticks <-chan time.Time, stop <-chan struct{}, done chan<- struct{}) {
+// findSlack returns the process's slackControl, or nil when sysmon's slack
+// cannot be set (see slack.go).
+func findSlack() slackControl {
+	if t := newThreadSlack(); t != nil {
+		return t
+	}
+	return nil
+}
+
+// adapt samples at every tick and sets the Ps nextCores gives, and
+// sysmon's slack as nextSlack says, until stop is closed. newSlack is
+// called once, the first time the slack would go on (finding sysmon takes
+// some 40 ms of sampling); when it returns nil the slack stays off.
+func adapt(ceiling int, sample func() coreSample, setProcs func(int), newSlack func() slackControl, ticks <-chan time.Time, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	var slack slackControl
+	looked := false
+	defer func() {
+		if slack != nil {
+			slack.Set(false)
+			slack.Sweep()
+		}
+	}()
 	cur, quiet := 1, 0
+	slackOn, slackQuiet := false, 0
 	for {
 		select {
 		case <-stop:
 			return
 		case <-ticks:
 		}
-		next, q := nextCores(cur, ceiling, sample(), quiet)
+		s := sample()
+		next, q := nextCores(cur, ceiling, s, quiet)
+		slackOn, slackQuiet = nextSlack(slackOn, cur, s, slackQuiet)
 		quiet = q
 		if next != cur {
 			setProcs(next)
 			cur = next
+		}
+		if slackOn && !looked {
+			looked = true
+			slack = newSlack()
+		}
+		if slack != nil {
+			slack.Set(slackOn)
+			slack.Sweep()
 		}
 	}
 }

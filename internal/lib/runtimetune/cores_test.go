@@ -86,7 +86,7 @@ func TestAdaptFollowsTheSamples(t *testing.T) {
 	ticks := make(chan time.Time)
 	stop, done := make(chan struct{}), make(chan struct{})
 	next := 0
-	go adapt(4, func() coreSample { s := script[next]; next++; return s }, func(n int) { set = append(set, n) }, ticks, stop, done)
+	go adapt(4, func() coreSample { s := script[next]; next++; return s }, func(n int) { set = append(set, n) }, func() slackControl { return nil }, ticks, stop, done)
 	for range script {
 		ticks <- time.Time{}
 	}

@@ -1,0 +1,168 @@
+package runtimetune
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestInNanosleep(t *testing.T) {
+	n := strconv.Itoa(syscall.SYS_NANOSLEEP)
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{n + " 0x7ffc2a1b3c40 0x0 0x0 0x0 0x0 0x0 0x7ffc2a1b3c18 0x46e2a3\n", true},
+		{strconv.Itoa(syscall.SYS_FUTEX) + " 0xc000080148 0x80 0x0 0x0 0x0 0x0 0x7f 0x4\n", false},
+		{"running\n", false},
+		{"-1 0x7ffc2a1b3c18 0x46e2a3\n", false},
+		{"", false},
+	} {
+		if got := inNanosleep([]byte(tc.line)); got != tc.want {
+			t.Errorf("inNanosleep(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
+// TestFindSysmon scripts the threads' system calls: the one thread always
+// in nanosleep is sysmon; a second one there as often, or none there
+// often enough, finds nothing.
+func TestFindSysmon(t *testing.T) {
+	nanosleep := strconv.Itoa(syscall.SYS_NANOSLEEP) + " 0x1 0x0\n"
+	futex := strconv.Itoa(syscall.SYS_FUTEX) + " 0x1 0x80\n"
+	ids := func() ([]int, error) { return []int{100, 101, 102, 103}, nil }
+	for _, tc := range []struct {
+		name string
+		// state returns thread tid's line in round r.
+		state func(tid, r int) string
+		want  int
+	}{
+		{"sysmon sleeps, the others park", func(tid, r int) string {
+			if tid == 101 {
+				return nanosleep
+			}
+			return futex
+		}, 101},
+		{"sysmon caught running once", func(tid, r int) string {
+			if tid == 101 && r != 3 {
+				return nanosleep
+			}
+			if tid == 101 {
+				return "running\n"
+			}
+			return futex
+		}, 101},
+		{"another thread in a short usleep once", func(tid, r int) string {
+			if tid == 101 || (tid == 103 && r == 2) {
+				return nanosleep
+			}
+			return futex
+		}, 101},
+		{"two threads sleeping: neither", func(tid, r int) string {
+			if tid == 101 || tid == 102 {
+				return nanosleep
+			}
+			return futex
+		}, 0},
+		{"sysmon in its deep sleep (futex): none", func(tid, r int) string { return futex }, 0},
+		{"in nanosleep half the time: none", func(tid, r int) string {
+			if tid == 101 && r%2 == 0 {
+				return nanosleep
+			}
+			return futex
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			round := -1
+			listed := func() ([]int, error) { round++; return ids() }
+			read := func(tid string) ([]byte, error) {
+				n, _ := strconv.Atoi(tid)
+				return []byte(tc.state(n, round)), nil
+			}
+			if got := findSysmon(read, listed, 6, 0); got != tc.want {
+				t.Errorf("findSysmon = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	failing := func() ([]int, error) { return nil, errors.New("no /proc") }
+	if got := findSysmon(func(string) ([]byte, error) { return nil, nil }, failing, 3, 0); got != 0 {
+		t.Errorf("without /proc: %d, want 0", got)
+	}
+}
+
+// TestThreadSlackInProcess runs this test binary as a child with sysmon
+// kept out of its deep sleep (as Apply does): it finds sysmon's thread,
+// gives it the slack and takes it back, and the sweep gives a thread that
+// inherited a slack the default again. Setting another thread's slack
+// needs CAP_SYS_NICE: without it the child must find that it cannot.
+func TestThreadSlackInProcess(t *testing.T) {
+	if os.Getenv("SLACK_CHILD") == "1" {
+		slackChild()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestThreadSlackInProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SLACK_CHILD=1", "GODEBUG="+Setting)
+	out, err := cmd.CombinedOutput()
+	got := strings.TrimSpace(string(out))
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, got)
+	}
+	want := "sysmon found; on 20000000; off default; swept default (was 20000000)"
+	if os.Geteuid() != 0 {
+		want = "cannot set"
+	}
+	if got != want {
+		if os.Geteuid() == 0 && strings.HasPrefix(got, "cannot set") {
+			t.Skip("root without CAP_SYS_NICE (a container?): ", got)
+		}
+		t.Errorf("child said %q, want %q", got, want)
+	}
+}
+
+func slackChild() {
+	time.Sleep(200 * time.Millisecond) // sysmon backs off to its 10 ms sleeps
+	ts := newThreadSlack()
+	if ts == nil {
+		fmt.Println("cannot set")
+		os.Exit(0)
+	}
+	read := func(tid int) string {
+		b, _ := os.ReadFile(slackPath(tid))
+		v := strings.TrimSpace(string(b))
+		if v == string(ts.dflt) {
+			return "default"
+		}
+		return v
+	}
+	line, _ := os.ReadFile("/proc/self/task/" + strconv.Itoa(ts.sysmon) + "/syscall")
+	if ts.sysmon == os.Getpid() || !inNanosleep(line) {
+		fmt.Printf("sysmon %d is not sleeping in nanosleep: %q\n", ts.sysmon, line)
+		os.Exit(0)
+	}
+	ts.Set(true)
+	on := read(ts.sysmon)
+	ts.Set(false)
+	off := read(ts.sysmon)
+	// A thread that inherited a slack: one that set its own, as a thread
+	// sysmon started with the slack would have it.
+	tidc, release := make(chan int), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, 29 /* PR_SET_TIMERSLACK */, uintptr(sysmonSlack), 0)
+		tidc <- syscall.Gettid()
+		<-release
+	}()
+	tid := <-tidc
+	before := read(tid)
+	ts.Sweep()
+	fmt.Printf("sysmon found; on %s; off %s; swept %s (was %s)\n", on, off, read(tid), before)
+	close(release)
+	os.Exit(0)
+}
