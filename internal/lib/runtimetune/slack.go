@@ -19,13 +19,13 @@ import "time"
 // blocked in a system call, preempting a goroutine that has run 10 ms,
 // polling the network when every P is busy. So it is given only while
 // the process is quiet: one P, under half of it busy, and no goroutine
-// waiting more than 250 µs to run, for a second; the first interval that is not
+// waiting over a millisecond to run, for a second; the first interval that is not
 // quiet takes it away again (the wait rule is the cores' adaptation's,
 // so a goroutine kept waiting shows in it). Only a process allowed to
 // set another thread's slack (CAP_SYS_NICE, as root) can; any other runs
 // as before.
 const (
-	sysmonSlack         = 20 * time.Millisecond // the slack while quiet
+	sysmonSlack         = 50 * time.Millisecond // the slack while quiet
 	slackBusy           = 0.5                   // of one P: quiet below this
 	slackQuietIntervals = 10                    // quiet intervals in a row before the slack goes on
 )
@@ -47,9 +47,11 @@ func nextSlack(on bool, cur int, s coreSample, quiet int) (next bool, quietAfter
 	}
 	busy := s.cpu.Seconds() / s.wall.Seconds()
 	// Any wait counts, not only minWaits of them as for the cores: at a
-	// low rate an interval has few, and one long one is what the slack
-	// must not cause.
-	waited := s.waits > 0 && s.p99Wait > shrinkWait
+	// low rate an interval has few. Over a millisecond (growWait), not
+	// shrinkWait: on one P goroutines readied together wait for each
+	// other's few hundred µs, which the slack does not change; what it
+	// can delay, sysmon's preemption and retake, makes waits of 10 ms.
+	waited := s.waits > 0 && s.p99Wait > growWait
 	if cur != 1 || busy >= slackBusy || waited {
 		return false, 0
 	}

@@ -114,7 +114,7 @@ func TestThreadSlackInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, got)
 	}
-	want := "sysmon found; on 20000000; off default; swept default (was 20000000)"
+	want := fmt.Sprintf("sysmon found; on %[1]d; off default; swept default (was %[1]d)", sysmonSlack.Nanoseconds())
 	if os.Geteuid() != 0 {
 		want = "cannot set"
 	}

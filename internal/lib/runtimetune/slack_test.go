@@ -26,9 +26,10 @@ func TestNextSlack(t *testing.T) {
 		{"on stays on while quiet", true, 1, quiet, slackQuietIntervals, true, slackQuietIntervals},
 		{"half a P busy: off", true, 1, sample(500*time.Millisecond, 0, 0), slackQuietIntervals, false, 0},
 		{"two Ps: off", true, 2, sample(100*time.Millisecond, 0, 0), slackQuietIntervals, false, 0},
-		{"goroutines waited: off", true, 1, sample(100*time.Millisecond, 100, 400*time.Microsecond), slackQuietIntervals, false, 0},
+		{"goroutines waited over 1 ms: off", true, 1, sample(100*time.Millisecond, 100, 2*time.Millisecond), slackQuietIntervals, false, 0},
+		{"waits of 400 µs: stays on", true, 1, sample(100*time.Millisecond, 100, 400*time.Microsecond), slackQuietIntervals, true, slackQuietIntervals},
 		{"one long wait: off", true, 1, sample(100*time.Millisecond, 1, 5*time.Millisecond), slackQuietIntervals, false, 0},
-		{"short waits: quiet", false, 1, sample(100*time.Millisecond, 3, shrinkWait), slackQuietIntervals - 1, true, slackQuietIntervals},
+		{"short waits: quiet", false, 1, sample(100*time.Millisecond, 3, growWait), slackQuietIntervals - 1, true, slackQuietIntervals},
 		{"idle: counts", false, 1, sample(0, 0, 0), 3, false, 4},
 		{"an empty interval changes nothing", true, 1, coreSample{}, 4, true, 4},
 	} {
