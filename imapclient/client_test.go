@@ -127,6 +127,14 @@ func functionalSteps() []step {
 			checkDeleted(t, s, s.uids[0])
 			return nil
 		}},
+		{"store range", measure.IMAPStore, func(t *testing.T, s *session) error {
+			if err := s.c.StoreRange(context.Background(), 1, 2); err != nil {
+				return err
+			}
+			checkDeleted(t, s, s.uids[0])
+			checkDeleted(t, s, s.uids[1])
+			return nil
+		}},
 		{"uid store", measure.IMAPUIDStore, func(t *testing.T, s *session) error {
 			if err := s.c.UIDStore(context.Background(), s.uids[2]); err != nil {
 				return err
@@ -138,8 +146,8 @@ func functionalSteps() []step {
 			if err := s.c.Expunge(context.Background()); err != nil {
 				return err
 			}
-			if mb := s.c.lib.Mailbox(); mb == nil || mb.NumMessages != 1 {
-				t.Errorf("after EXPUNGE the mailbox is %+v, want 1 message", mb)
+			if mb := s.c.lib.Mailbox(); mb == nil || mb.NumMessages != 0 {
+				t.Errorf("after EXPUNGE the mailbox is %+v, want it empty", mb)
 			}
 			return nil
 		}},
@@ -530,5 +538,15 @@ func TestAppendFromSource(t *testing.T) {
 	short := bytes.NewReader([]byte("Subject: short\r\n\r\nx\r\n"))
 	if _, err := c.AppendFrom(context.Background(), "Sent", short, 100, nil, time.Time{}); err == nil {
 		t.Error("AppendFrom with a writer 79 bytes short of its size succeeded")
+	}
+}
+
+// TestStoreRangeRejectsEmptyRanges: a range that names no message is
+// refused before anything is sent.
+func TestStoreRangeRejectsEmptyRanges(t *testing.T) {
+	for _, r := range [][2]uint32{{0, 1}, {0, 0}, {3, 2}} {
+		if err := (&Client{}).StoreRange(context.Background(), r[0], r[1]); err == nil {
+			t.Errorf("StoreRange(%d, %d) = nil, want an error", r[0], r[1])
+		}
 	}
 }

@@ -521,6 +521,18 @@ func (c *Client) Store(ctx context.Context, seq uint32) error {
 	return c.store(ctx, measure.IMAPStore, "STORE", imap.SeqSetNum(seq))
 }
 
+// StoreRange runs STORE from:to +FLAGS.SILENT (\Deleted), timed as
+// "IMAP STORE_NUM_SET_FLAGS_DELETED" like Store: one command however many
+// messages it names.
+func (c *Client) StoreRange(ctx context.Context, from, to uint32) error {
+	if from == 0 || to < from {
+		return fmt.Errorf("imapclient: STORE: range %d:%d", from, to)
+	}
+	var set imap.SeqSet
+	set.AddRange(from, to)
+	return c.store(ctx, measure.IMAPStore, "STORE", set)
+}
+
 // UIDStore runs UID STORE uid +FLAGS.SILENT (\Deleted), timed as
 // "IMAP UID_STORE_NUM_SET_FLAGS_DELETED".
 func (c *Client) UIDStore(ctx context.Context, uid uint32) error {

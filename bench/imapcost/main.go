@@ -29,10 +29,11 @@
 //	expunge      EXPUNGE (the first one of the phase removes what store marked)
 //	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
-//	mix          the same 9 commands with imaptest's FETCH and FETCH2 items, drawn as
-//	             imaptest draws them (see mix): the session bench/imaptest-vs-mailbench
-//	             compares, since it makes Dovecot send what imaptest's session makes it send
-//	             (mailbench's own session above fetches about twice the bytes)
+//	mix          the same commands with imaptest's FETCH, FETCH2 and STORE drawn as
+//	             imaptest draws them (see mix; no STORE in about half the sessions): the
+//	             session bench/imaptest-vs-mailbench compares, since it makes Dovecot send
+//	             what imaptest's session makes it send (mailbench's own session above
+//	             fetches about twice the bytes)
 //
 // mix is not among the default -types: name it.
 package main
@@ -52,6 +53,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,7 +77,9 @@ const imaptestMicros = 66.0
 // imaptestSessionMicros is imaptest's CPU per session of about 9 commands.
 const imaptestSessionMicros = 590.0
 
-// sessionCommands is the number of commands of the session type.
+// sessionCommands is the most commands of a session (the session type
+// sends them all; mix may leave STORE out): the phase's -ops are divided
+// by it into sessions. The commands actually sent are counted.
 const sessionCommands = 9
 
 var allTypes = []string{"connect", "logout", "select", "fetch_range", "uid_fetch", "fetch_body", "list", "lsub", "append", "store", "expunge", "session"}
@@ -101,6 +105,8 @@ type bench struct {
 	mu       sync.Mutex
 	userCPU  map[string][]float64 // user time per unit of each type, per round
 	wakes    map[string][]float64 // voluntary context switches per unit of each type, per round
+	cmds     map[string][]float64 // commands per session of the session types, per round
+	sent     atomic.Int64         // commands the session types sent (nineCommands)
 }
 
 func main() {
@@ -113,7 +119,7 @@ func main() {
 	ops := flag.Int("ops", 3000, "commands per type and round (sessions for the session type: ops/9)")
 	rounds := flag.Int("rounds", 3, "rounds over the types; medians are printed")
 	size := flag.Int("size", 4096, "message size for APPEND and the top-up of INBOX")
-	inbox := flag.Int("inbox", 50, "top INBOX up to at least this many messages before measuring")
+	inbox := flag.Int("inbox", 50, "top INBOX up to at least this many messages before measuring; the mix deletes as imaptest does with msgs= this")
 	types := flag.String("types", strings.Join(allTypes, ","), "comma-separated command types")
 	out := flag.String("out", "", "directory for one CPU profile per type (an extra round, not counted)")
 	reset := flag.Bool("reset", false, "empty every client's INBOX first (then it is filled with this build's messages)")
@@ -135,7 +141,7 @@ func main() {
 	b := &bench{
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
-		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{},
+		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{}, cmds: map[string][]float64{},
 	}
 	if *refCmd <= 0 || *refSession <= 0 {
 		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
@@ -221,8 +227,9 @@ func main() {
 			continue
 		}
 		s, v := med[t], slices.Sorted(slices.Values(perOp[t]))
-		fmt.Printf("\n%s (9 commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
-			t, s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/sessionCommands, s/sessionCommands/(*refCmd), *refCmd)
+		cmds := median(b.cmds[t])
+		fmt.Printf("\n%s (%.2f commands): %.0f µs per session (min %.0f, max %.0f) = %.2f× imaptest's %.0f µs; %.1f µs per command = %.2f× imaptest's %.0f µs\n",
+			t, cmds, s, v[0], v[len(v)-1], s/(*refSession), *refSession, s/cmds, s/cmds/(*refCmd), *refCmd)
 		fmt.Printf("%s user time: %.0f µs per session (median; the rest is the kernel's)\n", t, median(b.userCPU[t]))
 		fmt.Printf("%s wake-ups: %.1f voluntary context switches per session (median, every thread of the process)\n", t, median(b.wakes[t]))
 		if p, c := median(sessionPace[t]), median(sessionCores[t]); p > 0 {
@@ -390,6 +397,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		}
 	}
 	use0 := usage()
+	b.sent.Store(0)
 	cpu0, wall0 := metrics.ProcessCPU(), time.Now()
 	errs := make([]error, b.clients)
 	var wg sync.WaitGroup
@@ -402,6 +410,9 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		use := usage()
 		b.userCPU[typ] = append(b.userCPU[typ], float64((use.user-use0.user).Microseconds())/float64(units))
 		b.wakes[typ] = append(b.wakes[typ], float64(use.wakes-use0.wakes)/float64(units))
+		if isSession(typ) {
+			b.cmds[typ] = append(b.cmds[typ], float64(b.sent.Load())/float64(units))
+		}
 	}
 	if pf != nil {
 		pprof.StopCPUProfile()
@@ -486,22 +497,23 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 // SELECT, FETCH (20 envelopes), FETCH BODY[], STORE \Deleted, EXPUNGE,
 // APPEND, LOGOUT. It removes one message and appends one.
 func (b *bench) session(ctx context.Context, i int, msg []byte) error {
-	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, error) {
+	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
 		if mb.Messages < 20 {
-			return 0, fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
+			return 0, 0, fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
 		}
 		if _, err := c.FetchRangeEnvelope(ctx, mb.Messages-19, mb.Messages); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		_, err := c.FetchBody(ctx, mb.Messages)
-		return 1, err
+		return 1, 1, err
 	})
 }
 
 // nineCommands is the frame both session types share: LOGIN, LIST,
 // SELECT INBOX, then fetches' two FETCHes, then STORE \Deleted of the
-// message fetches returns, EXPUNGE, APPEND of msg and LOGOUT.
-func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches func(*imapclient.Client, imapclient.Mailbox) (uint32, error)) error {
+// messages from:to fetches returns (none when from is 0: no STORE),
+// EXPUNGE, APPEND of msg and LOGOUT.
+func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches func(*imapclient.Client, imapclient.Mailbox) (from, to uint32, err error)) error {
 	c, err := b.connect(ctx, i)
 	if err != nil {
 		return err
@@ -514,11 +526,19 @@ func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches fun
 	if err != nil {
 		return err
 	}
-	seq, err := fetches(c, mb)
+	from, to, err := fetches(c, mb)
 	if err != nil {
 		return err
 	}
-	if err := c.Store(ctx, seq); err != nil {
+	cmds := int64(8) // LOGIN, LIST, SELECT, FETCH, FETCH, EXPUNGE, APPEND, LOGOUT
+	if from == to && from != 0 {
+		err = c.Store(ctx, from)
+		cmds++
+	} else if from != 0 {
+		err = c.StoreRange(ctx, from, to)
+		cmds++
+	}
+	if err != nil {
 		return err
 	}
 	if err := c.Expunge(ctx); err != nil {
@@ -527,7 +547,11 @@ func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches fun
 	if _, err := c.Append(ctx, "INBOX", msg, nil, time.Time{}); err != nil {
 		return err
 	}
-	return c.Logout(ctx)
+	if err := c.Logout(ctx); err != nil {
+		return err
+	}
+	b.sent.Add(cmds)
+	return nil
 }
 
 // imaptest's comparable mix (bench/imaptest-vs-mailbench) draws its FETCH
@@ -588,28 +612,63 @@ func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
 	return from, from + distinct - 1
 }
 
-// mix is the session of imaptest's comparable mix with imaptest's items:
+// mixDelete draws imaptest's STATE_STORE_DEL (DELETE in its mix) for a
+// mailbox of n messages, threshold being its msgs=: count random picks,
+// count drawn below 2 (1 + (APPEND's probability + DELETE's / 2) /
+// DELETE's, both 100), raised by the messages over threshold once the
+// mailbox has more than threshold + 5, so that deletions keep up with
+// APPEND. It returns a run of as many messages as the picks named, at a
+// random start; 0, 0 when count is 0: imaptest then sends no STORE
+// (about half its sessions).
+func mixDelete(rng *rand.Rand, n, threshold uint32) (from, to uint32) {
+	bound := uint32(2)
+	if n > threshold+5 {
+		bound += n - threshold
+	}
+	count := min(rng.Uint32N(bound), 1000, n) // imaptest's 1,000: a command line's length
+	if count == 0 {
+		return 0, 0
+	}
+	var small [256]bool
+	seen := small[:]
+	if n > uint32(len(small)) {
+		seen = make([]bool, n)
+	}
+	var distinct uint32
+	for range count {
+		if k := rng.Uint32N(n); !seen[k] {
+			seen[k] = true
+			distinct++
+		}
+	}
+	from = 1 + rng.Uint32N(n-distinct+1)
+	return from, from + distinct - 1
+}
+
+// mix is the session of imaptest's comparable mix with imaptest's draws:
 // LOGIN, LIST, SELECT, FETCH (mixRange, mixItems), FETCH2 (one random
-// message, UID and one of mixBodies), STORE \Deleted of a random message,
-// EXPUNGE, APPEND, LOGOUT. Dovecot sends a session of it about the bytes
-// it sends an imaptest session (its "Logged out ... out=" figures), where
-// the session type makes it send about twice as many.
+// message, UID and one of mixBodies), STORE \Deleted as mixDelete draws
+// it (none in about half the sessions, as imaptest), EXPUNGE, APPEND,
+// LOGOUT. Dovecot sends a session of it about the bytes it sends an
+// imaptest session (its "Logged out ... out=" figures), where the session
+// type makes it send about twice as many.
 func (b *bench) mix(ctx context.Context, i int, rng *rand.Rand, msg []byte) error {
-	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, error) {
+	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
 		n := mb.Messages
 		if n == 0 {
-			return 0, fmt.Errorf("INBOX is empty")
+			return 0, 0, fmt.Errorf("INBOX is empty")
 		}
 		from, to := mixRange(rng, n)
 		if _, err := c.FetchItems(ctx, measure.ClientList, from, to, mixItems(rng), -1); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		seq := 1 + rng.Uint32N(n)
 		body := workload.FetchItems{{Name: "UID"}, mixBodies[rng.IntN(len(mixBodies))]}
 		if _, err := c.FetchItems(ctx, measure.ClientOpen, seq, seq, body, -1); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return 1 + rng.Uint32N(n), nil
+		from, to = mixDelete(rng, n, uint32(b.inbox))
+		return from, to, nil
 	})
 }
 

@@ -81,3 +81,64 @@ func TestMixRangeDoesNotAllocate(t *testing.T) {
 		t.Errorf("mixRange of a 50-message mailbox: %.0f allocations, want 0", allocs)
 	}
 }
+
+// TestMixDelete checks the STORE \Deleted of the mix against imaptest's
+// STATE_STORE_DEL: at the threshold a STORE of one message in half the
+// sessions; over threshold+5, more messages at once; and a mailbox that
+// gets one APPEND per session stays near the threshold, with a STORE in
+// about the share of sessions imaptest's own Totals show (802 of 1,486,
+// 54%, bench/imaptest-vs-mailbench, twenty-sixth round).
+func TestMixDelete(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	stores := 0
+	for range 4000 {
+		from, to := mixDelete(rng, 50, 50)
+		switch {
+		case from == 0 && to == 0:
+		case from >= 1 && to == from && to <= 50:
+			stores++
+		default:
+			t.Fatalf("at the threshold: %d:%d, want one message or none", from, to)
+		}
+	}
+	if stores < 1800 || stores > 2200 {
+		t.Errorf("at the threshold: %d STOREs in 4000 sessions, want about 2000", stores)
+	}
+	var most uint32
+	for range 1000 {
+		from, to := mixDelete(rng, 60, 50)
+		if from == 0 {
+			continue
+		}
+		if from < 1 || to > 60 || to < from {
+			t.Fatalf("over it: %d:%d outside 1:60", from, to)
+		}
+		most = max(most, to-from+1)
+	}
+	if most < 5 || most > 11 {
+		t.Errorf("over threshold+5: at most %d messages at once, want up to 11 (a bound of 2+10)", most)
+	}
+	n, stores, lo, hi := uint32(50), 0, uint32(50), uint32(50)
+	const sessions = 5000
+	for range sessions {
+		if from, to := mixDelete(rng, n, 50); from != 0 {
+			stores++
+			n -= to - from + 1
+		}
+		n++ // the session's APPEND
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if lo < 45 || hi > 60 {
+		t.Errorf("the mailbox went from %d to %d messages, want it near 50 to 57", lo, hi)
+	}
+	if share := float64(stores) / sessions; share < 0.50 || share > 0.60 {
+		t.Errorf("a STORE in %.3f of the sessions, want about imaptest's 0.54", share)
+	}
+}
+
+func TestMixDeleteDoesNotAllocate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	if allocs := testing.AllocsPerRun(100, func() { mixDelete(rng, 60, 50) }); allocs != 0 {
+		t.Errorf("mixDelete allocated %.0f times per draw, want 0", allocs)
+	}
+}
