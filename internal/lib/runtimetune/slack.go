@@ -12,18 +12,18 @@ import "time"
 // 10 ms is a constant; the kernel's timer slack of sysmon's thread is
 // not: with a slack of S, each of sysmon's sleeps ends between 10 ms and
 // 10 ms + S, earlier only when the kernel lets the timer ride on another
-// wake-up of the CPU. With 20 ms, sysmon wakes some 35 to 50 times a
-// second instead of 100.
+// wake-up of the CPU. With 50 ms, sysmon woke 17 times a second instead
+// of 100 under an IMAP generator's load.
 //
 // The slack delays what sysmon does: taking a P back from a goroutine
 // blocked in a system call, preempting a goroutine that has run 10 ms,
 // polling the network when every P is busy. So it is given only while
 // the process is quiet: one P, under half of it busy, and no goroutine
-// waiting over a millisecond to run, for a second; the first interval that is not
-// quiet takes it away again (the wait rule is the cores' adaptation's,
-// so a goroutine kept waiting shows in it). Only a process allowed to
-// set another thread's slack (CAP_SYS_NICE, as root) can; any other runs
-// as before.
+// waiting over a millisecond to run (the cores' growth threshold, here
+// from a single wait), for a second. The first interval that is not
+// quiet takes it away again: a goroutine that sysmon kept waiting shows
+// in the runtime's waits to run. Only a process allowed to set another
+// thread's slack (CAP_SYS_NICE, as root) can; any other runs as before.
 const (
 	sysmonSlack         = 50 * time.Millisecond // the slack while quiet
 	slackBusy           = 0.5                   // of one P: quiet below this

@@ -128,6 +128,12 @@ func TestThreadSlackInProcess(t *testing.T) {
 
 func slackChild() {
 	time.Sleep(200 * time.Millisecond) // sysmon backs off to its 10 ms sleeps
+	if findSysmon(func(tid string) ([]byte, error) {
+		return os.ReadFile("/proc/self/task/" + tid + "/syscall")
+	}, threadIDs, 8, 5*time.Millisecond) == 0 {
+		fmt.Println("sysmon not found")
+		os.Exit(0)
+	}
 	ts := newThreadSlack()
 	if ts == nil {
 		fmt.Println("cannot set")
