@@ -590,9 +590,14 @@ func mixItems(rng *rand.Rand) workload.FetchItems {
 
 // mixRange draws the messages of imaptest's STATE_FETCH: min(n, 100)
 // random picks of 1..n, which name about 63% of a mailbox of up to 100.
-// It returns a run of as many messages as the picks named, at a random
-// start: the same messages' worth of FETCH, in a shorter command.
 func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
+	return pickedRun(rng, n, min(n, 100))
+}
+
+// pickedRun makes picks random picks of 1..n (n > 0) and returns a run of
+// as many messages as they named, at a random start: the same messages'
+// worth of a command, in a shorter one.
+func pickedRun(rng *rand.Rand, n, picks uint32) (from, to uint32) {
 	// On the stack for the mailboxes measured (about 50 messages): the
 	// draw is inside the measured phase, and its cost is imapcost's, not
 	// the IMAP client's.
@@ -602,7 +607,7 @@ func mixRange(rng *rand.Rand, n uint32) (from, to uint32) {
 		seen = make([]bool, n)
 	}
 	var distinct uint32
-	for range min(n, 100) {
+	for range picks {
 		if k := rng.Uint32N(n); !seen[k] {
 			seen[k] = true
 			distinct++
@@ -625,24 +630,11 @@ func mixDelete(rng *rand.Rand, n, threshold uint32) (from, to uint32) {
 	if n > threshold+5 {
 		bound += n - threshold
 	}
-	count := min(rng.Uint32N(bound), 1000, n) // imaptest's 1,000: a command line's length
+	count := min(rng.Uint32N(bound), 1000) // imaptest's 1,000: a command line's length
 	if count == 0 {
 		return 0, 0
 	}
-	var small [256]bool
-	seen := small[:]
-	if n > uint32(len(small)) {
-		seen = make([]bool, n)
-	}
-	var distinct uint32
-	for range count {
-		if k := rng.Uint32N(n); !seen[k] {
-			seen[k] = true
-			distinct++
-		}
-	}
-	from = 1 + rng.Uint32N(n-distinct+1)
-	return from, from + distinct - 1
+	return pickedRun(rng, n, count)
 }
 
 // mix is the session of imaptest's comparable mix with imaptest's draws:
