@@ -413,3 +413,35 @@ func TestForkBehindItsWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestNoBuildOutputTracked: no executable and no file over 1 MiB is in the
+// tree. A `go build ./bench/x` without -o writes its binary at the root,
+// and one was committed once (9 MB of ELF, found a commit later).
+func TestNoBuildOutputTracked(t *testing.T) {
+	out, err := exec.Command("git", "-C", "../..", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skip("no git: ", err)
+	}
+	magics := [][]byte{{0x7f, 'E', 'L', 'F'}, {0xcf, 0xfa, 0xed, 0xfe}, {0xfe, 0xed, 0xfa, 0xcf}}
+	for name := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
+		f, err := os.Open(filepath.Join("../..", name))
+		if err != nil {
+			continue // deleted in the work tree, not yet in the index
+		}
+		head := make([]byte, 4)
+		n, _ := io.ReadFull(f, head)
+		st, err := f.Stat()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range magics {
+			if n == 4 && string(head) == string(m) {
+				t.Errorf("%s is an executable: build outputs stay out of the tree (go build -o elsewhere, or .gitignore)", name)
+			}
+		}
+		if st.Size() > 1<<20 {
+			t.Errorf("%s is %d bytes: over 1 MiB, too big for the tree", name, st.Size())
+		}
+	}
+}
