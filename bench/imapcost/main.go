@@ -51,6 +51,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,7 @@ type bench struct {
 	userCPU  map[string][]float64 // user time per unit of each type, per round
 	wakes    map[string][]float64 // voluntary context switches per unit of each type, per round
 	cmds     map[string][]float64 // commands per session of the session types, per round
+	others   map[string][]float64 // the host's CPU less this process's, µs per unit of each type, per round
 	sent     atomic.Int64         // commands the session types sent (nineCommands)
 }
 
@@ -142,6 +144,7 @@ func main() {
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
 		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{}, cmds: map[string][]float64{},
+		others: map[string][]float64{},
 	}
 	if *refCmd <= 0 || *refSession <= 0 {
 		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
@@ -234,6 +237,9 @@ func main() {
 		fmt.Printf("%s wake-ups: %.1f voluntary context switches per session (median, every thread of the process)\n", t, median(b.wakes[t]))
 		if p, c := median(sessionPace[t]), median(sessionCores[t]); p > 0 {
 			fmt.Printf("%s pace: %.1f sessions/s over the measured phase; client CPU %.3f of a core (medians)\n", t, p, c)
+		}
+		if o := b.others[t]; len(o) > 0 {
+			fmt.Printf("%s host: %.0f µs of the host's other CPU per session (median; /proc/stat's busy time less this process's: the server, the kernel, everything else)\n", t, median(o))
 		}
 	}
 	if *out != "" {
@@ -397,6 +403,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		}
 	}
 	use0 := usage()
+	host0, hostOK := readHostBusy()
 	b.sent.Store(0)
 	cpu0, wall0 := metrics.ProcessCPU(), time.Now()
 	errs := make([]error, b.clients)
@@ -410,6 +417,9 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		use := usage()
 		b.userCPU[typ] = append(b.userCPU[typ], float64((use.user-use0.user).Microseconds())/float64(units))
 		b.wakes[typ] = append(b.wakes[typ], float64(use.wakes-use0.wakes)/float64(units))
+		if host, ok := readHostBusy(); ok && hostOK {
+			b.others[typ] = append(b.others[typ], float64((host-host0-cpu).Microseconds())/float64(units))
+		}
 		if isSession(typ) {
 			b.cmds[typ] = append(b.cmds[typ], float64(b.sent.Load())/float64(units))
 		}
@@ -692,6 +702,47 @@ type processUsage struct {
 	// performance.md, "Issue 37, twenty-fourth round") their count sets
 	// the client's CPU more than its code does.
 	wakes int64
+}
+
+// readHostBusy returns the CPU time every CPU of the host has been busy
+// since boot (/proc/stat), and false where that is unknown.
+//
+// Why: on a host whose speed drifts (a shared guest: ±15% between runs a
+// minute apart here), a session's client CPU moves with the server's CPU
+// per session in the same window (docs/performance.md, "Issue 37,
+// twenty-seventh round"). The host's other CPU per session is that speed,
+// measured, beside the client's.
+func readHostBusy() (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	return parseHostBusy(data)
+}
+
+// userHZ is the unit of /proc/stat's times: USER_HZ, 100 on every Linux
+// architecture Go builds for but alpha.
+const userHZ = 100
+
+// parseHostBusy returns the busy time of /proc/stat's first line ("cpu",
+// the sum over the CPUs): user, nice, system, irq and softirq. Idle,
+// iowait and steal (time the hypervisor ran someone else) are not busy;
+// guest time is already in user. It doesn't perform I/O.
+func parseHostBusy(data []byte) (time.Duration, bool) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
+	}
+	var ticks uint64
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system (idle iowait) irq softirq
+		n, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, true
 }
 
 func usage() processUsage {
