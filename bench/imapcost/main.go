@@ -29,7 +29,7 @@
 //	expunge      EXPUNGE (the first one of the phase removes what store marked)
 //	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
-//	mix          the same commands with imaptest's FETCH, FETCH2 and STORE drawn as
+//	mix          the same commands with imaptest's user, FETCH, FETCH2 and STORE drawn as
 //	             imaptest draws them (see mix; no STORE in about half the sessions): the
 //	             session bench/imaptest-vs-mailbench compares, since it makes Dovecot send
 //	             what imaptest's session makes it send (mailbench's own session above
@@ -494,7 +494,7 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 		case "session":
 			err = b.session(ctx, i, msgs[k])
 		case "mix":
-			err = b.mix(ctx, i, rng, msgs[k])
+			err = b.mix(ctx, rng, msgs[k])
 		}
 		if err != nil {
 			return err
@@ -651,8 +651,16 @@ func mixDelete(rng *rand.Rand, n, threshold uint32) (from, to uint32) {
 // LOGOUT. Dovecot sends a session of it about the bytes it sends an
 // imaptest session (its "Logged out ... out=" figures), where the session
 // type makes it send about twice as many.
-func (b *bench) mix(ctx context.Context, i int, rng *rand.Rand, msg []byte) error {
-	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
+func (b *bench) mix(ctx context.Context, rng *rand.Rand, msg []byte) error {
+	// The user, too, is drawn for each session as imaptest draws it from its
+	// userfile (user_get_random_from_conf: a line at random per new
+	// client): a client does not keep to one mailbox. Kept to one, each
+	// client's sessions ran back to back on the same mailbox, and Dovecot
+	// spent 6-12% more of the host's CPU per session, which slowed its pace
+	// and raised the client's CPU per session with it (docs/performance.md,
+	// "Issue 37, twenty-seventh round").
+	u := rng.IntN(b.clients)
+	return b.nineCommands(ctx, u, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
 		n := mb.Messages
 		if n == 0 {
 			return 0, 0, fmt.Errorf("INBOX is empty")
