@@ -47,8 +47,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/mailbench/mailbench/internal/lib/runtimetune"
 )
 
 // MaxHeld is the largest write held for the next read; a larger one goes
@@ -234,17 +232,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// noteRead keeps when a read of size bytes last drained the socket. A
-// read that returned bytes is a reply the process woke for: the cores'
-// adaptation takes its sample then, when one is due, instead of waking a
-// thread for it (runtimetune.Nudge).
+// noteRead keeps when a read of size bytes last drained the socket.
 func (c *Conn) noteRead(n, size int, err error) {
 	c.drained = err == nil && n < size
 	if c.drained {
 		c.drainedAt = sinceStart()
-	}
-	if n > 0 {
-		runtimetune.Nudge()
 	}
 }
 

@@ -1,12 +1,10 @@
 package runtimetune
 
 import (
-	"math"
 	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mailbench/mailbench/internal/lib/cputime"
@@ -34,8 +32,7 @@ import (
 
 // Thresholds of the adaptation (see nextCores).
 const (
-	coresInterval    = 100 * time.Millisecond // between samples, at the first Nudge after it…
-	coresTimeout     = 150 * time.Millisecond // …or by a timer when no Nudge comes
+	coresInterval    = 100 * time.Millisecond // between samples
 	growBusy         = 0.95                   // the Ps' busy fraction that gets more Ps
 	growWait         = time.Millisecond       // the p99 wait to run that gets more Ps
 	minWaits         = 20                     // waits in an interval for its p99 to count
@@ -161,83 +158,12 @@ func AdaptCores() {
 	s := &coresSampler{samples: []metrics.Sample{{Name: latenciesMetric}}}
 	s.sample()
 	runtime.GOMAXPROCS(1)
-	clock := &processClock
-	clock.start()
+	ticker := time.NewTicker(coresInterval)
 	go func() {
-		defer clock.stop() // FixCores ends the adaptation for good
-		adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, findSlack, clock.fired, clock.arm, coreAdapter.stop, coreAdapter.done)
+		defer ticker.Stop() // FixCores ends the adaptation for good
+		adapt(coreAdapter.ceiling, s.sample, func(n int) { runtime.GOMAXPROCS(n) }, findSlack, ticker.C, coreAdapter.stop, coreAdapter.done)
 	}()
 }
-
-// sampleClock says when the adaptation samples: at the first Nudge
-// coresInterval after the last sample, or, when none comes, at its
-// timer coresTimeout after it.
-//
-// Why: a timer that fires while the process waits in the poller wakes a
-// thread for the sample alone, 10 times a second; on a host where a
-// wake-up costs 30-50 µs of CPU, that was 0.2 wake-ups per IMAP session at
-// Dovecot's pace (docs/performance.md, "Issue 37, twenty-seventh round"). A
-// process that runs anyway (a reply came in) lets the sample ride on that
-// wake-up: Nudge readies the adaptation's goroutine, which runs on the
-// same thread once the caller waits again.
-type sampleClock struct {
-	origin time.Time
-	due    atomic.Int64 // since origin; 0: not adapting (Nudge does nothing)
-	fired  chan struct{}
-	timer  *time.Timer
-}
-
-// processClock is the one adaptation's clock, which Nudge reads.
-var processClock sampleClock
-
-// noSample is due's value between a Nudge that fired and the next arm.
-const noSample = math.MaxInt64
-
-func (c *sampleClock) start() {
-	c.origin = time.Now()
-	c.fired = make(chan struct{}, 1)
-	c.timer = time.AfterFunc(coresTimeout, c.fire)
-	c.due.Store(int64(coresInterval))
-}
-
-// arm sets the next sample after the one just taken; it drops a fire that
-// came meanwhile, so that every interval is about coresInterval long.
-func (c *sampleClock) arm() {
-	select {
-	case <-c.fired:
-	default:
-	}
-	c.due.Store(int64(time.Since(c.origin) + coresInterval))
-	c.timer.Reset(coresTimeout)
-}
-
-func (c *sampleClock) stop() {
-	c.due.Store(0)
-	c.timer.Stop()
-}
-
-func (c *sampleClock) fire() {
-	select {
-	case c.fired <- struct{}{}:
-	default:
-	}
-}
-
-// nudge fires when a sample is due, once.
-func (c *sampleClock) nudge() {
-	due := c.due.Load()
-	if due == 0 || due == noSample || int64(time.Since(c.origin)) < due || !c.due.CompareAndSwap(due, noSample) {
-		return
-	}
-	c.fire()
-}
-
-// Nudge tells the cores' adaptation that the caller's goroutine runs
-// anyway: a reply just arrived. When a sample is due, the adaptation's
-// goroutine is readied to run on this thread after the caller, instead of
-// a timer waking a thread for it (see sampleClock). It costs a clock read
-// and an atomic load, and does nothing in a process that does not adapt.
-func Nudge() { processClock.nudge() }
 
 // findSlack returns the process's slackControl, or nil when sysmon's slack
 // cannot be set (see slack.go).
@@ -249,11 +175,10 @@ func findSlack() slackControl {
 }
 
 // adapt samples at every tick and sets the Ps nextCores gives, and
-// sysmon's slack as nextSlack says, until stop is closed; rearm runs after
-// each sample. newSlack is called once, the first time the slack would go
-// on (finding sysmon takes some 40 ms of sampling); when it returns nil
-// the slack stays off.
-func adapt(ceiling int, sample func() coreSample, setProcs func(int), newSlack func() slackControl, ticks <-chan struct{}, rearm func(), stop <-chan struct{}, done chan<- struct{}) {
+// sysmon's slack as nextSlack says, until stop is closed. newSlack is
+// called once, the first time the slack would go on (finding sysmon takes
+// some 40 ms of sampling); when it returns nil the slack stays off.
+func adapt(ceiling int, sample func() coreSample, setProcs func(int), newSlack func() slackControl, ticks <-chan time.Time, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	var slack slackControl
 	looked := false
@@ -287,7 +212,6 @@ func adapt(ceiling int, sample func() coreSample, setProcs func(int), newSlack f
 			slack.Set(slackOn)
 			slack.Sweep()
 		}
-		rearm()
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 )
 
@@ -84,12 +83,12 @@ func TestAdaptFollowsTheSamples(t *testing.T) {
 		script = append(script, quiet)
 	}
 	var set []int
-	ticks := make(chan struct{})
+	ticks := make(chan time.Time)
 	stop, done := make(chan struct{}), make(chan struct{})
 	next := 0
-	go adapt(4, func() coreSample { s := script[next]; next++; return s }, func(n int) { set = append(set, n) }, func() slackControl { return nil }, ticks, func() {}, stop, done)
+	go adapt(4, func() coreSample { s := script[next]; next++; return s }, func(n int) { set = append(set, n) }, func() slackControl { return nil }, ticks, stop, done)
 	for range script {
-		ticks <- struct{}{}
+		ticks <- time.Time{}
 	}
 	close(stop)
 	<-done
@@ -174,58 +173,4 @@ func TestSamplerCountsWaits(t *testing.T) {
 	if second := s.sample(); second.waits >= first.waits {
 		t.Errorf("an idle interval counted %d waits, the busy one before it %d", second.waits, first.waits)
 	}
-}
-
-// TestSampleClock: a Nudge fires once when a sample is due and not
-// before; with no Nudge the timer fires coresTimeout after the last
-// sample; a stopped clock never fires.
-func TestSampleClock(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var c sampleClock
-		fired := func() bool {
-			synctest.Wait()
-			select {
-			case <-c.fired:
-				return true
-			default:
-				return false
-			}
-		}
-		c.start()
-		c.nudge()
-		if fired() {
-			t.Fatal("a Nudge before the interval fired")
-		}
-		time.Sleep(coresInterval)
-		c.nudge()
-		c.nudge()
-		if !fired() {
-			t.Fatal("a Nudge after the interval did not fire")
-		}
-		c.nudge()
-		if fired() {
-			t.Fatal("a second Nudge fired before the sample was taken")
-		}
-		c.arm()
-		time.Sleep(coresInterval / 2)
-		c.nudge()
-		if fired() {
-			t.Fatal("a Nudge half an interval after a sample fired")
-		}
-		time.Sleep(coresTimeout - coresInterval/2 - time.Millisecond)
-		if fired() {
-			t.Fatal("the timer fired before coresTimeout")
-		}
-		time.Sleep(time.Millisecond)
-		if !fired() {
-			t.Fatal("with no Nudge, the timer did not fire at coresTimeout")
-		}
-		c.arm()
-		c.stop()
-		time.Sleep(10 * coresTimeout)
-		c.nudge()
-		if fired() {
-			t.Fatal("a stopped clock fired")
-		}
-	})
 }

@@ -70,13 +70,13 @@ func TestAdaptSetsSlack(t *testing.T) {
 	}
 	rec := &recordedSlack{}
 	looks := 0
-	ticks := make(chan struct{})
+	ticks := make(chan time.Time)
 	stop, done := make(chan struct{}), make(chan struct{})
 	next := 0
 	go adapt(2, func() coreSample { s := script[next]; next++; return s }, func(int) {},
-		func() slackControl { looks++; return rec }, ticks, func() {}, stop, done)
+		func() slackControl { looks++; return rec }, ticks, stop, done)
 	for range script {
-		ticks <- struct{}{}
+		ticks <- time.Time{}
 	}
 	close(stop)
 	<-done
@@ -98,11 +98,11 @@ func TestAdaptSetsSlack(t *testing.T) {
 func TestAdaptWithoutSlack(t *testing.T) {
 	quiet := coreSample{wall: coresInterval, cpu: coresInterval / 10}
 	looks := 0
-	ticks := make(chan struct{})
+	ticks := make(chan time.Time)
 	stop, done := make(chan struct{}), make(chan struct{})
-	go adapt(2, func() coreSample { return quiet }, func(int) {}, func() slackControl { looks++; return nil }, ticks, func() {}, stop, done)
+	go adapt(2, func() coreSample { return quiet }, func(int) {}, func() slackControl { looks++; return nil }, ticks, stop, done)
 	for range 3 * slackQuietIntervals {
-		ticks <- struct{}{}
+		ticks <- time.Time{}
 	}
 	close(stop)
 	<-done
