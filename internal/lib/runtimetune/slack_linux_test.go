@@ -127,16 +127,29 @@ func TestThreadSlackInProcess(t *testing.T) {
 }
 
 func slackChild() {
-	time.Sleep(200 * time.Millisecond) // sysmon backs off to its 10 ms sleeps
-	if findSysmon(func(tid string) ([]byte, error) {
-		return os.ReadFile("/proc/self/task/" + tid + "/syscall")
-	}, threadIDs, 8, 5*time.Millisecond) == 0 {
-		fmt.Println("sysmon not found")
-		os.Exit(0)
+	// sysmon backs off to its 10 ms sleeps after 200 ms. On a loaded
+	// machine (CI runs packages' tests side by side) one look of 40 ms can
+	// catch it awake more than once: the child looks again, up to 20
+	// times. The test checks the mechanism, not one look's luck.
+	var ts *threadSlack
+	for range 20 {
+		time.Sleep(200 * time.Millisecond)
+		tid := findSysmon(func(tid string) ([]byte, error) {
+			return os.ReadFile("/proc/self/task/" + tid + "/syscall")
+		}, threadIDs, 8, 5*time.Millisecond)
+		if tid == 0 {
+			continue
+		}
+		if dflt, err := os.ReadFile(slackPath(tid)); err != nil || writeSlack(tid, dflt) != nil {
+			fmt.Println("cannot set")
+			os.Exit(0)
+		}
+		if ts = newThreadSlack(); ts != nil {
+			break
+		}
 	}
-	ts := newThreadSlack()
 	if ts == nil {
-		fmt.Println("cannot set")
+		fmt.Println("sysmon not found")
 		os.Exit(0)
 	}
 	read := func(tid int) string {
@@ -147,9 +160,8 @@ func slackChild() {
 		}
 		return v
 	}
-	line, _ := os.ReadFile("/proc/self/task/" + strconv.Itoa(ts.sysmon) + "/syscall")
-	if ts.sysmon == os.Getpid() || !inNanosleep(line) {
-		fmt.Printf("sysmon %d is not sleeping in nanosleep: %q\n", ts.sysmon, line)
+	if ts.sysmon == os.Getpid() {
+		fmt.Printf("sysmon %d is the main thread\n", ts.sysmon)
 		os.Exit(0)
 	}
 	ts.Set(true)
