@@ -3,6 +3,7 @@ package runtimetune
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -19,7 +20,26 @@ type threadSlack struct {
 	dflt   []byte       // the slack it had, as the kernel prints it
 	known  map[int]bool // threads whose slack was checked
 	on     bool
+
+	// The runtime's threads at the last sweep, and the sweeps skipped
+	// since: a sweep lists /proc/self/task (an open, two getdents, a
+	// close and an allocation per thread, ten times a second), and the
+	// threads of a generator are started in its first seconds and then
+	// hardly ever. threads counts the runtime's Ms (runtime.ThreadCreateProfile:
+	// a walk of its list, no system call, no lock), which only grows
+	// while no thread exits; a thread exits only when a goroutine
+	// locked to it ends, and then a thread started after it could leave
+	// the count unchanged: a full sweep every sweepEvery calls catches that.
+	threads int
+	skipped int
+
+	countThreads func() int            // runtimeThreads; tests replace it
+	listThreads  func() ([]int, error) // threadIDs; tests replace it
 }
+
+// sweepEvery is how many Sweeps in a row may skip the listing while the
+// runtime's count of threads stays the same (5 s of the adaptation's ticks).
+const sweepEvery = 50
 
 // newThreadSlack finds sysmon's thread and checks that its slack may be
 // set; nil when not (another OS thread layout, no /proc, no permission).
@@ -34,7 +54,13 @@ func newThreadSlack() *threadSlack {
 	if err != nil || writeSlack(tid, dflt) != nil {
 		return nil
 	}
-	return &threadSlack{sysmon: tid, dflt: bytes.TrimSpace(dflt), known: map[int]bool{tid: true}}
+	return &threadSlack{sysmon: tid, dflt: bytes.TrimSpace(dflt), known: map[int]bool{tid: true}, countThreads: runtimeThreads, listThreads: threadIDs}
+}
+
+// runtimeThreads returns the count of the runtime's threads (Ms).
+func runtimeThreads() int {
+	n, _ := runtime.ThreadCreateProfile(nil)
+	return n
 }
 
 func (t *threadSlack) Set(on bool) {
@@ -52,9 +78,16 @@ func (t *threadSlack) Set(on bool) {
 
 // Sweep checks the threads it has not seen yet and gives each that does
 // not have the default slack the default. A thread ID seen once is not
-// checked again.
+// checked again. It lists the threads only when the runtime's count of
+// them changed since the last listing, or every sweepEvery calls.
 func (t *threadSlack) Sweep() {
-	ids, err := threadIDs()
+	n := t.countThreads()
+	if n == t.threads && t.skipped < sweepEvery {
+		t.skipped++
+		return
+	}
+	t.threads, t.skipped = n, 0
+	ids, err := t.listThreads()
 	if err != nil {
 		return
 	}

@@ -184,3 +184,48 @@ func slackChild() {
 	close(release)
 	os.Exit(0)
 }
+
+// TestSweepListsWhenThreadsChange: a sweep lists the threads the first
+// time, then only when the runtime's count of threads changed, or after
+// sweepEvery sweeps without a listing.
+func TestSweepListsWhenThreadsChange(t *testing.T) {
+	threads, listed := 5, 0
+	ts := &threadSlack{
+		sysmon:       1,
+		dflt:         []byte("50000"),
+		known:        map[int]bool{1: true},
+		countThreads: func() int { return threads },
+		// IDs no process has: their slack cannot be read, and is left alone.
+		listThreads: func() ([]int, error) { listed++; return []int{1, -2}, nil },
+	}
+	sweeps := func(n int) int {
+		before := listed
+		for range n {
+			ts.Sweep()
+		}
+		return listed - before
+	}
+	if got := sweeps(1); got != 1 {
+		t.Fatalf("first sweep listed %d times, want 1", got)
+	}
+	if got := sweeps(sweepEvery); got != 0 {
+		t.Errorf("%d sweeps with the same count listed %d times, want 0", sweepEvery, got)
+	}
+	if got := sweeps(1); got != 1 {
+		t.Errorf("sweep %d after a listing listed %d times, want 1", sweepEvery+1, got)
+	}
+	threads++
+	if got := sweeps(1); got != 1 {
+		t.Errorf("sweep after a new thread listed %d times, want 1", got)
+	}
+	if got := sweeps(3); got != 0 {
+		t.Errorf("3 sweeps after that listed %d times, want 0", got)
+	}
+	threads--
+	if got := sweeps(1); got != 1 {
+		t.Errorf("sweep after a thread ended listed %d times, want 1", got)
+	}
+	if !ts.known[-2] || !ts.known[1] {
+		t.Errorf("known %v, want the listed threads and sysmon", ts.known)
+	}
+}
