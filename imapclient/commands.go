@@ -194,6 +194,12 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 		// new one when it is full), not a slice each.
 		var flags []string
 		for cmd.NextInto(buf, maxKeptHeader) {
+			if keep >= 0 && len(infos) >= keep {
+				// Decoded (the response is read and checked whole), and
+				// not kept: nothing of it is returned, so nothing of it
+				// is copied out (a list FETCH keeps none).
+				continue
+			}
 			mi := delivery.MessageInfo{Seq: buf.SeqNum, UID: uint32(buf.UID), Size: buf.RFC822Size, InternalDate: buf.InternalDate, ModSeq: buf.ModSeq}
 			if n := len(buf.Flags); n > 0 {
 				if cap(flags)-len(flags) < n {
@@ -233,9 +239,7 @@ func (c *Client) fetchInfos(ctx context.Context, fn measure.Function, op string,
 					}
 				}
 			}
-			if keep < 0 || len(infos) < keep {
-				infos = append(infos, mi)
-			}
+			infos = append(infos, mi)
 		}
 		return cmd.Close()
 	})
