@@ -95,6 +95,7 @@ func isSession(typ string) bool { return typ == "session" || typ == "mix" }
 type bench struct {
 	cfg      imapclient.Config
 	user     string
+	logins   []string // user formatted for 1..clients: a session's login is looked up, as mailbench's users are, not formatted
 	password string
 	clients  int
 	ops      int
@@ -145,6 +146,9 @@ func main() {
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
 		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{}, cmds: map[string][]float64{},
 		others: map[string][]float64{},
+	}
+	for i := range b.clients {
+		b.logins = append(b.logins, fmt.Sprintf(b.user, i+1))
 	}
 	if *refCmd <= 0 || *refSession <= 0 {
 		log.Fatal("-imaptest-us and -imaptest-session-us want positive figures")
@@ -247,7 +251,12 @@ func main() {
 	}
 }
 
-func (b *bench) login(i int) string { return fmt.Sprintf(b.user, i+1) }
+func (b *bench) login(i int) string {
+	if i < len(b.logins) {
+		return b.logins[i]
+	}
+	return fmt.Sprintf(b.user, i+1)
+}
 
 func (b *bench) connect(ctx context.Context, i int) (*imapclient.Client, error) {
 	return imapclient.Connect(ctx, b.cfg, b.login(i), b.password)
