@@ -101,6 +101,10 @@ type Config struct {
 }
 
 // bound returns v, or def when v is zero, or 0 (no bound) when v < 0.
+// poolBuffers: clients that do not idle take go-imap's buffers from its
+// pool (goimap.Options.PoolBuffers); tests turn it off to compare.
+var poolBuffers = true
+
 // sessionReadBufferSize is the read buffer of a client that does not idle.
 const sessionReadBufferSize = 16 << 10
 
@@ -188,6 +192,9 @@ func (c *Client) Close() error {
 		wd.release()
 	}
 	err := c.lib.Close()
+	// The read loop has ended, and the one goroutine that drives c is
+	// here: nothing reads or writes through go-imap's buffers any more.
+	c.lib.ReleaseBuffers()
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -345,6 +352,11 @@ func connect(parent context.Context, cfg Config, timeout time.Duration, login, p
 		// Dovecot; a 4 KiB body) in one or two reads instead of four or
 		// five; a client that idles keeps bufio's 4 KiB.
 		ReadBufferSize: sessionReadBuffer(cfg.Idles),
+		// A session's client (a new connection each session) takes its
+		// buffers from a pool and gives them back at Close (Close is the
+		// session goroutine's); an idling client's IDLE is read by a
+		// goroutine of go-imap's, which keeps its own.
+		PoolBuffers: poolBuffers && !cfg.Idles,
 		// Every operation runs under guard's watchdog (Connect's under
 		// its context): go-imap's own deadlines, two timer changes per
 		// response, would only duplicate it.
