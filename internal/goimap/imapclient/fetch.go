@@ -1224,7 +1224,11 @@ func readBody(dec *imapwire.Decoder, options *Options) (imap.BodyStructure, erro
 }
 
 func readBodyType1part(dec *imapwire.Decoder, typ string, options *Options) (*imap.BodyStructureSinglePart, error) {
-	bs := imap.BodyStructureSinglePart{Type: typ}
+	// mailbench patch (body-alloc.patch): the part, its extension data and
+	// its text fields are one allocation (three before).
+	blk := new(singlePartBlock)
+	bs := &blk.part
+	bs.Type = typ
 
 	if !dec.ExpectSP() || !dec.ExpectString(&bs.Subtype) || !dec.ExpectSP() {
 		return nil, dec.Err()
@@ -1253,7 +1257,7 @@ func readBodyType1part(dec *imapwire.Decoder, typ string, options *Options) (*im
 	// (see https://github.com/emersion/go-imap/issues/557)
 	hasSP := dec.SP()
 	if !hasSP {
-		return &bs, nil
+		return bs, nil
 	}
 
 	if strings.EqualFold(bs.Type, "message") && (strings.EqualFold(bs.Subtype, "rfc822") || strings.EqualFold(bs.Subtype, "global")) {
@@ -1280,13 +1284,13 @@ func readBodyType1part(dec *imapwire.Decoder, typ string, options *Options) (*im
 		bs.MessageRFC822 = &msg
 		hasSP = false
 	} else if strings.EqualFold(bs.Type, "text") {
-		var text imap.BodyStructureText
+		text := &blk.text // mailbench patch (body-alloc.patch)
 
 		if !dec.ExpectNumber64(&text.NumLines) {
 			return nil, dec.Err()
 		}
 
-		bs.Text = &text
+		bs.Text = text
 		hasSP = false
 	}
 
@@ -1294,25 +1298,33 @@ func readBodyType1part(dec *imapwire.Decoder, typ string, options *Options) (*im
 		hasSP = dec.SP()
 	}
 	if hasSP {
-		bs.Extended, err = readBodyExt1part(dec, options)
+		bs.Extended, err = readBodyExt1part(dec, options, &blk.ext)
 		if err != nil {
 			return nil, fmt.Errorf("in body-ext-1part: %v", err)
 		}
 	}
 
-	return &bs, nil
+	return bs, nil
 }
 
-func readBodyExt1part(dec *imapwire.Decoder, options *Options) (*imap.BodyStructureSinglePartExt, error) {
-	var ext imap.BodyStructureSinglePartExt
+// singlePartBlock holds a single part's structure and the extension and
+// text fields it may point to. mailbench patch (body-alloc.patch).
+type singlePartBlock struct {
+	part imap.BodyStructureSinglePart
+	ext  imap.BodyStructureSinglePartExt
+	text imap.BodyStructureText
+}
 
+// readBodyExt1part decodes into ext and returns it. mailbench patch
+// (body-alloc.patch): ext is the caller's (it was a new one).
+func readBodyExt1part(dec *imapwire.Decoder, options *Options, ext *imap.BodyStructureSinglePartExt) (*imap.BodyStructureSinglePartExt, error) {
 	var md5 string
 	if !dec.ExpectNString(&md5) {
 		return nil, dec.Err()
 	}
 
 	if !dec.SP() {
-		return &ext, nil
+		return ext, nil
 	}
 
 	var err error
@@ -1322,7 +1334,7 @@ func readBodyExt1part(dec *imapwire.Decoder, options *Options) (*imap.BodyStruct
 	}
 
 	if !dec.SP() {
-		return &ext, nil
+		return ext, nil
 	}
 
 	ext.Language, err = readBodyFldLang(dec)
@@ -1331,14 +1343,14 @@ func readBodyExt1part(dec *imapwire.Decoder, options *Options) (*imap.BodyStruct
 	}
 
 	if !dec.SP() {
-		return &ext, nil
+		return ext, nil
 	}
 
 	if !dec.ExpectNString(&ext.Location) {
 		return nil, dec.Err()
 	}
 
-	return &ext, nil
+	return ext, nil
 }
 
 func readBodyTypeMpart(dec *imapwire.Decoder, options *Options) (*imap.BodyStructureMultiPart, error) {
