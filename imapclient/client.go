@@ -100,7 +100,6 @@ type Config struct {
 	MaxLiteralBytes  int64
 }
 
-// bound returns v, or def when v is zero, or 0 (no bound) when v < 0.
 // poolBuffers: clients that do not idle take go-imap's buffers from its
 // pool (goimap.Options.PoolBuffers); tests turn it off to compare.
 var poolBuffers = true
@@ -115,6 +114,7 @@ func sessionReadBuffer(idles bool) int {
 	return sessionReadBufferSize
 }
 
+// bound returns v, or def when v is zero, or 0 (no bound) when v < 0.
 func bound(v, def int64) int64 {
 	switch {
 	case v == 0:
