@@ -93,23 +93,25 @@ var knownTypes = append(slices.Clone(allTypes), "mix")
 func isSession(typ string) bool { return typ == "session" || typ == "mix" }
 
 type bench struct {
-	cfg      imapclient.Config
-	user     string
-	logins   []string // user formatted for 1..clients: a session's login is looked up, as mailbench's users are, not formatted
-	password string
-	clients  int
-	ops      int
-	size     int
-	inbox    int
-	gen      *message.Generator
-	seq      uint64
-	runID    uint32 // per process: Message-Ids are unique across runs
-	mu       sync.Mutex
-	userCPU  map[string][]float64 // user time per unit of each type, per round
-	wakes    map[string][]float64 // voluntary context switches per unit of each type, per round
-	cmds     map[string][]float64 // commands per session of the session types, per round
-	others   map[string][]float64 // the host's CPU less this process's, µs per unit of each type, per round
-	sent     atomic.Int64         // commands the session types sent (nineCommands)
+	cfg       imapclient.Config
+	user      string
+	logins    []string // user formatted for 1..clients: a session's login is looked up, as mailbench's users are, not formatted
+	password  string
+	clients   int
+	ops       int
+	size      int
+	inbox     int
+	gen       *message.Generator
+	seq       uint64
+	runID     uint32 // per process: Message-Ids are unique across runs
+	mu        sync.Mutex
+	userCPU   map[string][]float64 // user time per unit of each type, per round
+	wakes     map[string][]float64 // voluntary context switches per unit of each type, per round
+	cmds      map[string][]float64 // commands per session of the session types, per round
+	others    map[string][]float64 // the host's CPU less this process's, µs per unit of each type, per round
+	server    map[string][]float64 // the server's CPU (serverPid and its children), µs per unit of each type, per round
+	serverPid int                  // 0: the server's CPU is not measured
+	sent      atomic.Int64         // commands the session types sent (nineCommands)
 }
 
 func main() {
@@ -130,6 +132,7 @@ func main() {
 	refSession := flag.Float64("imaptest-session-us", imaptestSessionMicros, "imaptest's CPU `µs` per session that the session ratio divides by (default: the recorded figure)")
 	writeMbox := flag.String("write-mbox", "", "write -mbox-messages messages of -size bytes to this mbox `file` and exit")
 	mboxMessages := flag.Int("mbox-messages", 1000, "messages -write-mbox writes")
+	serverPidFile := flag.String("server-pid-file", "", "the server's pid `file` (Dovecot's master.pid): its CPU and its children's over each measured phase is printed per session")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("imapcost: ")
@@ -145,7 +148,15 @@ func main() {
 		cfg:  imapclient.Config{Address: *addr, Timeout: 30 * time.Second, Observer: measure.Discard},
 		user: *user, password: password, clients: *clients, ops: *ops, size: *size, inbox: *inbox, gen: gen,
 		runID: rand.Uint32(), userCPU: map[string][]float64{}, wakes: map[string][]float64{}, cmds: map[string][]float64{},
-		others: map[string][]float64{},
+		others: map[string][]float64{}, server: map[string][]float64{},
+	}
+	if *serverPidFile != "" {
+		if b.serverPid, err = readPidFile(*serverPidFile); err != nil {
+			log.Fatalf("-server-pid-file: %v", err)
+		}
+		if _, ok := readServerCPU(b.serverPid); !ok {
+			log.Fatalf("-server-pid-file: process %d (%s) is not visible in /proc", b.serverPid, *serverPidFile)
+		}
 	}
 	for i := range b.clients {
 		b.logins = append(b.logins, fmt.Sprintf(b.user, i+1))
@@ -244,6 +255,9 @@ func main() {
 		}
 		if o := b.others[t]; len(o) > 0 {
 			fmt.Printf("%s host: %.0f µs of the host's other CPU per session (median; /proc/stat's busy time less this process's: the server, the kernel, everything else)\n", t, median(o))
+		}
+		if o := b.server[t]; len(o) > 0 {
+			fmt.Printf("%s server: %.0f µs of the server's CPU per session (median; the process of -server-pid-file and its children, reaped or live)\n", t, median(o))
 		}
 	}
 	if *out != "" {
@@ -411,6 +425,7 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 			return 0, 0, 0, err
 		}
 	}
+	server0, serverOK := b.readServer()
 	use0 := usage()
 	host0, hostOK := readHostBusy()
 	b.sent.Store(0)
@@ -431,6 +446,9 @@ func (b *bench) phase(typ, profile string) (time.Duration, int, time.Duration, e
 		}
 		if isSession(typ) {
 			b.cmds[typ] = append(b.cmds[typ], float64(b.sent.Load())/float64(units))
+		}
+		if server, ok := b.readServer(); ok && serverOK {
+			b.server[typ] = append(b.server[typ], float64((server-server0).Microseconds())/float64(units))
 		}
 	}
 	if pf != nil {
