@@ -29,8 +29,9 @@
 //	expunge      EXPUNGE (the first one of the phase removes what store marked)
 //	session      imaptest's default mix as one session of 9 commands: LOGIN, LIST,
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
-//	mix          the same commands with imaptest's user, FETCH, FETCH2 and STORE drawn as
-//	             imaptest draws them (see mix; no STORE in about half the sessions): the
+//	mix          the same commands with imaptest's user, FETCH, FETCH2, STORE and APPEND
+//	             flags and date drawn as imaptest draws them (see mix; no STORE in about
+//	             half the sessions): the
 //	             session bench/imaptest-vs-mailbench compares, since it makes Dovecot send
 //	             what imaptest's session makes it send (mailbench's own session above
 //	             fetches about twice the bytes)
@@ -534,7 +535,7 @@ func (b *bench) work(ctx context.Context, typ string, i, n int, c *imapclient.Cl
 // SELECT, FETCH (20 envelopes), FETCH BODY[], STORE \Deleted, EXPUNGE,
 // APPEND, LOGOUT. It removes one message and appends one.
 func (b *bench) session(ctx context.Context, i int, msg []byte) error {
-	return b.nineCommands(ctx, i, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
+	return b.nineCommands(ctx, i, msg, appendOptions{}, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
 		if mb.Messages < 20 {
 			return 0, 0, fmt.Errorf("INBOX has %d messages, want ≥ 20", mb.Messages)
 		}
@@ -546,11 +547,17 @@ func (b *bench) session(ctx context.Context, i int, msg []byte) error {
 	})
 }
 
+// appendOptions are an APPEND's flags and date (none: the zero value).
+type appendOptions struct {
+	flags []string
+	date  time.Time
+}
+
 // nineCommands is the frame both session types share: LOGIN, LIST,
 // SELECT INBOX, then fetches' two FETCHes, then STORE \Deleted of the
 // messages from:to fetches returns (none when from is 0: no STORE),
-// EXPUNGE, APPEND of msg and LOGOUT.
-func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches func(*imapclient.Client, imapclient.Mailbox) (from, to uint32, err error)) error {
+// EXPUNGE, APPEND of msg with opts and LOGOUT.
+func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, opts appendOptions, fetches func(*imapclient.Client, imapclient.Mailbox) (from, to uint32, err error)) error {
 	c, err := b.connect(ctx, i)
 	if err != nil {
 		return err
@@ -578,7 +585,7 @@ func (b *bench) nineCommands(ctx context.Context, i int, msg []byte, fetches fun
 	if err := c.Expunge(ctx); err != nil {
 		return err
 	}
-	if _, err := c.Append(ctx, "INBOX", msg, nil, time.Time{}); err != nil {
+	if _, err := c.Append(ctx, "INBOX", msg, opts.flags, opts.date); err != nil {
 		return err
 	}
 	if err := c.Logout(ctx); err != nil {
@@ -621,6 +628,47 @@ func mixItems(rng *rand.Rand) workload.FetchItems {
 	}
 	return items
 }
+
+// mixAppend draws the flags and date of imaptest's APPEND
+// (imap_client_append_random, src/client-state.c; the flags of
+// mailbox_view_get_random_flags, src/mailbox.c): in half the APPENDs a
+// flag list, each of mixSystemFlags in it with probability 1/2 and each of
+// mixKeywords with 1/4; in half a date (imaptest's is the mbox message's).
+//
+// Why it matters: Dovecot's maildir saves a message without flags into
+// new/ and the next session's SELECT moves it into cur/ (a directory scan,
+// a rename, the uidlist rewritten), and one with flags straight into cur/.
+// APPENDs without flags cost Dovecot about 4% more per session
+// (docs/performance.md, "Issue 37, twenty-ninth round"), which slowed its
+// pace with mailbench and raised the client's CPU per session with it.
+func mixAppend(rng *rand.Rand) appendOptions {
+	var o appendOptions
+	if rng.IntN(2) == 0 {
+		o.flags = []string{}
+		for _, f := range mixSystemFlags {
+			if rng.IntN(2) == 0 {
+				o.flags = append(o.flags, f)
+			}
+		}
+		for _, k := range mixKeywords {
+			if rng.IntN(4) == 0 {
+				o.flags = append(o.flags, k)
+			}
+		}
+	}
+	if rng.IntN(2) == 0 {
+		o.date = mixAppendDate
+	}
+	return o
+}
+
+var (
+	mixSystemFlags = []string{`\Answered`, `\Flagged`, `\Seen`, `\Draft`} // imaptest never appends \Deleted
+	mixKeywords    = []string{"$Label1", "$Label2", "$Label3", "$Label4", "$Label5"}
+	// mixAppendDate stands for the mbox message's date imaptest sends:
+	// what Dovecot does with it (the file's mtime) does not depend on it.
+	mixAppendDate = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+)
 
 // mixRange draws the messages of imaptest's STATE_FETCH: min(n, 100)
 // random picks of 1..n, which name about 63% of a mailbox of up to 100.
@@ -674,7 +722,8 @@ func mixDelete(rng *rand.Rand, n, threshold uint32) (from, to uint32) {
 // mix is the session of imaptest's comparable mix with imaptest's draws:
 // LOGIN, LIST, SELECT, FETCH (mixRange, mixItems), FETCH2 (one random
 // message, UID and one of mixBodies), STORE \Deleted as mixDelete draws
-// it (none in about half the sessions, as imaptest), EXPUNGE, APPEND,
+// it (none in about half the sessions, as imaptest), EXPUNGE, APPEND
+// (mixAppend's flags and date),
 // LOGOUT. Dovecot sends a session of it about the bytes it sends an
 // imaptest session (its "Logged out ... out=" figures), where the session
 // type makes it send about twice as many.
@@ -687,7 +736,7 @@ func (b *bench) mix(ctx context.Context, rng *rand.Rand, msg []byte) error {
 	// and raised the client's CPU per session with it (docs/performance.md,
 	// "Issue 37, twenty-seventh round").
 	u := rng.IntN(b.clients)
-	return b.nineCommands(ctx, u, msg, func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
+	return b.nineCommands(ctx, u, msg, mixAppend(rng), func(c *imapclient.Client, mb imapclient.Mailbox) (uint32, uint32, error) {
 		n := mb.Messages
 		if n == 0 {
 			return 0, 0, fmt.Errorf("INBOX is empty")

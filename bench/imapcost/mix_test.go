@@ -142,3 +142,45 @@ func TestMixDeleteDoesNotAllocate(t *testing.T) {
 		t.Errorf("mixDelete allocated %.0f times per draw, want 0", allocs)
 	}
 }
+
+// TestMixAppend checks the APPEND of the mix against imaptest's draw: a
+// flag list in half the APPENDs, each system flag in it half the time and
+// each keyword a quarter of the time, never \Deleted; a date in half.
+func TestMixAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 40000
+	var lists, dates int
+	count := map[string]int{}
+	for range n {
+		o := mixAppend(rng)
+		if o.flags != nil {
+			lists++
+			for _, f := range o.flags {
+				count[f]++
+			}
+		}
+		if !o.date.IsZero() {
+			dates++
+		}
+	}
+	near := func(what string, got int, of int, want float64) {
+		t.Helper()
+		if f := float64(got) / float64(of); f < want-0.02 || f > want+0.02 {
+			t.Errorf("%s: %.3f, want %.2f ± 0.02", what, f, want)
+		}
+	}
+	near("APPENDs with a flag list", lists, n, 0.5)
+	near("APPENDs with a date", dates, n, 0.5)
+	for _, f := range mixSystemFlags {
+		near(f+" in a flag list", count[f], lists, 0.5)
+	}
+	for _, k := range mixKeywords {
+		near(k+" in a flag list", count[k], lists, 0.25)
+	}
+	if len(count) != len(mixSystemFlags)+len(mixKeywords) {
+		t.Errorf("flags drawn: %v, want only %v and %v", count, mixSystemFlags, mixKeywords)
+	}
+	if count[`\Deleted`] != 0 || slices.Contains(mixSystemFlags, `\Deleted`) {
+		t.Error(`the mix appends \Deleted, which imaptest never does`)
+	}
+}
