@@ -638,7 +638,7 @@ func mixItems(rng *rand.Rand) workload.FetchItems {
 // Why it matters: Dovecot's maildir saves a message without flags into
 // new/ and the next session's SELECT moves it into cur/ (a directory scan,
 // a rename, the uidlist rewritten), and one with flags straight into cur/.
-// APPENDs without flags cost Dovecot about 4% more per session
+// APPENDs without flags cost Dovecot about 3% more per session
 // (docs/performance.md, "Issue 37, twenty-ninth round"), which slowed its
 // pace with mailbench and raised the client's CPU per session with it.
 func mixAppend(rng *rand.Rand) appendOptions {
@@ -723,8 +723,7 @@ func mixDelete(rng *rand.Rand, n, threshold uint32) (from, to uint32) {
 // LOGIN, LIST, SELECT, FETCH (mixRange, mixItems), FETCH2 (one random
 // message, UID and one of mixBodies), STORE \Deleted as mixDelete draws
 // it (none in about half the sessions, as imaptest), EXPUNGE, APPEND
-// (mixAppend's flags and date),
-// LOGOUT. Dovecot sends a session of it about the bytes it sends an
+// (mixAppend's flags and date), LOGOUT. Dovecot sends a session of it about the bytes it sends an
 // imaptest session (its "Logged out ... out=" figures), where the session
 // type makes it send about twice as many.
 func (b *bench) mix(ctx context.Context, rng *rand.Rand, msg []byte) error {
