@@ -31,10 +31,10 @@
 //	             SELECT, FETCH (20 envelopes), FETCH BODY[], STORE, EXPUNGE, APPEND, LOGOUT
 //	mix          the same commands with imaptest's user, FETCH, FETCH2, STORE and APPEND
 //	             flags and date drawn as imaptest draws them (see mix; no STORE in about
-//	             half the sessions): the
-//	             session bench/imaptest-vs-mailbench compares, since it makes Dovecot send
-//	             what imaptest's session makes it send (mailbench's own session above
-//	             fetches about twice the bytes)
+//	             half the sessions): the session bench/imaptest-vs-mailbench compares,
+//	             since it makes Dovecot send what imaptest's session makes it send, and
+//	             store what it stores (mailbench's own session above fetches about twice
+//	             the bytes)
 //
 // mix is not among the default -types: name it.
 package main
