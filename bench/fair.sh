@@ -78,25 +78,3 @@ fair_start() {
 # fair_noisy FILE: how many trials of a results file (last column: the
 # quiet column) did not start on a quiet machine.
 fair_noisy() { awk '$NF != "quiet" && $NF != "unchecked"' "$1" | wc -l; }
-
-# fair_tree_ticks PID: the CPU time, in USER_HZ ticks (10 ms), that the
-# process PID and its children have used: its own user and system time,
-# its reaped children's (cutime, cstime), and its live children's own.
-# The difference over a trial is what a server whose workers are the
-# children of one master (Dovecot's, Postfix's) spent on it, whether its
-# workers exited during the trial or not. Prints 0 when PID is not
-# running. Grandchildren count once their parent has reaped them.
-fair_tree_ticks() {
-	[[ -n $1 && -r /proc/$1/stat ]] || {
-		echo 0
-		return 0
-	}
-	# cat, not awk's own file list: a process that exits between the glob and
-	# the read is skipped (mawk stops at an unreadable file). The comm field
-	# may hold spaces and parentheses: the fields are counted after its last ")".
-	cat /proc/[0-9]*/stat 2>/dev/null | awk -v m="$1" '
-		{ s = $0; sub(/.*\) /, "", s); n = split(s, f, " ") }
-		n >= 15 && $1 == m { t += f[12] + f[13] + f[14] + f[15] }
-		n >= 15 && $1 != m && f[2] == m { t += f[12] + f[13] }
-		END { print t + 0 }'
-}

@@ -134,9 +134,22 @@ func main() {
 	writeMbox := flag.String("write-mbox", "", "write -mbox-messages messages of -size bytes to this mbox `file` and exit")
 	mboxMessages := flag.Int("mbox-messages", 1000, "messages -write-mbox writes")
 	serverPidFile := flag.String("server-pid-file", "", "the server's pid `file` (Dovecot's master.pid): its CPU and its children's over each measured phase is printed per session")
+	serverCPUOf := flag.String("server-cpu-of", "", "print the CPU µs the process of this pid `file` and its children have used so far, and exit (bench/imaptest-vs-mailbench measures imaptest's runs with it)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("imapcost: ")
+	if *serverCPUOf != "" {
+		pid, err := readPidFile(*serverCPUOf)
+		if err != nil {
+			log.Fatalf("-server-cpu-of: %v", err)
+		}
+		cpu, ok := readServerCPU(pid)
+		if !ok {
+			log.Fatalf("-server-cpu-of: process %d (%s) is not visible in /proc", pid, *serverCPUOf)
+		}
+		fmt.Println(cpu.Microseconds())
+		return
+	}
 	password := os.Getenv("MAILBENCH_PASSWORD")
 	if password == "" {
 		password = "mailbench"
