@@ -3,7 +3,8 @@
 // a workload file, so that the generator's CPU and the target's CPU can be
 // measured apart (bench/imap-cost, bench/rate, docs/performance.md). It
 // serves until SIGINT or SIGTERM (or -max), then prints one line with its
-// own CPU time (utime+stime) on stdout.
+// own CPU time (utime+stime), page faults and garbage collection over its
+// serving time on stdout.
 //
 //	go run ./bench/target -config configs/quick.toml -imap 127.0.0.1:1144 -smtp 127.0.0.1:2527
 //
@@ -87,6 +88,7 @@ func main() {
 	}
 	fmt.Printf("imap %s smtp %s users %d populated in %v\n", tg.IMAPAddr(), tg.SMTPAddr(), len(us), time.Since(t0).Round(time.Millisecond))
 	startCPU := metrics.ProcessCPU()
+	gc0 := readGC()
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 
@@ -108,9 +110,10 @@ func main() {
 	st := tg.Stats()
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	gc := readGC().since(gc0)
 	tg.Close()
-	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d, page faults %d\n",
-		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected, ru1.Minflt-ru0.Minflt)
+	fmt.Printf("target: cpu %.3f s while serving, delivered %d, relayed %d, rejected %d, page faults %d; %v\n",
+		(metrics.ProcessCPU() - startCPU).Seconds(), st.Delivered, st.Relayed, st.Rejected, ru1.Minflt-ru0.Minflt, gc)
 }
 
 // latencyFlag is -latency's value: demo.Options.Latency.
